@@ -1,0 +1,80 @@
+#pragma once
+// The seam between a model description and the code that runs it. A backend
+// compiles a description into an executable; the harness (bench/runner.h)
+// drives the executable and owns the clock. Backends never time themselves.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+
+namespace nnbench::backend {
+
+enum class Mode { kTrain, kInfer };
+std::string mode_name(Mode mode);
+Mode mode_from_name(const std::string& name);  // throws nnbench::Error
+
+// Requested settings. What actually ran is reported by Executable::effective.
+struct Options {
+  std::string device = "cpu";
+  int threads = 0;  // 0: the harness resolves it to the usable CPUs
+  uint64_t seed = 1;
+  std::string precision = "fp32";
+  double learning_rate = 0.01;  // SGD with momentum is the default optimizer
+  double momentum = 0.9;
+};
+
+// A host-side batch with the batch dimension first. Float inputs fill `f`,
+// token ids and class labels fill `i`.
+struct Tensor {
+  std::vector<int64_t> shape;
+  model::DType dtype = model::DType::kFloat32;
+  std::vector<float> f;
+  std::vector<int64_t> i;
+};
+
+struct Batch {
+  Tensor input, labels;
+};
+
+// Capability gaps and failures a backend reports by throwing; the harness
+// turns each into a result state and the suite goes on.
+class Unimplemented : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+class OutOfMemory : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  // Copies batches into the backend's memory, untimed; steps refer to them
+  // by index so data preparation stays outside the timed region.
+  virtual void load_batches(const std::vector<Batch>& batches) = 0;
+  virtual void infer(int batch) = 0;
+  // Forward, loss, backward and optimizer update.
+  virtual void train_step(int batch) = 0;
+  // Loss of the last train_step (may wait for the device).
+  virtual double last_loss() = 0;
+  // Returns when all submitted work has finished.
+  virtual void synchronize() = 0;
+  // What actually runs: threads, device, precision, optimizer ...
+  virtual std::map<std::string, std::string> effective() const = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual std::string version() const = 0;
+  // Throws Unimplemented naming the layer, op or setting it cannot run,
+  // and nnbench::Error for invalid options (e.g. an unknown device).
+  virtual std::unique_ptr<Executable> compile(const model::Model& m,
+                                              const Options& options) = 0;
+};
+
+}  // namespace nnbench::backend

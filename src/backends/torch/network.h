@@ -1,0 +1,32 @@
+#pragma once
+// A torch::nn::Module built from a model description. Every layer with
+// parameters is a registered submodule, so parameters(), train()/eval() and
+// the optimizer behave as in the official LibTorch examples.
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "model/model.h"
+
+namespace nnbench::backends::torch_backend {
+
+class NetworkImpl : public torch::nn::Module {
+ public:
+  explicit NetworkImpl(const model::Model& m);
+  torch::Tensor forward(const torch::Tensor& input);
+  // Parameters that the optimizer updates (excludes the frozen second LSTM
+  // bias under the one-bias convention).
+  std::vector<torch::Tensor> trainable_parameters();
+
+ private:
+  torch::Tensor run_layer(size_t i, const std::vector<torch::Tensor>& in);
+  torch::Tensor lstm_forward(size_t i, const torch::Tensor& x);
+
+  model::Model model_;
+  std::vector<std::vector<int>> inputs_;
+  std::vector<torch::nn::AnyModule> modules_;  // empty for stateless layers
+  std::vector<torch::nn::LSTM> lstms_;         // indexed like layers
+};
+TORCH_MODULE(Network);
+
+}  // namespace nnbench::backends::torch_backend

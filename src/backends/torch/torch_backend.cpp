@@ -1,0 +1,182 @@
+#include "backends/torch/torch_backend.h"
+
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include "backends/torch/network.h"
+#include "util/error.h"
+
+namespace nnbench::backends::torch_backend {
+namespace {
+
+using backend::Batch;
+using backend::Options;
+
+torch::Device parse_device(const std::string& name) {
+  std::unique_ptr<torch::Device> d;
+  try {
+    d = std::make_unique<torch::Device>(name);
+  } catch (const c10::Error&) {
+    throw Error("unknown device '" + name + "'; use cpu or cuda[:N]");
+  }
+  if (d->is_cuda() && !torch::cuda::is_available())
+    throw Error("device '" + name +
+                "' requested, but this LibTorch has no CUDA support or no GPU "
+                "is visible; use --device cpu");
+  if (!d->is_cpu() && !d->is_cuda())
+    throw Error("device '" + name + "' is not supported; use cpu or cuda");
+  return *d;
+}
+
+// LibTorch reports allocation failures as c10::Error with these texts.
+bool is_oom(const std::string& what) {
+  return what.find("can't allocate memory") != std::string::npos ||
+         what.find("out of memory") != std::string::npos ||
+         what.find("DefaultCPUAllocator") != std::string::npos;
+}
+
+template <typename F>
+auto translate_errors(F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc& e) {
+    throw backend::OutOfMemory(e.what());
+  } catch (const c10::Error& e) {
+    const std::string what = e.what_without_backtrace();
+    if (is_oom(what)) throw backend::OutOfMemory(what);
+    throw std::runtime_error(what);
+  }
+}
+
+torch::Tensor to_tensor(const backend::Tensor& t, torch::Device device) {
+  if (t.dtype == model::DType::kFloat32)
+    return torch::from_blob(const_cast<float*>(t.f.data()), t.shape,
+                            torch::kFloat32)
+        .to(device, /*non_blocking=*/false, /*copy=*/true);
+  return torch::from_blob(const_cast<int64_t*>(t.i.data()), t.shape,
+                          torch::kInt64)
+      .to(device, false, true);
+}
+
+class TorchExecutable : public backend::Executable {
+ public:
+  TorchExecutable(const model::Model& m, const Options& o)
+      : model_(m), options_(o), device_(parse_device(o.device)) {
+    if (o.precision != "fp32")
+      throw backend::Unimplemented("precision " + o.precision +
+                                   " (the LibTorch backend runs fp32)");
+    torch::manual_seed(o.seed);
+    net_ = Network(m);
+    net_->to(device_);
+    optimizer_ = std::make_unique<torch::optim::SGD>(
+        net_->trainable_parameters(),
+        torch::optim::SGDOptions(o.learning_rate).momentum(o.momentum));
+  }
+
+  void load_batches(const std::vector<Batch>& batches) override {
+    translate_errors([&] {
+      inputs_.clear();
+      labels_.clear();
+      for (const auto& b : batches) {
+        inputs_.push_back(to_tensor(b.input, device_));
+        auto y = to_tensor(b.labels, device_);
+        if (model_.loss == model::Loss::kSigmoidBinaryCrossEntropy)
+          y = y.to(torch::kFloat32);
+        labels_.push_back(y);
+      }
+      return 0;
+    });
+  }
+
+  void infer(int batch) override {
+    translate_errors([&] {
+      set_training(false);
+      torch::InferenceMode guard;
+      output_ = net_->forward(inputs_.at(batch));
+      return 0;
+    });
+  }
+
+  void train_step(int batch) override {
+    translate_errors([&] {
+      set_training(true);
+      optimizer_->zero_grad();
+      loss_ = compute_loss(net_->forward(inputs_.at(batch)), labels_[batch]);
+      loss_.backward();
+      optimizer_->step();
+      return 0;
+    });
+  }
+
+  double last_loss() override {
+    return loss_.defined() ? loss_.item<double>() : std::nan("");
+  }
+
+  void synchronize() override {
+    if (device_.is_cuda()) torch::cuda::synchronize();
+  }
+
+  std::map<std::string, std::string> effective() const override {
+    return {{"device", device_.str()},
+            {"threads", std::to_string(torch::get_num_threads())},
+            {"interop_threads", std::to_string(torch::get_num_interop_threads())},
+            {"precision", "fp32"},
+            {"layout", "NCHW (LibTorch default)"},
+            {"optimizer", "SGD lr " + std::to_string(options_.learning_rate) +
+                              " momentum " + std::to_string(options_.momentum)},
+            {"parameters", std::to_string(count_parameters())}};
+  }
+
+ private:
+  void set_training(bool on) {
+    if (training_ == on) return;
+    net_->train(on);
+    training_ = on;
+  }
+
+  torch::Tensor compute_loss(const torch::Tensor& out, const torch::Tensor& y) {
+    if (model_.loss == model::Loss::kSigmoidBinaryCrossEntropy)
+      return torch::binary_cross_entropy_with_logits(out, y);
+    return torch::cross_entropy_loss(out.reshape({-1, out.size(-1)}),
+                                     y.reshape({-1}));
+  }
+
+  int64_t count_parameters() const {
+    int64_t n = 0;
+    for (const auto& p : net_->parameters())
+      if (p.requires_grad()) n += p.numel();
+    return n;
+  }
+
+  model::Model model_;
+  Options options_;
+  torch::Device device_;
+  Network net_{nullptr};
+  std::unique_ptr<torch::optim::SGD> optimizer_;
+  std::vector<torch::Tensor> inputs_, labels_;
+  torch::Tensor output_, loss_;
+  bool training_ = true;
+};
+
+class TorchBackend : public backend::Backend {
+ public:
+  std::string name() const override { return "torch"; }
+  std::string version() const override {
+    return std::string("LibTorch ") + TORCH_VERSION;
+  }
+  std::unique_ptr<backend::Executable> compile(const model::Model& m,
+                                               const Options& o) override {
+    // LibTorch defaults to one intra-op thread on some VMs: always set it.
+    if (o.threads > 0) torch::set_num_threads(o.threads);
+    return translate_errors(
+        [&] { return std::make_unique<TorchExecutable>(m, o); });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<backend::Backend> make_backend() {
+  return std::make_unique<TorchBackend>();
+}
+
+}  // namespace nnbench::backends::torch_backend

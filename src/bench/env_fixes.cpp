@@ -1,0 +1,180 @@
+#include "bench/env_fixes.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#ifndef NNBENCH_OPENBLAS_DIR
+#define NNBENCH_OPENBLAS_DIR "/usr/lib/x86_64-linux-gnu/openblas-openmp"
+#endif
+
+namespace nnbench::bench {
+namespace {
+
+// Set in the re-executed child so that it never execs again.
+constexpr const char* kFixedVar = "NNBENCH_ENV_FIXED";
+constexpr const char* kFixesVar = "NNBENCH_ENV_FIXES";
+constexpr char kFixSeparator = ';';
+
+std::vector<std::string>& fixes_storage() {
+  static std::vector<std::string> fixes;
+  return fixes;
+}
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+std::string cpu_flags() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("flags", 0) == 0) return line + " ";
+  }
+  return "";
+}
+
+bool has_flag(const std::string& flags, const std::string& flag) {
+  return flags.find(" " + flag + " ") != std::string::npos;
+}
+
+struct Fix {
+  std::string var, value, reason;
+};
+
+// The core that the OpenBLAS already loaded into this process picked ("" if
+// none is loaded): DYNAMIC_ARCH detection is the same in every build.
+std::string loaded_openblas_core() {
+  auto fn = reinterpret_cast<char* (*)()>(
+      dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  const char* core = fn ? fn() : nullptr;
+  return core ? core : "";
+}
+
+// Cores whose kernels are at least as fast as `target`'s: forcing the
+// target then changes nothing, or makes things slower.
+bool already_good(const std::string& core, const std::string& target) {
+  std::string c = core;
+  for (char& ch : c) ch = static_cast<char>(std::tolower(ch));
+  const bool avx512 =
+      c == "skylakex" || c == "cooperlake" || c == "sapphirerapids";
+  return avx512 || (target == "Haswell" && (c == "haswell" || c == "zen"));
+}
+
+std::optional<Fix> coretype_fix() {
+  if (std::getenv("OPENBLAS_CORETYPE")) return std::nullopt;  // user's choice
+  const std::string flags = cpu_flags();
+  const bool avx512 = has_flag(flags, "avx512f");
+  if (!avx512 && !has_flag(flags, "avx2")) return std::nullopt;
+  const std::string target = avx512 ? "SkylakeX" : "Haswell";
+  const std::string core = loaded_openblas_core();
+  if (already_good(core, target)) return std::nullopt;
+  const std::string cpu = avx512 ? "AVX-512" : "AVX2";
+  const std::string why =
+      core.empty() ? "OpenBLAS can misdetect this " + cpu + " CPU"
+                   : "OpenBLAS detected this " + cpu + " CPU as " + core;
+  return Fix{"OPENBLAS_CORETYPE", target,
+             "OPENBLAS_CORETYPE=" + target + " (" + why + ")"};
+}
+
+std::string without_trailing_slashes(std::string s) {
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+bool first_path_entry_is(const std::string& path_list, const std::string& dir) {
+  const std::string first = path_list.substr(0, path_list.find(':'));
+  return without_trailing_slashes(first) == without_trailing_slashes(dir);
+}
+
+std::optional<Fix> library_path_fix() {
+  const std::string dir = NNBENCH_OPENBLAS_DIR;
+  std::error_code ec;
+  if (!std::filesystem::exists(dir + "/libblas.so.3", ec)) return std::nullopt;
+  const std::string current = env_or_empty("LD_LIBRARY_PATH");
+  if (first_path_entry_is(current, dir)) return std::nullopt;
+  return Fix{"LD_LIBRARY_PATH", current.empty() ? dir : dir + ":" + current,
+             "LD_LIBRARY_PATH=" + dir +
+                 " first: the OpenMP OpenBLAS instead of the pthreads one"};
+}
+
+std::vector<Fix> needed_fixes() {
+  std::vector<Fix> fixes;
+  if (auto f = coretype_fix()) fixes.push_back(*f);
+  if (auto f = library_path_fix()) fixes.push_back(*f);
+  return fixes;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::istringstream in(s);
+  for (std::string part; std::getline(in, part, sep);) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+std::string join_reasons(const std::vector<Fix>& fixes) {
+  std::string joined;
+  for (const Fix& f : fixes) {
+    if (!joined.empty()) joined += kFixSeparator;
+    joined += f.reason;
+  }
+  return joined;
+}
+
+// Sets the fixes, remembering what was there so a failed exec can undo them.
+std::map<std::string, std::optional<std::string>> set_all(
+    const std::vector<Fix>& fixes) {
+  std::map<std::string, std::optional<std::string>> previous;
+  auto set = [&](const std::string& var, const std::string& value) {
+    const char* old = std::getenv(var.c_str());
+    previous.emplace(var, old ? std::optional<std::string>(old) : std::nullopt);
+    setenv(var.c_str(), value.c_str(), 1);
+  };
+  for (const Fix& f : fixes) set(f.var, f.value);
+  set(kFixedVar, "1");
+  set(kFixesVar, join_reasons(fixes));
+  return previous;
+}
+
+void restore_all(
+    const std::map<std::string, std::optional<std::string>>& previous) {
+  for (const auto& [var, value] : previous) {
+    if (value) {
+      setenv(var.c_str(), value->c_str(), 1);
+    } else {
+      unsetenv(var.c_str());
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> apply_environment_fixes(char** argv) {
+  if (!env_or_empty("NNBENCH_NO_ENV_FIXES").empty()) return {};
+  if (env_or_empty(kFixedVar) == "1") {
+    fixes_storage() = split(env_or_empty(kFixesVar), kFixSeparator);
+    return fixes_storage();
+  }
+  const std::vector<Fix> fixes = needed_fixes();
+  if (fixes.empty() || argv == nullptr || argv[0] == nullptr) return {};
+  const auto previous = set_all(fixes);
+  execv("/proc/self/exe", argv);
+  // Only reached if exec failed: this process still runs with the old
+  // environment, so claiming the fixes would misreport it.
+  restore_all(previous);
+  return {};
+}
+
+const std::vector<std::string>& environment_fixes() { return fixes_storage(); }
+
+}  // namespace nnbench::bench

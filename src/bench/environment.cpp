@@ -1,0 +1,454 @@
+#include "bench/environment.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <sched.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+#include "bench/env_fixes.h"
+
+#ifndef NNBENCH_VERSION
+#define NNBENCH_VERSION "unknown"
+#endif
+#ifndef NNBENCH_GIT_REVISION
+#define NNBENCH_GIT_REVISION "unknown"
+#endif
+
+extern char** environ;
+
+namespace nnbench::bench {
+namespace {
+
+// Each probe runs on its own so that one failure leaves the rest captured.
+template <class F>
+void guarded(F&& probe) noexcept {
+  try {
+    probe();
+  } catch (...) {
+  }
+}
+
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r\n\"");
+  if (first == std::string::npos) return "";
+  const auto last = s.find_last_not_of(" \t\r\n\"");
+  return s.substr(first, last - first + 1);
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(c));
+  return s;
+}
+
+std::string first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return trim(line);
+}
+
+// "key<sep>value" -> value for the first line whose key matches.
+std::string lookup(const std::string& path, const std::string& key, char sep) {
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    const auto pos = line.find(sep);
+    if (pos != std::string::npos && trim(line.substr(0, pos)) == key) {
+      return trim(line.substr(pos + 1));
+    }
+  }
+  return "";
+}
+
+struct CpuInfo {
+  std::string model;
+  std::set<std::string> flags;
+  int physical_cores = 0;  // 0 when /proc/cpuinfo has no topology
+};
+
+void parse_cpuinfo_line(const std::string& key, const std::string& value,
+                        CpuInfo& cpu, std::string& physical_id,
+                        std::set<std::pair<std::string, std::string>>& cores) {
+  if (key == "model name" && cpu.model.empty()) cpu.model = value;
+  if (key == "flags" && cpu.flags.empty()) {
+    std::istringstream words(value);
+    for (std::string f; words >> f;) cpu.flags.insert(f);
+  }
+  if (key == "processor") physical_id.clear();
+  if (key == "physical id") physical_id = value;
+  if (key == "core id") cores.emplace(physical_id, value);
+}
+
+CpuInfo read_cpuinfo() {
+  CpuInfo cpu;
+  std::string physical_id;
+  std::set<std::pair<std::string, std::string>> cores;
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    const auto pos = line.find(':');
+    if (pos == std::string::npos) continue;
+    parse_cpuinfo_line(trim(line.substr(0, pos)), trim(line.substr(pos + 1)),
+                       cpu, physical_id, cores);
+  }
+  cpu.physical_cores = static_cast<int>(cores.size());
+  return cpu;
+}
+
+std::vector<std::string> selected_isa(const std::set<std::string>& flags) {
+  static const char* const kWanted[] = {
+      "sse4_2",   "avx",      "avx2",        "fma",         "avx512f",
+      "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16",
+      "amx_tile", "amx_bf16", "amx_int8"};
+  std::vector<std::string> isa;
+  for (const char* f : kWanted) {
+    if (flags.count(f)) isa.emplace_back(f);
+  }
+  return isa;
+}
+
+int usable_cpu_count() {
+  const int max_cpus = std::max(1024L, sysconf(_SC_NPROCESSORS_CONF));
+  cpu_set_t* set = CPU_ALLOC(max_cpus);
+  if (set == nullptr) return 0;
+  const size_t size = CPU_ALLOC_SIZE(max_cpus);
+  CPU_ZERO_S(size, set);
+  const int count =
+      sched_getaffinity(0, size, set) == 0 ? CPU_COUNT_S(size, set) : 0;
+  CPU_FREE(set);
+  return count;
+}
+
+double meminfo_gib(const std::string& key) {
+  const std::string kb = lookup("/proc/meminfo", key, ':');  // "123 kB"
+  return kb.empty() ? 0 : std::stod(kb) / (1024.0 * 1024.0);
+}
+
+std::string os_name() {
+  std::string name = lookup("/etc/os-release", "PRETTY_NAME", '=');
+  if (name.empty()) name = lookup("/usr/lib/os-release", "PRETTY_NAME", '=');
+  return name;
+}
+
+std::string kernel_release() {
+  utsname u{};
+  return uname(&u) == 0 ? u.release : "";
+}
+
+std::string compiler_name() {
+#if defined(__clang__)
+  return "clang " __clang_version__;
+#elif defined(__GNUC__)
+  return "gcc " __VERSION__;
+#else
+  return "unknown";
+#endif
+}
+
+// Mirrors oneDNN's dnnl_version_t, so no oneDNN headers are needed.
+struct DnnlVersion {
+  int major, minor, patch;
+  const char* hash;
+  unsigned cpu_runtime, gpu_runtime;
+};
+
+std::string onednn_version() {
+  void* lib = dlopen("libdnnl.so.2", RTLD_LAZY | RTLD_NOLOAD);
+  if (lib == nullptr) lib = dlopen("libdnnl.so.2", RTLD_LAZY);
+  if (lib == nullptr) return "";
+  std::string version;
+  using Fn = const DnnlVersion* (*)();
+  if (auto fn = reinterpret_cast<Fn>(dlsym(lib, "dnnl_version"))) {
+    const DnnlVersion* v = fn();
+    version = std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+              std::to_string(v->patch);
+  }
+  dlclose(lib);
+  return version;
+}
+
+// Looked up at run time, not linked: what matters is the OpenBLAS that the
+// process actually bound to (LibTorch may bring its own through libblas).
+template <class Fn>
+Fn openblas_fn(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
+}
+
+std::string openblas_string(const char* name) {
+  auto fn = openblas_fn<char* (*)()>(name);
+  const char* s = fn ? fn() : nullptr;
+  return s ? trim(s) : "";
+}
+
+std::string openblas_threading() {
+  auto fn = openblas_fn<int (*)()>("openblas_get_parallel");
+  if (fn == nullptr) return "";
+  switch (fn()) {
+    case 0:
+      return "sequential";
+    case 1:
+      return "pthreads";
+    case 2:
+      return "openmp";
+    default:
+      return "unknown";
+  }
+}
+
+bool is_blas_path(const std::string& path) {
+  const std::string name = lower(path.substr(path.rfind('/') + 1));
+  return name.find("blas") != std::string::npos ||
+         name.find("lapack") != std::string::npos;
+}
+
+int collect_blas(dl_phdr_info* info, size_t, void* data) {
+  auto* libs = static_cast<std::vector<std::string>*>(data);
+  if (info->dlpi_name == nullptr || !is_blas_path(info->dlpi_name)) return 0;
+  char resolved[PATH_MAX];
+  const char* real = realpath(info->dlpi_name, resolved);
+  const std::string path = real ? real : info->dlpi_name;
+  if (std::find(libs->begin(), libs->end(), path) == libs->end()) {
+    libs->push_back(path);
+  }
+  return 0;
+}
+
+std::vector<std::string> blas_libraries() {
+  std::vector<std::string> libs;
+  dl_iterate_phdr(collect_blas, &libs);
+  return libs;
+}
+
+bool is_thread_env(const std::string& name) {
+  static const char* const kPrefixes[] = {
+      "OMP_", "GOMP_", "KMP_", "MKL_", "OPENBLAS_", "GOTO_", "NNBENCH_"};
+  if (name == "LD_LIBRARY_PATH" || name == "LD_PRELOAD") return true;
+  return std::any_of(std::begin(kPrefixes), std::end(kPrefixes),
+                     [&](const char* p) { return name.rfind(p, 0) == 0; });
+}
+
+std::map<std::string, std::string> thread_env() {
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    if (is_thread_env(entry.substr(0, eq))) {
+      vars[entry.substr(0, eq)] = entry.substr(eq + 1);
+    }
+  }
+  return vars;
+}
+
+bool has_isa(const Environment& e, const std::string& flag) {
+  return std::find(e.isa.begin(), e.isa.end(), flag) != e.isa.end();
+}
+
+// Cores whose kernels predate AVX2: OpenBLAS falls back to one of these when
+// it does not recognise a newer CPU.
+bool is_pre_avx2_core(const std::string& core) {
+  static const std::set<std::string> kOld = {
+      "prescott",   "generic", "unknown",     "katmai",    "coppermine",
+      "northwood",  "banias",  "core2",       "penryn",    "dunnington",
+      "nehalem",    "atom",    "sandybridge", "opteron",   "opteron_sse3",
+      "barcelona",  "bobcat",  "athlon",      "bulldozer", "piledriver",
+      "steamroller"};
+  return kOld.count(lower(core)) > 0;
+}
+
+void warn_openblas_core(const Environment& e, std::vector<std::string>& out) {
+  const bool avx512 = has_isa(e, "avx512f");
+  if (e.openblas_core.empty() || !(avx512 || has_isa(e, "avx2"))) return;
+  if (!is_pre_avx2_core(e.openblas_core)) return;
+  const std::string fix = avx512 ? "SkylakeX" : "Haswell";
+  const auto set = e.thread_env.find("OPENBLAS_CORETYPE");
+  const bool set_elsewhere = set != e.thread_env.end() && set->second != fix;
+  const std::string now =
+      set_elsewhere ? " (it is now set to " + set->second + ")" : "";
+  out.push_back("OpenBLAS uses its " + e.openblas_core +
+                " kernels although this CPU has " +
+                (avx512 ? "AVX-512" : "AVX2") +
+                ": SGEMM and everything built on it run several times "
+                "slower than the hardware allows. Set OPENBLAS_CORETYPE=" +
+                fix + " before starting the process" + now + ".");
+}
+
+void warn_pthreads_blas(const Environment& e, std::vector<std::string>& out) {
+  if (e.openblas_threading != "pthreads") return;
+  // The documented mitigation: OpenMP threads then sleep instead of spinning.
+  const auto policy = e.thread_env.find("OMP_WAIT_POLICY");
+  if (policy != e.thread_env.end() && lower(policy->second) == "passive") {
+    return;
+  }
+  out.push_back(
+      "The loaded OpenBLAS is the pthreads build: its spinning threads and "
+      "LibTorch's OpenMP threads, two thread pools, fight over the cores and "
+      "can make training steps 10-20x slower. Use the OpenMP OpenBLAS (put "
+      "its directory first on LD_LIBRARY_PATH) or set "
+      "OMP_WAIT_POLICY=PASSIVE.");
+}
+
+void warn_affinity(const Environment& e, std::vector<std::string>& out) {
+  if (e.usable_cpus <= 0 || e.usable_cpus >= e.logical_cpus) return;
+  out.push_back("Only " + std::to_string(e.usable_cpus) + " of the " +
+                std::to_string(e.logical_cpus) +
+                " online CPUs are in this process's affinity mask: more "
+                "threads than that oversubscribe, and results differ from "
+                "runs on the whole machine. Use at most " +
+                std::to_string(e.usable_cpus) +
+                " threads, or run without taskset/cpuset limits.");
+}
+
+// cgroup v2 "quota period" in microseconds; "max" means no limit.
+double cgroup_cpu_limit() {
+  std::istringstream in(first_line("/sys/fs/cgroup/cpu.max"));
+  std::string quota;
+  double period = 0;
+  if (!(in >> quota >> period) || quota == "max" || period <= 0) return 0;
+  return std::stod(quota) / period;
+}
+
+void warn_cpu_quota(const Environment& e, std::vector<std::string>& out) {
+  const double limit = cgroup_cpu_limit();
+  if (limit <= 0 || limit >= e.usable_cpus) return;
+  std::ostringstream msg;
+  msg << "This container's cgroup allows " << limit << " CPUs of the "
+      << e.usable_cpus << " usable: threads get throttled mid-run, which "
+      << "makes timings slow and erratic. Use at most "
+      << std::max(1, static_cast<int>(limit))
+      << " threads, or raise the container's CPU limit.";
+  out.push_back(msg.str());
+}
+
+// Fewest runnable threads besides the caller over a few samples 10 ms apart:
+// a single sample catches short-lived tasks, the minimum only steady load.
+int other_runnable_threads() {
+  int fewest = INT_MAX;
+  for (int i = 0; i < 5; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const std::string running = lookup("/proc/stat", "procs_running", ' ');
+    if (running.empty()) return 0;
+    fewest = std::min(fewest, std::stoi(running) - 1);
+  }
+  return fewest;
+}
+
+void warn_busy_machine(const Environment& e, std::vector<std::string>& out) {
+  const int others = other_runnable_threads();
+  if (others < std::max(1, e.usable_cpus / 8)) return;
+  out.push_back(std::to_string(others) +
+                " other threads were running when nnbench started, on " +
+                std::to_string(e.logical_cpus) +
+                " CPUs: they compete for the cores, so timings come out "
+                "slower and noisier (multi-threaded ones most). Benchmark on "
+                "an otherwise idle machine.");
+}
+
+void warn_governor(std::vector<std::string>& out) {
+  const std::string path =
+      "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor";
+  const std::string governor = first_line(path);
+  if (governor.empty() || governor == "performance") return;
+  out.push_back("The CPU frequency governor is '" + governor +
+                "', not 'performance': the clock changes during a run, which "
+                "adds noise and slows short benchmarks. Set it with "
+                "'cpupower frequency-set -g performance' (as root).");
+}
+
+void warn_hypervisor(const std::set<std::string>& flags,
+                     std::vector<std::string>& out) {
+  if (!flags.count("hypervisor")) return;
+  out.push_back(
+      "Running under a hypervisor: other guests can share the physical "
+      "cores and caches, so timings are noisier than on bare metal. Repeat "
+      "runs and compare medians with their confidence intervals.");
+}
+
+void fill_cpu(Environment& e, std::set<std::string>& flags) {
+  guarded([&] {
+    CpuInfo cpu = read_cpuinfo();
+    e.cpu_model = cpu.model;
+    e.isa = selected_isa(cpu.flags);
+    e.physical_cores = cpu.physical_cores;
+    flags = std::move(cpu.flags);
+  });
+  e.logical_cpus =
+      static_cast<int>(std::max(0L, sysconf(_SC_NPROCESSORS_ONLN)));
+  e.usable_cpus = usable_cpu_count();
+  // Without topology in /proc/cpuinfo (some VMs, non-x86), count threads.
+  if (e.physical_cores == 0) e.physical_cores = e.logical_cpus;
+}
+
+void fill_software(Environment& e) {
+  guarded([&] { e.os = os_name(); });
+  guarded([&] { e.kernel = kernel_release(); });
+  guarded([&] { e.compiler = compiler_name(); });
+  guarded([&] { e.onednn_version = onednn_version(); });
+  guarded([&] { e.openblas_config = openblas_string("openblas_get_config"); });
+  guarded([&] { e.openblas_core = openblas_string("openblas_get_corename"); });
+  guarded([&] { e.openblas_threading = openblas_threading(); });
+  guarded([&] { e.blas_libraries = blas_libraries(); });
+  guarded([&] { e.thread_env = thread_env(); });
+  guarded([&] { e.nnbench_version = NNBENCH_VERSION; });
+  guarded([&] { e.git_revision = NNBENCH_GIT_REVISION; });
+  guarded([&] { e.fixes_applied = environment_fixes(); });
+}
+
+void fill_warnings(Environment& e, const std::set<std::string>& flags) {
+  guarded([&] { warn_openblas_core(e, e.warnings); });
+  guarded([&] { warn_pthreads_blas(e, e.warnings); });
+  guarded([&] { warn_affinity(e, e.warnings); });
+  guarded([&] { warn_cpu_quota(e, e.warnings); });
+  guarded([&] { warn_busy_machine(e, e.warnings); });
+  guarded([&] { warn_governor(e.warnings); });
+  guarded([&] { warn_hypervisor(flags, e.warnings); });
+}
+
+}  // namespace
+
+Environment capture_environment() {
+  Environment e;
+  std::set<std::string> flags;
+  fill_cpu(e, flags);
+  guarded([&] { e.memory_total_gib = meminfo_gib("MemTotal"); });
+  guarded([&] { e.memory_available_gib = meminfo_gib("MemAvailable"); });
+  fill_software(e);
+  fill_warnings(e, flags);
+  return e;
+}
+
+nlohmann::json to_json(const Environment& e) {
+  return {{"cpu_model", e.cpu_model},
+          {"isa", e.isa},
+          {"logical_cpus", e.logical_cpus},
+          {"usable_cpus", e.usable_cpus},
+          {"physical_cores", e.physical_cores},
+          {"memory_total_gib", e.memory_total_gib},
+          {"memory_available_gib", e.memory_available_gib},
+          {"os", e.os},
+          {"kernel", e.kernel},
+          {"compiler", e.compiler},
+          {"libtorch_version", e.libtorch_version},
+          {"onednn_version", e.onednn_version},
+          {"openblas_config", e.openblas_config},
+          {"openblas_core", e.openblas_core},
+          {"openblas_threading", e.openblas_threading},
+          {"blas_libraries", e.blas_libraries},
+          {"thread_env", e.thread_env},
+          {"nnbench_version", e.nnbench_version},
+          {"git_revision", e.git_revision},
+          {"fixes_applied", e.fixes_applied},
+          {"warnings", e.warnings}};
+}
+
+}  // namespace nnbench::bench

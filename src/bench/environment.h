@@ -1,0 +1,41 @@
+#pragma once
+// What machine and software a result was measured on, and what in it would
+// distort the numbers. Captured once per process, written with every result.
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace nnbench::bench {
+
+struct Environment {
+  std::string cpu_model;
+  std::vector<std::string> isa;  // selected flags: sse4_2 avx avx2 fma
+                                 // avx512f avx512_bf16 amx_bf16 amx_tile ...
+  int logical_cpus = 0;          // online CPUs
+  int usable_cpus = 0;           // CPUs in this process's affinity mask
+  int physical_cores = 0;
+  double memory_total_gib = 0, memory_available_gib = 0;
+  std::string os;      // /etc/os-release PRETTY_NAME
+  std::string kernel;  // uname -r
+  std::string compiler;
+  std::string libtorch_version;  // empty without the LibTorch backend
+  std::string onednn_version;    // of the loaded libdnnl
+  std::string openblas_config;   // openblas_get_config()
+  std::string openblas_core;     // openblas_get_corename()
+  std::string openblas_threading;  // "sequential", "pthreads", "openmp"
+  std::vector<std::string> blas_libraries;  // loaded BLAS/LAPACK .so paths
+  std::map<std::string, std::string> thread_env;  // OMP_*, OPENBLAS_* ...
+  std::string nnbench_version, git_revision;
+  std::vector<std::string> fixes_applied;  // by apply_environment_fixes
+  std::vector<std::string> warnings;       // settings that distort results
+};
+
+// Reads /proc, uname, the loaded libraries. Never throws; unknown fields
+// stay empty.
+Environment capture_environment();
+
+nlohmann::json to_json(const Environment& e);
+
+}  // namespace nnbench::bench

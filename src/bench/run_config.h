@@ -1,0 +1,39 @@
+#pragma once
+// What the user asked a run to do. What actually ran is recorded beside it
+// (RunResult::effective), never overwritten into it.
+#include <cstdint>
+
+#include "backend/backend.h"
+
+namespace nnbench::bench {
+
+// Warm-up runs the same code path as measurement and is then discarded.
+struct WarmupRule {
+  int min_iterations = 5;
+  double min_seconds = 1.0;
+  double max_seconds = 30.0;  // stop warming up a very slow step early
+};
+
+// Measurement stops when every minimum holds and, if max_relative_ci is set,
+// the 95 % CI of the median is narrower than that fraction of the median;
+// or when a maximum is reached.
+struct StopRule {
+  int min_iterations = 10;
+  double min_seconds = 2.0;
+  int max_iterations = 1000000;
+  double max_seconds = 60.0;
+  double max_relative_ci = 0;  // 0: off; e.g. 0.01 for +-1 %
+};
+
+struct RunRequest {
+  std::string backend = "torch";
+  backend::Mode mode = backend::Mode::kTrain;
+  int64_t batch = 32;
+  backend::Options options;
+  WarmupRule warmup;
+  StopRule stop;
+  int distinct_batches = 4;  // synthetic batches cycled through
+  bool memory_check = true;  // refuse runs estimated not to fit in memory
+};
+
+}  // namespace nnbench::bench

@@ -1,0 +1,202 @@
+#include "bench/runner.h"
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include "bench/statistics.h"
+#include "data/synthetic.h"
+#include "model/analysis.h"
+#include "model/model_file.h"
+#include "util/error.h"
+
+namespace nnbench::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using results::State;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  while (in >> key >> kib)
+    if (key == "MemAvailable:") return kib * 1024.0;
+  return 0;  // unknown: the check is skipped
+}
+
+struct Failure {
+  State state;
+  std::string message;
+};
+
+// Synthetic batches, fewer when they would take much memory.
+std::vector<backend::Batch> make_batches(const model::Model& m,
+                                         const RunRequest& r) {
+  const double limit = 512.0 * (1 << 20);
+  int n = std::max(1, r.distinct_batches);
+  while (n > 1 && n * data::batch_bytes(m, r.batch) > limit) --n;
+  std::vector<backend::Batch> batches;
+  for (int i = 0; i < n; ++i)
+    batches.push_back(data::synthetic_batch(m, r.batch, r.options.seed + i));
+  return batches;
+}
+
+class Loop {
+ public:
+  Loop(backend::Executable& exe, const RunRequest& r, int n_batches)
+      : exe_(exe), train_(r.mode == backend::Mode::kTrain), n_(n_batches) {}
+
+  // One step, timed by the caller; the same path for warm-up and measurement.
+  void step() {
+    if (train_)
+      exe_.train_step(i_++ % n_);
+    else
+      exe_.infer(i_++ % n_);
+    exe_.synchronize();
+  }
+  int steps() const { return i_; }
+
+ private:
+  backend::Executable& exe_;
+  bool train_;
+  int n_, i_ = 0;
+};
+
+bool enough(const StopRule& s, const std::vector<double>& samples,
+            double elapsed) {
+  const int n = static_cast<int>(samples.size());
+  if (n >= s.max_iterations || elapsed >= s.max_seconds) return true;
+  if (n < s.min_iterations || elapsed < s.min_seconds) return false;
+  if (s.max_relative_ci <= 0) return true;
+  // Checking the CI is O(n log n): do it every few iterations only.
+  if (n % 8 != 0) return false;
+  const double med = median(samples);
+  const Interval ci = median_ci(samples);
+  return (ci.hi - ci.lo) / 2 <= s.max_relative_ci * med;
+}
+
+void check_loss(backend::Executable& exe, int step, double* loss) {
+  *loss = exe.last_loss();
+  if (!std::isfinite(*loss))
+    throw Failure{State::kFailed, "loss is " + std::to_string(*loss) +
+                                      " after step " + std::to_string(step)};
+}
+
+void warm_up(Loop& loop, backend::Executable& exe, const RunRequest& r,
+             results::RunResult& res) {
+  const auto t0 = Clock::now();
+  while (loop.steps() < r.warmup.min_iterations ||
+         seconds_since(t0) < r.warmup.min_seconds) {
+    loop.step();
+    if (loop.steps() == 1 && r.mode == backend::Mode::kTrain)
+      check_loss(exe, 1, &res.first_loss);
+    if (seconds_since(t0) >= r.warmup.max_seconds) break;
+  }
+  res.warmup_iterations = loop.steps();
+  res.warmup_seconds = seconds_since(t0);
+}
+
+void measure(Loop& loop, const RunRequest& r, results::RunResult& res) {
+  const auto t0 = Clock::now();
+  do {
+    const auto t = Clock::now();
+    loop.step();
+    res.samples.push_back(seconds_since(t));
+  } while (!enough(r.stop, res.samples, seconds_since(t0)));
+}
+
+void finish(const model::Model& m, const RunRequest& r, const Peak& peak,
+            results::RunResult& res) {
+  res.stats = summarize(res.samples);
+  const double per_sample = r.mode == backend::Mode::kTrain
+                                ? res.cost.train_flops
+                                : res.cost.forward_flops;
+  res.samples_per_second = static_cast<double>(r.batch) / res.stats.median;
+  res.gflops = per_sample * res.samples_per_second / 1e9;
+  if (peak.gflops > 0) res.peak_fraction = res.gflops / peak.gflops;
+}
+
+void run_stages(backend::Backend& b, const model::Model& m,
+                const RunRequest& r, const Peak& peak,
+                results::RunResult& res) {
+  if (r.batch <= 0)
+    throw Failure{State::kInvalidArgs, "batch must be > 0"};
+  const double need = estimate_memory_bytes(m, r);
+  const double have = available_memory_bytes();
+  if (r.memory_check && have > 0 && need > 0.9 * have)
+    throw Failure{State::kOom,
+                  "estimated " + std::to_string(need / (1 << 30)) +
+                      " GiB needed, " + std::to_string(have / (1 << 30)) +
+                      " GiB available (disable with --no-memory-check)"};
+  auto t0 = Clock::now();
+  auto exe = b.compile(m, r.options);
+  res.compile_seconds = seconds_since(t0);
+  res.effective = exe->effective();
+  t0 = Clock::now();
+  const auto batches = make_batches(m, r);
+  exe->load_batches(batches);
+  res.data_seconds = seconds_since(t0);
+  Loop loop(*exe, r, static_cast<int>(batches.size()));
+  warm_up(loop, *exe, r, res);
+  measure(loop, r, res);
+  if (r.mode == backend::Mode::kTrain)
+    check_loss(*exe, loop.steps(), &res.last_loss);
+  finish(m, r, peak, res);
+}
+
+}  // namespace
+
+double estimate_memory_bytes(const model::Model& m, const RunRequest& r) {
+  const model::Cost c = model::analyze(m);
+  const bool train = r.mode == backend::Mode::kTrain;
+  // Weights; training adds gradients and momentum buffers.
+  const double weights = 4.0 * static_cast<double>(c.params) * (train ? 3 : 1);
+  // Training keeps layer outputs and their gradients; inference frees them
+  // as it goes, but the largest few coexist: count a quarter as a bound.
+  const double acts = 4.0 * c.activation_floats * static_cast<double>(r.batch) *
+                      (train ? 2.0 : 0.25);
+  const double data = r.distinct_batches * data::batch_bytes(m, r.batch);
+  return weights + acts + data;
+}
+
+results::RunResult run(backend::Backend& b, const model::Model& m,
+                       const RunRequest& r, const Peak& peak) {
+  results::RunResult res;
+  res.model = m.name;
+  res.requested = r;
+  res.backend = b.name();
+  res.backend_version = b.version();
+  res.first_loss = res.last_loss = std::nan("");
+  try {
+    res.model_hash = model::model_hash(m);
+    res.cost = model::analyze(m);
+    run_stages(b, m, r, peak, res);
+  } catch (const Failure& f) {
+    res.state = f.state;
+    res.message = f.message;
+  } catch (const backend::Unimplemented& e) {
+    res.state = State::kUnimplemented;
+    res.message = e.what();
+  } catch (const backend::OutOfMemory& e) {
+    res.state = State::kOom;
+    res.message = e.what();
+  } catch (const std::bad_alloc& e) {
+    res.state = State::kOom;
+    res.message = std::string("allocation failed: ") + e.what();
+  } catch (const Error& e) {
+    res.state = State::kInvalidArgs;
+    res.message = e.what();
+  } catch (const std::exception& e) {
+    res.state = State::kFailed;
+    res.message = e.what();
+  }
+  return res;
+}
+
+}  // namespace nnbench::bench

@@ -1,0 +1,21 @@
+#pragma once
+// The harness: compiles, prepares data untimed, warms up, measures until the
+// stopping rule holds, and turns every failure into a result state.
+#include "backend/backend.h"
+#include "bench/peak.h"
+#include "bench/run_config.h"
+#include "model/model.h"
+#include "results/result.h"
+
+namespace nnbench::bench {
+
+// Never throws for failures of the run itself: those become the result's
+// state (oom, unimplemented, invalid_args, failed) with a message.
+results::RunResult run(backend::Backend& backend, const model::Model& m,
+                       const RunRequest& request, const Peak& peak);
+
+// Bytes a run is estimated to need: weights, gradients and optimizer state,
+// plus activations kept for the backward pass and the input batches.
+double estimate_memory_bytes(const model::Model& m, const RunRequest& r);
+
+}  // namespace nnbench::bench

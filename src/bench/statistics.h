@@ -1,0 +1,34 @@
+#pragma once
+// Statistics over a run's per-iteration times: small free functions over
+// vectors, tested against known values (tests/unit/statistics_test.cpp).
+#include <vector>
+
+namespace nnbench::bench {
+
+double mean(const std::vector<double>& x);
+// Sample standard deviation (n - 1 in the divisor); 0 for fewer than 2.
+double stddev(const std::vector<double>& x);
+// Median; the mean of the two middle values for even n. Throws on empty.
+double median(const std::vector<double>& x);
+// Linear-interpolated quantile, q in [0, 1] (type 7, as numpy's default).
+double quantile(const std::vector<double>& x, double q);
+
+struct Interval {
+  double lo = 0, hi = 0;
+};
+
+// Distribution-free confidence interval of the median from order statistics:
+// ranks chosen from the Binomial(n, 1/2) distribution so that coverage is at
+// least `level`. Exact binomial for any n. For n too small to reach the
+// level (n < 6 at 95 %), returns [min, max].
+Interval median_ci(const std::vector<double>& x, double level = 0.95);
+
+struct Summary {
+  int n = 0;
+  double median = 0, mean = 0, stddev = 0, cv = 0, min = 0, max = 0;
+  Interval median_ci95;
+};
+
+Summary summarize(const std::vector<double>& x);
+
+}  // namespace nnbench::bench

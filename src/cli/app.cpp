@@ -1,0 +1,43 @@
+#include "cli/app.h"
+
+#include <fmt/core.h>
+
+#include <map>
+
+#include "cli/commands.h"
+#include "util/error.h"
+
+namespace nnbench::cli {
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "nnbench: deep-learning benchmarks with honest statistics.\n"
+      "Exit codes: 0 ok, 1 a run ended in a state other than ok, 2 usage or "
+      "input error."};
+  app.require_subcommand(1);
+  std::map<CLI::App*, Action> actions;
+  auto* run = app.add_subcommand("run", "Benchmark one model on one backend");
+  actions[run] = add_run(*run);
+  auto* suite = app.add_subcommand("suite", "Run a named set of benchmarks");
+  actions[suite] = add_suite(*suite);
+  auto* models = app.add_subcommand("models", "List the model zoo");
+  actions[models] = add_models(*models);
+  auto* env = app.add_subcommand("env", "Show the measured environment");
+  actions[env] = add_env(*env);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+  try {
+    for (auto& [sub, action] : actions)
+      if (sub->parsed()) return action();
+  } catch (const Error& e) {
+    fmt::print(stderr, "nnbench: error: {}\n", e.what());
+    return kExitUsage;
+  }
+  return kExitUsage;
+}
+
+}  // namespace nnbench::cli

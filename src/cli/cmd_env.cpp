@@ -1,0 +1,67 @@
+// `nnbench env`: what results would be measured on, and what distorts them.
+#include <fmt/core.h>
+
+#include "cli/app.h"
+#include "cli/commands.h"
+#include "cli/session.h"
+
+namespace nnbench::cli {
+namespace {
+
+struct EnvArgs {
+  bool json = false, peak = true;
+  int threads = 0;
+};
+
+void print_text(const nlohmann::json& env, const bench::Peak& peak) {
+  for (const auto& [key, value] : env.items()) {
+    if (value.is_string()) {
+      fmt::print("{:<22} {}\n", key, value.get<std::string>());
+    } else if (value.is_array()) {
+      std::string joined;
+      for (const auto& v : value) joined += (joined.empty() ? "" : ", ") +
+                                            (v.is_string() ? v.get<std::string>()
+                                                           : v.dump());
+      fmt::print("{:<22} {}\n", key, joined);
+    } else if (value.is_object()) {
+      fmt::print("{}\n", key);
+      for (const auto& [k, v] : value.items())
+        fmt::print("  {:<20} {}\n", k, v.is_string() ? v.get<std::string>()
+                                                     : v.dump());
+    } else {
+      fmt::print("{:<22} {}\n", key, value.dump());
+    }
+  }
+  if (peak.gflops > 0)
+    fmt::print("{:<22} {:.1f} GFLOP/s ({})\n", "measured_peak", peak.gflops,
+               peak.method);
+}
+
+int env_command(const EnvArgs& a) {
+  const bench::Environment env = capture_and_warn();
+  bench::Peak peak;
+  if (a.peak) peak = bench::measure_gemm_peak(resolve_threads(a.threads, env));
+  nlohmann::json j = bench::to_json(env);
+  if (a.json) {
+    fmt::print("{}\n", nlohmann::json{{"environment", j},
+                                      {"peak", bench::to_json(peak)}}
+                           .dump(2));
+  } else {
+    print_text(j, peak);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Action add_env(CLI::App& app) {
+  auto a = std::make_shared<EnvArgs>();
+  app.add_flag("--json", a->json, "Print as JSON");
+  app.add_flag("!--no-peak", a->peak, "Skip the GEMM peak calibration");
+  app.add_option("--threads", a->threads,
+                 "Threads for the peak calibration (0: all usable CPUs)")
+      ->check(CLI::NonNegativeNumber);
+  return [a] { return env_command(*a); };
+}
+
+}  // namespace nnbench::cli

@@ -1,0 +1,81 @@
+// `nnbench suite`: a named set of runs; one failure never stops the rest.
+#include <fmt/core.h>
+
+#include "backend/registry.h"
+#include "bench/runner.h"
+#include "bench/suites.h"
+#include "cli/app.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/session.h"
+#include "cli/table.h"
+#include "model/zoo/zoo.h"
+#include "util/atomic_file.h"
+
+namespace nnbench::cli {
+namespace {
+
+struct SuiteArgs {
+  std::string name = "quick", out;
+  bench::RunRequest request;
+  bool list = false;
+};
+
+int list_suites() {
+  for (const auto& s : bench::suites()) {
+    fmt::print("{}: {}\n", s.name, s.description);
+    for (const auto& e : s.entries)
+      fmt::print("  {} {} batch {}\n", e.model, backend::mode_name(e.mode),
+                 e.batch);
+  }
+  return kExitOk;
+}
+
+int suite_command(SuiteArgs& a) {
+  if (a.list) return list_suites();
+  const bench::Suite& suite = bench::suite(a.name);
+  auto b = backend::make_backend(a.request.backend);
+  if (!a.out.empty()) util::check_writable(a.out);
+
+  const bench::Environment env = capture_and_warn();
+  a.request.options.threads = resolve_threads(a.request.options.threads, env);
+  const bench::Peak peak = bench::measure_gemm_peak(a.request.options.threads);
+  fmt::print(stderr, "nnbench: suite {} on {} ({} threads), peak {:.0f} GFLOP/s\n",
+             suite.name, b->name(), a.request.options.threads, peak.gflops);
+  std::vector<results::RunResult> runs;
+  for (const auto& e : suite.entries) {
+    bench::RunRequest r = a.request;
+    r.mode = e.mode;
+    r.batch = e.batch;
+    runs.push_back(bench::run(*b, model::zoo::get(e.model), r, peak));
+    print_progress(runs.back());
+  }
+  fmt::print("{}", results_table(runs));
+  if (!a.out.empty()) {
+    write_report(a.out, env, peak, runs);
+    fmt::print(stderr, "nnbench: wrote {}\n", a.out);
+  }
+  // An oom or unimplemented cell is a result, as in the studies' tables;
+  // a failed or invalid run is not.
+  for (const auto& r : runs)
+    if (r.state == results::State::kFailed ||
+        r.state == results::State::kInvalidArgs)
+      return kExitRunNotOk;
+  return kExitOk;
+}
+
+}  // namespace
+
+Action add_suite(CLI::App& app) {
+  auto a = std::make_shared<SuiteArgs>();
+  app.add_option("name", a->name, "Suite name (see --list)")
+      ->capture_default_str();
+  app.add_flag("--list", a->list, "List the suites and their runs");
+  app.add_option("--backend", a->request.backend, "Backend")
+      ->capture_default_str();
+  app.add_option("--out", a->out, "Write the results as JSON to this file");
+  add_measurement_options(app, a->request);
+  return [a] { return suite_command(*a); };
+}
+
+}  // namespace nnbench::cli

@@ -1,0 +1,17 @@
+#pragma once
+// One function per subcommand: `add_*` declares its options on the app and
+// returns the action to run once parsing succeeded.
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace nnbench::cli {
+
+using Action = std::function<int()>;
+
+Action add_run(CLI::App& app);
+Action add_suite(CLI::App& app);
+Action add_models(CLI::App& app);
+Action add_env(CLI::App& app);
+
+}  // namespace nnbench::cli

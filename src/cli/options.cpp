@@ -1,0 +1,54 @@
+#include "cli/options.h"
+
+namespace nnbench::cli {
+
+void add_measurement_options(CLI::App& app, bench::RunRequest& r) {
+  auto& o = r.options;
+  app.add_option("--threads", o.threads,
+                 "Intra-op threads (0: every CPU this process may use)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--device", o.device, "cpu, or cuda[:N] when LibTorch has it")
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "Seed for weights and synthetic data")
+      ->capture_default_str();
+  app.add_option("--precision", o.precision, "fp32")->capture_default_str();
+  app.add_option("--lr", o.learning_rate, "SGD learning rate")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--momentum", o.momentum, "SGD momentum")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--warmup-iters", r.warmup.min_iterations,
+                 "Minimum warm-up iterations")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--warmup-time", r.warmup.min_seconds,
+                 "Minimum warm-up seconds")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--min-iters", r.stop.min_iterations,
+                 "Minimum measured iterations")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--min-time", r.stop.min_seconds, "Minimum measured seconds")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--max-iters", r.stop.max_iterations,
+                 "Stop after this many measured iterations")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--max-time", r.stop.max_seconds,
+                 "Stop measuring after this many seconds")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--max-rel-ci", r.stop.max_relative_ci,
+                 "Also measure until the 95% CI of the median is within this "
+                 "fraction of it (e.g. 0.01); 0 disables")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_flag("!--no-memory-check", r.memory_check,
+               "Run even when the memory estimate exceeds available memory");
+}
+
+}  // namespace nnbench::cli

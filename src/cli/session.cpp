@@ -1,0 +1,51 @@
+#include "cli/session.h"
+
+#include <fmt/core.h>
+
+#include "backend/registry.h"
+#include "util/atomic_file.h"
+
+namespace nnbench::cli {
+
+bench::Environment capture_and_warn() {
+  bench::Environment env = bench::capture_environment();
+  for (const auto& name : backend::backend_names())
+    if (name == "torch")
+      env.libtorch_version = backend::make_backend(name)->version();
+  for (const auto& f : env.fixes_applied)
+    fmt::print(stderr, "nnbench: applied: {}\n", f);
+  for (const auto& w : env.warnings)
+    fmt::print(stderr, "nnbench: warning: {}\n", w);
+  return env;
+}
+
+int resolve_threads(int requested, const bench::Environment& env) {
+  if (requested > 0) return requested;
+  return env.usable_cpus > 0 ? env.usable_cpus : 1;
+}
+
+void write_report(const std::string& path, const bench::Environment& env,
+                  const bench::Peak& peak,
+                  const std::vector<results::RunResult>& runs) {
+  results::Report report;
+  report.environment = bench::to_json(env);
+  report.peak = bench::to_json(peak);
+  report.results = runs;
+  report.created_utc = results::utc_now_iso8601();
+  util::write_file_atomically(path, results::to_json(report).dump(2) + "\n");
+}
+
+void print_progress(const results::RunResult& r) {
+  const std::string what = fmt::format(
+      "{} {} {} batch {}", r.model, r.backend,
+      backend::mode_name(r.requested.mode), r.requested.batch);
+  if (r.state != results::State::kOk) {
+    fmt::print(stderr, "  {}: {} ({})\n", what, results::state_name(r.state),
+               r.message);
+    return;
+  }
+  fmt::print(stderr, "  {}: {:.3f} ms median, {} iterations\n", what,
+             r.stats.median * 1e3, r.stats.n);
+}
+
+}  // namespace nnbench::cli

@@ -1,0 +1,28 @@
+#pragma once
+// Shared by the commands that measure: the environment, the peak, and
+// writing a results file.
+#include <string>
+#include <vector>
+
+#include "bench/environment.h"
+#include "bench/peak.h"
+#include "results/result.h"
+
+namespace nnbench::cli {
+
+// Captures the environment (with the LibTorch version when built) and
+// prints its warnings to stderr.
+bench::Environment capture_and_warn();
+
+// Threads to use: the request, or every CPU this process may run on.
+int resolve_threads(int requested, const bench::Environment& env);
+
+// Writes the report atomically (nothing half-written on failure).
+void write_report(const std::string& path, const bench::Environment& env,
+                  const bench::Peak& peak,
+                  const std::vector<results::RunResult>& runs);
+
+// One progress line per finished run, on stderr.
+void print_progress(const results::RunResult& r);
+
+}  // namespace nnbench::cli

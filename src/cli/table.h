@@ -1,0 +1,25 @@
+#pragma once
+// A plain text table: no terminal-table library is packaged for Debian.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "results/result.h"
+
+namespace nnbench::cli {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // Columns padded to their widest cell; text left-aligned, numbers right.
+  std::string str() const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string results_table(const std::vector<results::RunResult>& runs);
+
+}  // namespace nnbench::cli

@@ -1,0 +1,22 @@
+#pragma once
+// Seeded synthetic batches shaped like the task's data. Values are random,
+// never constant: zeros can run faster than real data (denormals, sparsity
+// shortcuts) and make a benchmark lie.
+#include <cstdint>
+#include <vector>
+
+#include "backend/backend.h"
+#include "model/model.h"
+
+namespace nnbench::data {
+
+// Float inputs ~ N(0, 1); token ids uniform in [0, vocab). Labels: class ids
+// uniform in [0, classes) with the output's shape minus its last dim for
+// softmax cross-entropy, 0/1 of the output's shape for binary cross-entropy.
+backend::Batch synthetic_batch(const model::Model& m, int64_t batch,
+                               uint64_t seed);
+
+// Bytes one batch of this model occupies on the host.
+double batch_bytes(const model::Model& m, int64_t batch);
+
+}  // namespace nnbench::data

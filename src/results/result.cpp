@@ -1,0 +1,198 @@
+#include "results/result.h"
+
+#include <array>
+#include <cmath>
+#include <ctime>
+
+#include "util/error.h"
+
+namespace nnbench::results {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<const char*, 5> kStateNames = {
+    "ok", "oom", "unimplemented", "invalid_args", "failed"};
+
+json request_json(const bench::RunRequest& r) {
+  const auto& o = r.options;
+  return {{"backend", r.backend},
+          {"mode", backend::mode_name(r.mode)},
+          {"batch", r.batch},
+          {"device", o.device},
+          {"threads", o.threads},
+          {"seed", o.seed},
+          {"precision", o.precision},
+          {"learning_rate", o.learning_rate},
+          {"momentum", o.momentum},
+          {"warmup",
+           {{"min_iterations", r.warmup.min_iterations},
+            {"min_seconds", r.warmup.min_seconds},
+            {"max_seconds", r.warmup.max_seconds}}},
+          {"stop",
+           {{"min_iterations", r.stop.min_iterations},
+            {"min_seconds", r.stop.min_seconds},
+            {"max_iterations", r.stop.max_iterations},
+            {"max_seconds", r.stop.max_seconds},
+            {"max_relative_ci", r.stop.max_relative_ci}}},
+          {"distinct_batches", r.distinct_batches},
+          {"memory_check", r.memory_check},
+          {"data", "synthetic"}};
+}
+
+bench::RunRequest request_from_json(const json& j) {
+  bench::RunRequest r;
+  r.backend = j.at("backend");
+  r.mode = backend::mode_from_name(j.at("mode"));
+  r.batch = j.at("batch");
+  auto& o = r.options;
+  o.device = j.at("device");
+  o.threads = j.at("threads");
+  o.seed = j.at("seed");
+  o.precision = j.at("precision");
+  o.learning_rate = j.at("learning_rate");
+  o.momentum = j.at("momentum");
+  const auto& w = j.at("warmup");
+  r.warmup = {w.at("min_iterations"), w.at("min_seconds"),
+              w.at("max_seconds")};
+  const auto& s = j.at("stop");
+  r.stop = {s.at("min_iterations"), s.at("min_seconds"),
+            s.at("max_iterations"), s.at("max_seconds"),
+            s.at("max_relative_ci")};
+  r.distinct_batches = j.at("distinct_batches");
+  r.memory_check = j.at("memory_check");
+  return r;
+}
+
+json stats_json(const bench::Summary& s) {
+  return {{"n", s.n},           {"median", s.median},
+          {"mean", s.mean},     {"stddev", s.stddev},
+          {"cv", s.cv},         {"min", s.min},
+          {"max", s.max},       {"median_ci95_lo", s.median_ci95.lo},
+          {"median_ci95_hi", s.median_ci95.hi}};
+}
+
+bench::Summary stats_from_json(const json& j) {
+  bench::Summary s;
+  s.n = j.at("n");
+  s.median = j.at("median");
+  s.mean = j.at("mean");
+  s.stddev = j.at("stddev");
+  s.cv = j.at("cv");
+  s.min = j.at("min");
+  s.max = j.at("max");
+  s.median_ci95 = {j.at("median_ci95_lo"), j.at("median_ci95_hi")};
+  return s;
+}
+
+// JSON has no NaN: a loss that does not apply (inference) or was not
+// finite is written as null.
+json finite_or_null(double x) { return std::isfinite(x) ? json(x) : json(); }
+double number_or_nan(const json& j) {
+  return j.is_null() ? std::nan("") : j.get<double>();
+}
+
+}  // namespace
+
+std::string state_name(State s) { return kStateNames[static_cast<int>(s)]; }
+
+State state_from_name(const std::string& s) {
+  for (size_t i = 0; i < kStateNames.size(); ++i)
+    if (s == kStateNames[i]) return static_cast<State>(i);
+  throw Error("unknown result state '" + s + "'");
+}
+
+json to_json(const RunResult& r) {
+  return {
+      {"model",
+       {{"name", r.model},
+        {"hash", r.model_hash},
+        {"parameters", r.cost.params},
+        {"forward_flops_per_sample", r.cost.forward_flops},
+        {"train_flops_per_sample", r.cost.train_flops},
+        {"flops_convention",
+         "multiply-add = 2 FLOPs; training = 3 x forward"}}},
+      {"backend", {{"name", r.backend}, {"version", r.backend_version}}},
+      {"requested", request_json(r.requested)},
+      {"effective", r.effective},
+      {"state", state_name(r.state)},
+      {"message", r.message},
+      {"compile_seconds", r.compile_seconds},
+      {"data_seconds", r.data_seconds},
+      {"warmup",
+       {{"iterations", r.warmup_iterations}, {"seconds", r.warmup_seconds}}},
+      {"samples_seconds", r.samples},
+      {"stats_seconds", stats_json(r.stats)},
+      {"throughput",
+       {{"samples_per_second", r.samples_per_second},
+        {"gflops", r.gflops},
+        {"peak_fraction", r.peak_fraction}}},
+      {"loss", {{"first", finite_or_null(r.first_loss)},
+                {"last", finite_or_null(r.last_loss)}}},
+  };
+}
+
+RunResult run_result_from_json(const json& j) {
+  RunResult r;
+  const auto& m = j.at("model");
+  r.model = m.at("name");
+  r.model_hash = m.at("hash");
+  r.cost.params = m.at("parameters");
+  r.cost.forward_flops = m.at("forward_flops_per_sample");
+  r.cost.train_flops = m.at("train_flops_per_sample");
+  r.backend = j.at("backend").at("name");
+  r.backend_version = j.at("backend").at("version");
+  r.requested = request_from_json(j.at("requested"));
+  r.effective = j.at("effective").get<std::map<std::string, std::string>>();
+  r.state = state_from_name(j.at("state"));
+  r.message = j.at("message");
+  r.compile_seconds = j.at("compile_seconds");
+  r.data_seconds = j.at("data_seconds");
+  r.warmup_iterations = j.at("warmup").at("iterations");
+  r.warmup_seconds = j.at("warmup").at("seconds");
+  r.samples = j.at("samples_seconds").get<std::vector<double>>();
+  r.stats = stats_from_json(j.at("stats_seconds"));
+  const auto& t = j.at("throughput");
+  r.samples_per_second = t.at("samples_per_second");
+  r.gflops = t.at("gflops");
+  r.peak_fraction = t.at("peak_fraction");
+  r.first_loss = number_or_nan(j.at("loss").at("first"));
+  r.last_loss = number_or_nan(j.at("loss").at("last"));
+  return r;
+}
+
+json to_json(const Report& r) {
+  json results = json::array();
+  for (const auto& x : r.results) results.push_back(to_json(x));
+  return {{"schema_version", kSchemaVersion},
+          {"created_utc", r.created_utc},
+          {"environment", r.environment},
+          {"peak", r.peak},
+          {"results", results}};
+}
+
+Report report_from_json(const json& j) {
+  const int version = j.at("schema_version");
+  if (version != kSchemaVersion)
+    throw Error("results schema_version " + std::to_string(version) +
+                " is not supported (this nnbench reads " +
+                std::to_string(kSchemaVersion) + ")");
+  Report r;
+  r.created_utc = j.at("created_utc");
+  r.environment = j.at("environment");
+  r.peak = j.at("peak");
+  for (const auto& x : j.at("results"))
+    r.results.push_back(run_result_from_json(x));
+  return r;
+}
+
+std::string utc_now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace nnbench::results

@@ -1,0 +1,62 @@
+#pragma once
+// Results are plain data; reporters (results/json.h, cli/table.h) write them.
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/run_config.h"
+#include "bench/statistics.h"
+#include "model/analysis.h"
+
+namespace nnbench::results {
+
+// Incremented when a field changes meaning or disappears (docs/results.md).
+inline constexpr int kSchemaVersion = 1;
+
+enum class State { kOk, kOom, kUnimplemented, kInvalidArgs, kFailed };
+std::string state_name(State s);
+State state_from_name(const std::string& s);  // throws nnbench::Error
+
+struct RunResult {
+  // What ran.
+  std::string model, model_hash, backend, backend_version;
+  model::Cost cost;
+  bench::RunRequest requested;
+  std::map<std::string, std::string> effective;
+
+  State state = State::kOk;
+  std::string message;  // why, when the state is not ok
+
+  double compile_seconds = 0;
+  double data_seconds = 0;  // synthetic batch generation and upload
+  int warmup_iterations = 0;
+  double warmup_seconds = 0;
+  std::vector<double> samples;  // seconds per mini-batch, in order
+  bench::Summary stats;
+
+  // From the median time per mini-batch.
+  double samples_per_second = 0;
+  double gflops = 0;  // train: training FLOPs; infer: forward FLOPs
+  double peak_fraction = 0;
+  double first_loss = 0, last_loss = 0;  // train only
+};
+
+nlohmann::json to_json(const RunResult& r);
+RunResult run_result_from_json(const nlohmann::json& j);
+
+// A results file: one process's runs, with the environment and peak.
+struct Report {
+  nlohmann::json environment;
+  nlohmann::json peak;
+  std::vector<RunResult> results;
+  std::string created_utc;  // ISO 8601
+};
+
+nlohmann::json to_json(const Report& r);
+Report report_from_json(const nlohmann::json& j);
+
+std::string utc_now_iso8601();
+
+}  // namespace nnbench::results

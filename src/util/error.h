@@ -1,0 +1,15 @@
+#pragma once
+// One project error type. Configuration and usage problems throw it; `main`
+// maps it to exit code 2. Capability gaps and run failures are result states,
+// not exceptions (see results/result.h).
+#include <stdexcept>
+#include <string>
+
+namespace nnbench {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace nnbench

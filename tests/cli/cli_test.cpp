@@ -1,0 +1,170 @@
+// The command line as a user meets it: exit codes, messages, files written.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int code;
+  std::string output;  // stdout and stderr together
+};
+
+// Fast measurement settings so each run takes a second or so.
+const char* kFast =
+    " --threads 2 --warmup-iters 1 --warmup-time 0 --min-iters 3"
+    " --min-time 0";
+
+Outcome nnbench(const std::string& args) {
+  const std::string cmd = std::string(NNBENCH_EXE) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("nnbench_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return dir_ / name; }
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+  }
+  fs::path dir_;
+};
+
+void expect_usage_error(const Outcome& o, const std::string& needle) {
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find(needle), std::string::npos) << o.output;
+}
+
+TEST_F(Cli, HelpExitsZero) {
+  for (const char* args : {"--help", "run --help", "models --help"})
+    EXPECT_EQ(nnbench(args).code, 0) << args;
+}
+
+TEST_F(Cli, UnknownModelNamesIt) {
+  expect_usage_error(nnbench("run --model resnet-9000"),
+                     "unknown model 'resnet-9000'");
+}
+
+TEST_F(Cli, UnknownBackendNamesIt) {
+  expect_usage_error(nnbench("run --model mnist-mlp --backend tensorflow"),
+                     "unknown backend 'tensorflow'");
+}
+
+TEST_F(Cli, BatchMustBePositive) {
+  expect_usage_error(nnbench("run --model mnist-mlp --batch 0"), "--batch");
+  expect_usage_error(nnbench("run --model mnist-mlp --batch -4"), "--batch");
+}
+
+TEST_F(Cli, MalformedModelFileNamesTheFile) {
+  write("broken.json", "{\"format_version\": 1, \"name\": ");
+  expect_usage_error(nnbench("run --model-file " + path("broken.json")),
+                     path("broken.json") + ": not valid JSON");
+}
+
+TEST_F(Cli, ModelFileWithABadFieldNamesLayerAndField) {
+  ASSERT_EQ(nnbench("models --export mnist-mlp --out " + path("m.json")).code,
+            0);
+  auto j = nlohmann::json::parse(std::ifstream(path("m.json")));
+  j["layers"][1]["kernel"] = {3, 3};  // not an attribute of dropout
+  write("bad.json", j.dump());
+  expect_usage_error(nnbench("run --model-file " + path("bad.json")),
+                     "layers[1]: field 'kernel' is not an attribute");
+}
+
+TEST_F(Cli, ShapeMismatchInModelFileNamesTheLayer) {
+  ASSERT_EQ(nnbench("models --export mnist-cnn --out " + path("m.json")).code,
+            0);
+  auto j = nlohmann::json::parse(std::ifstream(path("m.json")));
+  j["input"]["shape"] = {3, 28, 28};
+  j["layers"][1]["groups"] = 5;  // 32 channels are not divisible by 5
+  write("bad.json", j.dump());
+  expect_usage_error(nnbench("run --model-file " + path("bad.json")),
+                     "groups 5 must divide");
+}
+
+TEST_F(Cli, UnwritableOutputFailsBeforeRunningAndWritesNothing) {
+  const std::string out = path("missing-dir/out.json");
+  expect_usage_error(nnbench("run --model mnist-mlp --out " + out),
+                     "missing-dir/out.json: cannot write");
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(Cli, RunWritesAResultsFile) {
+  const std::string out = path("r.json");
+  const Outcome o = nnbench("run --model mnist-mlp --batch 8 --out " + out +
+                            kFast);
+  ASSERT_EQ(o.code, 0) << o.output;
+  const auto j = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(j["schema_version"], 1);
+  const auto& r = j["results"][0];
+  EXPECT_EQ(r["state"], "ok");
+  EXPECT_EQ(r["samples_seconds"].size(), r["stats_seconds"]["n"]);
+  EXPECT_GT(r["throughput"]["samples_per_second"].get<double>(), 0);
+  EXPECT_EQ(r["requested"]["batch"], 8);
+  EXPECT_EQ(r["effective"]["threads"], "2");
+  EXPECT_FALSE(j["environment"]["cpu_model"].get<std::string>().empty());
+  EXPECT_GT(j["peak"]["gflops"].get<double>(), 0);
+  // No temporary files left beside the output.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), {}), 1);
+}
+
+TEST_F(Cli, ExportedModelFileRunsAsTheSameModel) {
+  ASSERT_EQ(nnbench("models --export mnist-mlp --out " + path("m.json")).code,
+            0);
+  const Outcome a = nnbench("run --model mnist-mlp --batch 4 --out " +
+                            path("a.json") + kFast);
+  const Outcome b = nnbench("run --model-file " + path("m.json") +
+                            " --batch 4 --out " + path("b.json") + kFast);
+  ASSERT_EQ(a.code, 0) << a.output;
+  ASSERT_EQ(b.code, 0) << b.output;
+  auto hash = [&](const char* f) {
+    return nlohmann::json::parse(std::ifstream(path(f)))["results"][0]["model"]
+                                                                      ["hash"];
+  };
+  EXPECT_EQ(hash("a.json"), hash("b.json"));
+}
+
+TEST_F(Cli, OomIsAResultNotACrash) {
+  const std::string out = path("oom.json");
+  const Outcome o =
+      nnbench("run --model fcn-s --batch 100000000 --out " + out + kFast);
+  EXPECT_EQ(o.code, 1) << o.output;
+  const auto j = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(j["results"][0]["state"], "oom");
+}
+
+TEST_F(Cli, ModelsListsTheZoo) {
+  const Outcome o = nnbench("models");
+  EXPECT_EQ(o.code, 0);
+  for (const char* name : {"resnet-50", "googlenet", "lstm-ptb", "fcn-s"})
+    EXPECT_NE(o.output.find(name), std::string::npos) << name;
+  EXPECT_NE(o.output.find("25557032"), std::string::npos);
+}
+
+TEST_F(Cli, EnvReportsTheBlasKernelAndThreads) {
+  const Outcome o = nnbench("env --json --no-peak");
+  ASSERT_EQ(o.code, 0) << o.output;
+  const auto j = nlohmann::json::parse(o.output.substr(o.output.find('{')));
+  EXPECT_FALSE(j["environment"]["openblas_core"].get<std::string>().empty());
+  EXPECT_EQ(j["environment"]["openblas_threading"], "openmp");
+}
+
+}  // namespace

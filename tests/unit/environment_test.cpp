@@ -1,0 +1,79 @@
+#include "bench/environment.h"
+
+#include <gtest/gtest.h>
+
+namespace nnbench::bench {
+namespace {
+
+TEST(Environment, CapturesThisMachine) {
+  const Environment e = capture_environment();
+  EXPECT_FALSE(e.cpu_model.empty());
+  EXPECT_GE(e.logical_cpus, 1);
+  EXPECT_GE(e.usable_cpus, 1);
+  EXPECT_LE(e.usable_cpus, e.logical_cpus);
+  EXPECT_GE(e.physical_cores, 1);
+  EXPECT_LE(e.physical_cores, e.logical_cpus);
+  EXPECT_GT(e.memory_total_gib, 0);
+  EXPECT_LE(e.memory_available_gib, e.memory_total_gib);
+  EXPECT_FALSE(e.kernel.empty());
+  EXPECT_FALSE(e.compiler.empty());
+  // This binary links OpenBLAS (the peak calibration calls it).
+  EXPECT_FALSE(e.openblas_core.empty());
+  EXPECT_FALSE(e.openblas_threading.empty());
+  EXPECT_FALSE(e.blas_libraries.empty());
+  EXPECT_TRUE(e.libtorch_version.empty());  // the CLI fills it in
+}
+
+// The warnings are derived from the captured facts; check the two that the
+// facts alone decide, so a wrong condition shows up on any machine.
+TEST(Environment, WarningsFollowTheFacts) {
+  const Environment e = capture_environment();
+  auto mentions = [&](const std::string& word) {
+    for (const std::string& w : e.warnings) {
+      if (w.find(word) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_EQ(mentions("affinity mask"), e.usable_cpus < e.logical_cpus);
+  const auto policy = e.thread_env.find("OMP_WAIT_POLICY");
+  const bool passive =
+      policy != e.thread_env.end() && policy->second == "PASSIVE";
+  EXPECT_EQ(mentions("pthreads build"),
+            e.openblas_threading == "pthreads" && !passive);
+}
+
+TEST(Environment, JsonHasTheStructsKeys) {
+  const nlohmann::json j = to_json(capture_environment());
+  for (const char* key : {"cpu_model",
+                          "isa",
+                          "logical_cpus",
+                          "usable_cpus",
+                          "physical_cores",
+                          "memory_total_gib",
+                          "memory_available_gib",
+                          "os",
+                          "kernel",
+                          "compiler",
+                          "libtorch_version",
+                          "onednn_version",
+                          "openblas_config",
+                          "openblas_core",
+                          "openblas_threading",
+                          "blas_libraries",
+                          "thread_env",
+                          "nnbench_version",
+                          "git_revision",
+                          "fixes_applied",
+                          "warnings"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_TRUE(j["cpu_model"].is_string());
+  EXPECT_TRUE(j["logical_cpus"].is_number_integer());
+  EXPECT_TRUE(j["memory_total_gib"].is_number());
+  EXPECT_TRUE(j["isa"].is_array());
+  EXPECT_TRUE(j["thread_env"].is_object());
+  EXPECT_FALSE(j["openblas_core"].get<std::string>().empty());
+}
+
+}  // namespace
+}  // namespace nnbench::bench

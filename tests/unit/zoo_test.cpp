@@ -1,0 +1,271 @@
+// The zoo's models must match their references exactly: a wrong count
+// means a benchmark of a different network.
+#include "model/zoo/zoo.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "model/analysis.h"
+#include "model/zoo/builder.h"
+#include "util/error.h"
+
+namespace nnbench::model::zoo {
+namespace {
+
+struct Expected {
+  int64_t params;
+  Shape output;
+};
+
+// Sources of the counts:
+// - torchvision 0.14 (sum of p.numel() over parameters()): resnet-50,
+//   inception-v3 (aux_logits=False, init_weights=False).
+// - Keras 2 model.summary() of the example scripts, reproduced by hand:
+//   mnist-mlp 784*512+512 + 512*512+512 + 512*10+10; mnist-cnn 320 + 18496
+//   + 9216*128+128 + 1290; cifar10-cnn 896 + 9248 + 18496 + 36928 +
+//   2304*512+512 + 5130; imdb-fasttext 20000*50 + 51; imdb-bilstm
+//   20000*128 + 2*4*(64*(128+64)+64) + 129 (not 2,659,073 as sometimes
+//   quoted: that is 128 more than any LSTM bias convention gives);
+//   lstm-text-gen 4*(128*(57+128)+128) + 128*57+57.
+// - Caffe prototxt shapes, checked against an equivalent torch.nn module:
+//   alexnet (groups 2 in conv2/4/5), googlenet.
+// - By hand from the papers: fcn-s, fcn-r, alexnet-r (2432 + 25632 + 51264
+//   + 1024*10+10), resnet-56 (below), lstm-ptb (below).
+const std::map<std::string, Expected>& expected() {
+  static const std::map<std::string, Expected> table = {
+      {"fcn-s", {117'997'696, {26752}}},
+      {"fcn-r", {14'205'962, {10}}},
+      {"alexnet", {60'965'224, {1000}}},
+      {"alexnet-r", {89'578, {10}}},
+      {"resnet-50", {25'557'032, {1000}}},
+      // conv1+bn 432+32; stage 1: 9 x 2 x (2304+32) = 42,048; stage 2:
+      // 4608+64 + 9216+64 + 8 x 2 x (9216+64) = 162,432; stage 3: 18432+128
+      // + 36864+128 + 8 x 2 x (36864+128) = 647,424; fc 650. Option A
+      // shortcuts add nothing: 853,018.
+      {"resnet-56", {853'018, {10}}},
+      // Stem 9472 + 4160 + 110784 = 124,416; inception modules
+      // (in*c1 + in*r3 + 9*r3*c3 + in*r5 + 25*r5*c5 + in*pool_proj + biases):
+      // 3a 163,696; 3b 388,736; 4a 376,176; 4b 449,160; 4c 510,104;
+      // 4d 605,376; 4e 868,352; 5a 1,043,456; 5b 1,444,080; classifier
+      // 1,025,000. Total 6,998,552, the figure usually given for Caffe's
+      // bvlc_googlenet without its auxiliary heads.
+      {"googlenet", {6'998'552, {1000}}},
+      {"inception-v3", {23'834'568, {1000}}},
+      {"mnist-mlp", {669'706, {10}}},
+      {"mnist-cnn", {1'199'882, {10}}},
+      {"cifar10-cnn", {1'250'858, {10}}},
+      {"imdb-fasttext", {1'000'051, {1}}},
+      {"imdb-bilstm", {2'658'945, {1}}},
+      {"lstm-text-gen", {102'585, {57}}},
+      // 10000*256 + 2 x (4*256*(256+256) + 4*256) + 256*10000+10000.
+      {"lstm-ptb", {6'180'624, {32, 10000}}},
+      {"lstm-ptb-64", {6'180'624, {64, 10000}}},
+  };
+  return table;
+}
+
+// Multiply-adds of conv and linear layers only, the quantity that
+// torchvision-era tools (fvcore, ptflops) report as "FLOPs" or "MACs".
+double multiply_adds(const Model& m) {
+  const auto shapes = infer_shapes(m);
+  double macs = 0;
+  for (int i = 0; i < static_cast<int>(m.layers.size()); ++i) {
+    const Layer& l = m.layers[i];
+    const int j = layer_inputs(m, i)[0];
+    const Shape& in = j < 0 ? m.input.shape : shapes[j];
+    const double n_out = static_cast<double>(numel(shapes[i]));
+    if (l.op == Op::kConv2d)
+      macs += n_out * (in[0] / l.groups) * l.kernel[0] * l.kernel[1];
+    else if (l.op == Op::kLinear)
+      macs += n_out * in.back();
+  }
+  return macs;
+}
+
+TEST(Zoo, EveryModelIsInTheExpectedTable) {
+  const auto n = names();
+  const std::set<std::string> registered(n.begin(), n.end());
+  std::set<std::string> listed;
+  for (const auto& [name, e] : expected()) listed.insert(name);
+  EXPECT_EQ(registered, listed);
+}
+
+TEST(Zoo, NamesAreUnique) {
+  const auto n = names();
+  EXPECT_EQ(std::set<std::string>(n.begin(), n.end()).size(), n.size());
+}
+
+TEST(Zoo, ModelNameMatchesRegistryName) {
+  for (const auto& e : entries()) EXPECT_EQ(e.build().name, e.name);
+}
+
+// Error messages and model files refer to layers by name.
+TEST(Zoo, LayerNamesAreUniqueWithinEachModel) {
+  for (const auto& e : entries()) {
+    const Model m = e.build();
+    std::set<std::string> seen;
+    for (const auto& l : m.layers)
+      EXPECT_TRUE(seen.insert(l.name).second) << e.name << ": " << l.name;
+  }
+}
+
+TEST(Zoo, EveryModelIsDocumented) {
+  for (const auto& e : entries()) {
+    const Model m = e.build();
+    EXPECT_FALSE(m.study.empty()) << e.name;
+    EXPECT_FALSE(m.source.empty()) << e.name;
+    EXPECT_FALSE(m.notes.empty()) << e.name;
+  }
+}
+
+TEST(Zoo, ShapesAndExactParameterCounts) {
+  for (const auto& [name, want] : expected()) {
+    SCOPED_TRACE(name);
+    const Model m = get(name);
+    std::vector<Shape> shapes;
+    ASSERT_NO_THROW(shapes = infer_shapes(m));
+    EXPECT_EQ(shape_str(shapes.back()), shape_str(want.output));
+    const Cost c = analyze(m);
+    EXPECT_EQ(c.params, want.params);
+    EXPECT_GT(c.forward_flops, 0);
+    EXPECT_DOUBLE_EQ(c.train_flops, 3 * c.forward_flops);
+  }
+}
+
+// The loss folds the final softmax/sigmoid, so the last layer is linear.
+TEST(Zoo, OutputsAreLogits) {
+  for (const auto& e : entries()) {
+    const Model m = e.build();
+    EXPECT_EQ(m.layers.back().op, Op::kLinear) << e.name;
+  }
+}
+
+TEST(Zoo, BinaryClassifiersUseSigmoidLoss) {
+  EXPECT_EQ(get("imdb-fasttext").loss, Loss::kSigmoidBinaryCrossEntropy);
+  EXPECT_EQ(get("imdb-bilstm").loss, Loss::kSigmoidBinaryCrossEntropy);
+  EXPECT_EQ(get("lstm-ptb").loss, Loss::kSoftmaxCrossEntropy);
+}
+
+TEST(Zoo, TokenModelsTakeInt64Ids) {
+  for (const char* name : {"imdb-fasttext", "imdb-bilstm", "lstm-text-gen",
+                           "lstm-ptb", "lstm-ptb-64"}) {
+    const Model m = get(name);
+    EXPECT_EQ(m.input.dtype, DType::kInt64) << name;
+    EXPECT_GT(m.input.vocab, 0) << name;
+  }
+}
+
+// Multiply-adds equal, to the unit, what forward hooks on the torchvision
+// (or equivalent torch.nn) modules count for conv and linear layers.
+TEST(Zoo, MultiplyAddsMatchTorch) {
+  EXPECT_EQ(multiply_adds(get("resnet-50")), 4'089'184'256.0);
+  EXPECT_EQ(multiply_adds(get("inception-v3")), 5'713'216'096.0);
+  EXPECT_EQ(multiply_adds(get("alexnet")), 724'406'816.0);
+  EXPECT_EQ(multiply_adds(get("googlenet")), 1'582'671'872.0);
+}
+
+// ResNet-50 is quoted at ~4.1 GMACs, 8.2 GFLOPs at 2 FLOPs per MAC.
+// analyze() adds BN (2/element), ReLU, pooling and residual adds on top of
+// the multiply-adds: about 1% here, well inside the 10% bound, while a
+// missing stage (-25% or worse) or a wrong stride (x4) falls outside it.
+TEST(Zoo, ResNet50FlopsInKnownRange) {
+  const Cost c = analyze(get("resnet-50"));
+  EXPECT_NEAR(c.forward_flops, 8.2e9, 0.1 * 8.2e9);
+  EXPECT_GE(c.forward_flops, 2 * multiply_adds(get("resnet-50")));
+}
+
+// AlexNet is quoted at ~0.72 GMACs (Caffe's, with groups and 227 input).
+TEST(Zoo, AlexNetFlopsInKnownRange) {
+  const Cost c = analyze(get("alexnet"));
+  EXPECT_NEAR(c.forward_flops, 2 * 0.72e9, 0.1 * 2 * 0.72e9);
+}
+
+// At 227 every AlexNet pool tiles its input, so floor and ceil mode agree
+// and a backend without ceil mode still builds the reference network.
+TEST(Zoo, AlexNetPoolsAreExactAt227) {
+  Model m = get("alexnet");
+  const auto ceil_shapes = infer_shapes(m);
+  for (auto& l : m.layers) l.ceil_mode = false;
+  EXPECT_EQ(infer_shapes(m), ceil_shapes);
+}
+
+TEST(Zoo, UnknownNameThrowsListingKnownNames) {
+  try {
+    get("nope");
+    FAIL() << "expected nnbench::Error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("nope"), std::string::npos) << what;
+    EXPECT_NE(what.find("resnet-50"), std::string::npos) << what;
+    EXPECT_NE(what.find("lstm-ptb-64"), std::string::npos) << what;
+  }
+}
+
+Layer op_layer(Op op) {
+  Layer l;
+  l.op = op;
+  return l;
+}
+
+// A broken description must fail at shape inference, naming the layer.
+void expect_error_naming(const Model& m, const std::string& layer) {
+  try {
+    infer_shapes(m);
+    FAIL() << "expected nnbench::Error naming " << layer;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'" + layer + "'"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ZooErrors, ResidualChannelMismatchNamesTheAdd) {
+  Model m;
+  m.name = "broken";
+  m.input.shape = {16, 8, 8};
+  Builder b(m);
+  const int y = b.conv(-1, 32, 3, 1, 1, "widen");
+  b.add(op_layer(Op::kAdd), {y, -1}, "bad_add");
+  expect_error_naming(m, "bad_add");
+}
+
+TEST(ZooErrors, GroupsNotDividingChannelsNamesTheConv) {
+  Model m;
+  m.input.shape = {64, 8, 8};
+  Builder b(m);
+  b.groups(3).conv(-1, 96, 3, 1, 1, "bad_conv");
+  expect_error_naming(m, "bad_conv");
+}
+
+TEST(ZooErrors, ConcatSpatialMismatchNamesTheConcat) {
+  Model m;
+  m.input.shape = {16, 8, 8};
+  Builder b(m);
+  const int a = b.conv(-1, 8, 1, 1, 0);
+  const int c = b.conv(-1, 8, 3, 2, 1);  // stride 2: 4x4, not 8x8
+  b.add(op_layer(Op::kConcat), {a, c}, "bad_concat");
+  expect_error_naming(m, "bad_concat");
+}
+
+TEST(ZooErrors, InputTooSmallNamesTheFirstLayerThatCannotFit) {
+  Model m = get("alexnet");
+  m.input.shape = {3, 32, 32};  // pool2 gives 1x1, pool5 cannot fit
+  try {
+    infer_shapes(m);
+    FAIL() << "expected nnbench::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("layer '"), std::string::npos);
+  }
+}
+
+TEST(ZooErrors, TokensNeedAnEmbedding) {
+  Model m = get("lstm-ptb");
+  m.layers.erase(m.layers.begin());  // drop the embedding
+  m.layers[0].inputs = {-1};
+  expect_error_naming(m, "lstm");
+}
+
+}  // namespace
+}  // namespace nnbench::model::zoo
