@@ -56,11 +56,12 @@ int main(int argc, char** argv) {
   for (int k = 0; k < iterations; ++k) {
     const auto t = Clock::now();
     step(i++);
-    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t)
-                     .count());
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(Clock::now() - t).count());
   }
   std::sort(ms.begin(), ms.end());
-  std::printf("bare LibTorch MNIST MLP: batch %d, %d threads, median %.4f ms "
-              "over %d steps (min %.4f)\n",
-              batch, threads, ms[ms.size() / 2], iterations, ms.front());
+  std::printf(
+      "bare LibTorch MNIST MLP: batch %d, %d threads, median %.4f ms "
+      "over %d steps (min %.4f)\n",
+      batch, threads, ms[ms.size() / 2], iterations, ms.front());
 }

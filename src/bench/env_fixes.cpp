@@ -95,7 +95,16 @@ bool first_path_entry_is(const std::string& path_list, const std::string& dir) {
   return without_trailing_slashes(first) == without_trailing_slashes(dir);
 }
 
+// openblas_get_parallel() of the OpenBLAS already loaded: 2 is OpenMP, and
+// every later libblas.so.3 binds to it by soname, so nothing needs fixing.
+bool openmp_openblas_loaded() {
+  auto fn =
+      reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
+  return fn != nullptr && fn() == 2;
+}
+
 std::optional<Fix> library_path_fix() {
+  if (openmp_openblas_loaded()) return std::nullopt;
   const std::string dir = NNBENCH_OPENBLAS_DIR;
   std::error_code ec;
   if (!std::filesystem::exists(dir + "/libblas.so.3", ec)) return std::nullopt;

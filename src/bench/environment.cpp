@@ -347,11 +347,11 @@ void warn_busy_machine(const Environment& e, std::vector<std::string>& out) {
   const int others = other_runnable_threads();
   if (others < std::max(1, e.usable_cpus / 8)) return;
   out.push_back(std::to_string(others) +
-                " other threads were running when nnbench started, on " +
-                std::to_string(e.logical_cpus) +
-                " CPUs: they compete for the cores, so timings come out "
-                "slower and noisier (multi-threaded ones most). Benchmark on "
-                "an otherwise idle machine.");
+                (others == 1 ? " other thread was" : " other threads were") +
+                " running on this machine's " + std::to_string(e.logical_cpus) +
+                " CPUs as the environment was captured: they compete for the "
+                "cores, so timings come out slower and noisier, multi-threaded "
+                "ones most. Benchmark on an otherwise idle machine.");
 }
 
 void warn_governor(std::vector<std::string>& out) {

@@ -2,10 +2,9 @@
 // What machine and software a result was measured on, and what in it would
 // distort the numbers. Captured once per process, written with every result.
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace nnbench::bench {
 
@@ -20,10 +19,10 @@ struct Environment {
   std::string os;      // /etc/os-release PRETTY_NAME
   std::string kernel;  // uname -r
   std::string compiler;
-  std::string libtorch_version;  // empty without the LibTorch backend
-  std::string onednn_version;    // of the loaded libdnnl
-  std::string openblas_config;   // openblas_get_config()
-  std::string openblas_core;     // openblas_get_corename()
+  std::string libtorch_version;    // empty without the LibTorch backend
+  std::string onednn_version;      // of the loaded libdnnl
+  std::string openblas_config;     // openblas_get_config()
+  std::string openblas_core;       // openblas_get_corename()
   std::string openblas_threading;  // "sequential", "pthreads", "openmp"
   std::vector<std::string> blas_libraries;  // loaded BLAS/LAPACK .so paths
   std::map<std::string, std::string> thread_env;  // OMP_*, OPENBLAS_* ...

@@ -1,9 +1,8 @@
 #pragma once
 // The machine's measured FP32 peak, from a short SGEMM calibration through
 // the OpenMP OpenBLAS. Achieved GFLOP/s are reported as a fraction of it.
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace nnbench::bench {
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -23,10 +24,11 @@ double seconds_since(Clock::time_point t0) {
 
 double available_memory_bytes() {
   std::ifstream in("/proc/meminfo");
-  std::string key;
+  std::string line;
   double kib = 0;
-  while (in >> key >> kib)
-    if (key == "MemAvailable:") return kib * 1024.0;
+  while (std::getline(in, line))
+    if (std::sscanf(line.c_str(), "MemAvailable: %lf kB", &kib) == 1)
+      return kib * 1024.0;
   return 0;  // unknown: the check is skipped
 }
 
@@ -122,11 +124,9 @@ void finish(const model::Model& m, const RunRequest& r, const Peak& peak,
   if (peak.gflops > 0) res.peak_fraction = res.gflops / peak.gflops;
 }
 
-void run_stages(backend::Backend& b, const model::Model& m,
-                const RunRequest& r, const Peak& peak,
-                results::RunResult& res) {
-  if (r.batch <= 0)
-    throw Failure{State::kInvalidArgs, "batch must be > 0"};
+void run_stages(backend::Backend& b, const model::Model& m, const RunRequest& r,
+                const Peak& peak, results::RunResult& res) {
+  if (r.batch <= 0) throw Failure{State::kInvalidArgs, "batch must be > 0"};
   const double need = estimate_memory_bytes(m, r);
   const double have = available_memory_bytes();
   if (r.memory_check && have > 0 && need > 0.9 * have)

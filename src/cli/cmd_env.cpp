@@ -19,15 +19,15 @@ void print_text(const nlohmann::json& env, const bench::Peak& peak) {
       fmt::print("{:<22} {}\n", key, value.get<std::string>());
     } else if (value.is_array()) {
       std::string joined;
-      for (const auto& v : value) joined += (joined.empty() ? "" : ", ") +
-                                            (v.is_string() ? v.get<std::string>()
-                                                           : v.dump());
+      for (const auto& v : value)
+        joined += (joined.empty() ? "" : ", ") +
+                  (v.is_string() ? v.get<std::string>() : v.dump());
       fmt::print("{:<22} {}\n", key, joined);
     } else if (value.is_object()) {
       fmt::print("{}\n", key);
       for (const auto& [k, v] : value.items())
-        fmt::print("  {:<20} {}\n", k, v.is_string() ? v.get<std::string>()
-                                                     : v.dump());
+        fmt::print("  {:<20} {}\n", k,
+                   v.is_string() ? v.get<std::string>() : v.dump());
     } else {
       fmt::print("{:<22} {}\n", key, value.dump());
     }
@@ -43,9 +43,10 @@ int env_command(const EnvArgs& a) {
   if (a.peak) peak = bench::measure_gemm_peak(resolve_threads(a.threads, env));
   nlohmann::json j = bench::to_json(env);
   if (a.json) {
-    fmt::print("{}\n", nlohmann::json{{"environment", j},
-                                      {"peak", bench::to_json(peak)}}
-                           .dump(2));
+    fmt::print(
+        "{}\n",
+        nlohmann::json{{"environment", j}, {"peak", bench::to_json(peak)}}.dump(
+            2));
   } else {
     print_text(j, peak);
   }

@@ -40,7 +40,8 @@ int suite_command(SuiteArgs& a) {
   const bench::Environment env = capture_and_warn();
   a.request.options.threads = resolve_threads(a.request.options.threads, env);
   const bench::Peak peak = bench::measure_gemm_peak(a.request.options.threads);
-  fmt::print(stderr, "nnbench: suite {} on {} ({} threads), peak {:.0f} GFLOP/s\n",
+  fmt::print(stderr,
+             "nnbench: suite {} on {} ({} threads), peak {:.0f} GFLOP/s\n",
              suite.name, b->name(), a.request.options.threads, peak.gflops);
   std::vector<results::RunResult> runs;
   for (const auto& e : suite.entries) {

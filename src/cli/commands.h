@@ -2,7 +2,6 @@
 // One function per subcommand: `add_*` declares its options on the app and
 // returns the action to run once parsing succeeded.
 #include <CLI/CLI.hpp>
-
 #include <functional>
 
 namespace nnbench::cli {

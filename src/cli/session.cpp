@@ -36,9 +36,9 @@ void write_report(const std::string& path, const bench::Environment& env,
 }
 
 void print_progress(const results::RunResult& r) {
-  const std::string what = fmt::format(
-      "{} {} {} batch {}", r.model, r.backend,
-      backend::mode_name(r.requested.mode), r.requested.batch);
+  const std::string what =
+      fmt::format("{} {} {} batch {}", r.model, r.backend,
+                  backend::mode_name(r.requested.mode), r.requested.batch);
   if (r.state != results::State::kOk) {
     fmt::print(stderr, "  {}: {} ({})\n", what, results::state_name(r.state),
                r.message);

@@ -10,7 +10,8 @@ namespace nnbench::cli {
 
 class Table {
  public:
-  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  explicit Table(std::vector<std::string> header)
+      : header_(std::move(header)) {}
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
   // Columns padded to their widest cell; text left-aligned, numbers right.
   std::string str() const;

@@ -45,8 +45,9 @@ Shape conv_shape(const Layer& l, const Shape& in) {
   require_rank(l, in, 3, "[C,H,W]");
   require(l.out > 0 && l.groups > 0, l, "out and groups must be > 0");
   require(in[0] % l.groups == 0 && l.out % l.groups == 0, l,
-          "groups " + std::to_string(l.groups) + " must divide input channels " +
-              std::to_string(in[0]) + " and out " + std::to_string(l.out));
+          "groups " + std::to_string(l.groups) +
+              " must divide input channels " + std::to_string(in[0]) +
+              " and out " + std::to_string(l.out));
   return spatial_shape(l, in, l.out);
 }
 
@@ -87,7 +88,8 @@ Shape infer_one(const Layer& l, const std::vector<Shape>& in) {
   const Shape& x = in[0];
   switch (l.op) {
     case Op::kLinear: {
-      require(!x.empty() && l.out > 0, l, "needs out > 0 and a non-scalar input");
+      require(!x.empty() && l.out > 0, l,
+              "needs out > 0 and a non-scalar input");
       Shape y = x;
       y.back() = l.out;
       return y;
@@ -159,8 +161,8 @@ double layer_flops(const Layer& l, const std::vector<Shape>& in,
       return rows * l.out * (2.0 * in[0].back() + (l.bias ? 1 : 0));
     }
     case Op::kConv2d: {
-      const double per_out = 2.0 * (in[0][0] / l.groups) * l.kernel[0] *
-                             l.kernel[1];
+      const double per_out =
+          2.0 * (in[0][0] / l.groups) * l.kernel[0] * l.kernel[1];
       return n_out * (per_out + (l.bias ? 1 : 0));
     }
     case Op::kMaxPool2d:
@@ -254,8 +256,8 @@ std::vector<Shape> infer_shapes(const Model& m) {
                                  "or one_hot first");
     if (takes_tokens(l.op))
       require(l.vocab == m.input.vocab, l,
-              "vocab " + std::to_string(l.vocab) + " differs from input vocab " +
-                  std::to_string(m.input.vocab));
+              "vocab " + std::to_string(l.vocab) +
+                  " differs from input vocab " + std::to_string(m.input.vocab));
     shapes.push_back(infer_one(l, in));
   }
   return shapes;

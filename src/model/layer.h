@@ -16,7 +16,7 @@ enum class Op {
   kMaxPool2d,      // [C,H,W]
   kAvgPool2d,      // [C,H,W], padding counted in the divisor (Caffe, torch)
   kGlobalAvgPool,  // [C,H,W] -> [C]
-  kSeqMean,        // [T,F] -> [F]: mean over time (Keras GlobalAveragePooling1D)
+  kSeqMean,  // [T,F] -> [F]: mean over time (Keras GlobalAveragePooling1D)
   kRelu,
   kSigmoid,
   kTanh,
@@ -25,8 +25,8 @@ enum class Op {
   kLrn,  // local response normalisation across channels (Caffe AlexNet)
   kDropout,
   kFlatten,
-  kAdd,     // residual add of two inputs with equal shapes
-  kConcat,  // along the channel (first per-sample) dim
+  kAdd,              // residual add of two inputs with equal shapes
+  kConcat,           // along the channel (first per-sample) dim
   kZeroPadShortcut,  // ResNet option A: subsample by stride, zero-pad channels
   kEmbedding,        // token ids [T] -> [T,out]
   kOneHot,           // token ids [T] -> [T,vocab] floats

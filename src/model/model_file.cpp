@@ -112,8 +112,7 @@ T field(const json& j, const char* key, const std::string& where) {
   try {
     return j.at(key).get<T>();
   } catch (const json::exception& e) {
-    throw Error(where + ": field '" + key + "': wrong type (" + e.what() +
-                ")");
+    throw Error(where + ": field '" + key + "': wrong type (" + e.what() + ")");
   }
 }
 

@@ -1,8 +1,7 @@
 #pragma once
 // Model descriptions as JSON files, so users can benchmark their own models.
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "model/model.h"
 

@@ -53,22 +53,24 @@ bench::RunRequest request_from_json(const json& j) {
   o.learning_rate = j.at("learning_rate");
   o.momentum = j.at("momentum");
   const auto& w = j.at("warmup");
-  r.warmup = {w.at("min_iterations"), w.at("min_seconds"),
-              w.at("max_seconds")};
+  r.warmup = {w.at("min_iterations"), w.at("min_seconds"), w.at("max_seconds")};
   const auto& s = j.at("stop");
-  r.stop = {s.at("min_iterations"), s.at("min_seconds"),
-            s.at("max_iterations"), s.at("max_seconds"),
-            s.at("max_relative_ci")};
+  r.stop = {s.at("min_iterations"), s.at("min_seconds"), s.at("max_iterations"),
+            s.at("max_seconds"), s.at("max_relative_ci")};
   r.distinct_batches = j.at("distinct_batches");
   r.memory_check = j.at("memory_check");
   return r;
 }
 
 json stats_json(const bench::Summary& s) {
-  return {{"n", s.n},           {"median", s.median},
-          {"mean", s.mean},     {"stddev", s.stddev},
-          {"cv", s.cv},         {"min", s.min},
-          {"max", s.max},       {"median_ci95_lo", s.median_ci95.lo},
+  return {{"n", s.n},
+          {"median", s.median},
+          {"mean", s.mean},
+          {"stddev", s.stddev},
+          {"cv", s.cv},
+          {"min", s.min},
+          {"max", s.max},
+          {"median_ci95_lo", s.median_ci95.lo},
           {"median_ci95_hi", s.median_ci95.hi}};
 }
 
@@ -127,8 +129,9 @@ json to_json(const RunResult& r) {
        {{"samples_per_second", r.samples_per_second},
         {"gflops", r.gflops},
         {"peak_fraction", r.peak_fraction}}},
-      {"loss", {{"first", finite_or_null(r.first_loss)},
-                {"last", finite_or_null(r.last_loss)}}},
+      {"loss",
+       {{"first", finite_or_null(r.first_loss)},
+        {"last", finite_or_null(r.last_loss)}}},
   };
 }
 

@@ -1,10 +1,9 @@
 #pragma once
 // Results are plain data; reporters (results/json.h, cli/table.h) write them.
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bench/run_config.h"
 #include "bench/statistics.h"

@@ -3,11 +3,14 @@
 // training on a fixed synthetic batch lowers the loss; the harness measures.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "backend/registry.h"
 #include "bench/runner.h"
 #include "data/synthetic.h"
 #include "model/analysis.h"
 #include "model/zoo/zoo.h"
+#include "util/error.h"
 
 namespace nnbench {
 namespace {
@@ -115,9 +118,9 @@ TEST(Runner, MeasuresTrainingAndInference) {
 
 TEST(Runner, BatchTooLargeForMemoryIsAnOomResult) {
   auto b = backend::make_backend("torch");
-  const auto r = bench::run(*b, model::zoo::get("fcn-s"),
-                            tiny_request(backend::Mode::kTrain, 50000000),
-                            bench::Peak{});
+  const auto r =
+      bench::run(*b, model::zoo::get("fcn-s"),
+                 tiny_request(backend::Mode::kTrain, 50000000), bench::Peak{});
   EXPECT_EQ(r.state, results::State::kOom);
   EXPECT_NE(r.message.find("GiB"), std::string::npos);
 }

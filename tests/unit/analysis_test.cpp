@@ -1,7 +1,8 @@
 // Shape inference rules that the zoo relies on, checked on tiny models.
+#include "model/analysis.h"
+
 #include <gtest/gtest.h>
 
-#include "model/analysis.h"
 #include "model/zoo/builder.h"
 #include "util/error.h"
 

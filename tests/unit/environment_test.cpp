@@ -1,6 +1,9 @@
 #include "bench/environment.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "bench/env_fixes.h"
 
 namespace nnbench::bench {
 namespace {
@@ -73,6 +76,36 @@ TEST(Environment, JsonHasTheStructsKeys) {
   EXPECT_TRUE(j["isa"].is_array());
   EXPECT_TRUE(j["thread_env"].is_object());
   EXPECT_FALSE(j["openblas_core"].get<std::string>().empty());
+}
+
+// The re-executed child learns its fixes from the environment; these paths
+// never exec (NNBENCH_ENV_FIXED stops it), so they are safe in a test.
+TEST(EnvironmentFixes, ChildReadsBackTheFixesApplied) {
+  char arg0[] = "nnbench";
+  char* argv[] = {arg0, nullptr};
+  setenv("NNBENCH_ENV_FIXED", "1", 1);
+  setenv("NNBENCH_ENV_FIXES", "first fix;second fix", 1);
+  const std::vector<std::string> expected = {"first fix", "second fix"};
+  EXPECT_EQ(apply_environment_fixes(argv), expected);
+  EXPECT_EQ(environment_fixes(), expected);
+  EXPECT_EQ(capture_environment().fixes_applied, expected);
+  setenv("NNBENCH_ENV_FIXES", "", 1);
+  EXPECT_TRUE(apply_environment_fixes(argv).empty());
+  EXPECT_TRUE(environment_fixes().empty());
+  unsetenv("NNBENCH_ENV_FIXED");
+  unsetenv("NNBENCH_ENV_FIXES");
+}
+
+TEST(EnvironmentFixes, DisabledByTheUser) {
+  char arg0[] = "nnbench";
+  char* argv[] = {arg0, nullptr};
+  setenv("NNBENCH_NO_ENV_FIXES", "1", 1);
+  setenv("NNBENCH_ENV_FIXED", "1", 1);
+  setenv("NNBENCH_ENV_FIXES", "a fix", 1);
+  EXPECT_TRUE(apply_environment_fixes(argv).empty());
+  unsetenv("NNBENCH_NO_ENV_FIXES");
+  unsetenv("NNBENCH_ENV_FIXED");
+  unsetenv("NNBENCH_ENV_FIXES");
 }
 
 }  // namespace

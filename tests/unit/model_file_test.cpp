@@ -1,12 +1,13 @@
 // Model files: every zoo model survives a save/load round trip unchanged,
 // and malformed files fail with the file, layer and field named.
+#include "model/model_file.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "model/analysis.h"
-#include "model/model_file.h"
 #include "model/zoo/zoo.h"
 #include "util/error.h"
 
@@ -54,7 +55,8 @@ TEST(ModelFile, ErrorsNameTheProblem) {
   const auto good = to_json(zoo::get("mnist-cnn"));
   auto j = good;
   j.erase("loss");
-  EXPECT_NE(error_of(j).find("m.json: missing field 'loss'"), std::string::npos);
+  EXPECT_NE(error_of(j).find("m.json: missing field 'loss'"),
+            std::string::npos);
   j = good;
   j["layers"][0]["op"] = "conv3d";
   EXPECT_NE(error_of(j).find("layers[0]: field 'op': unknown op 'conv3d'"),

@@ -1,6 +1,7 @@
 #include "bench/peak.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 namespace nnbench::bench {
@@ -25,6 +26,20 @@ TEST(Peak, RestoresOpenBlasThreadCount) {
   openblas_set_num_threads(2);
   measure_gemm_peak(1, 64, 1);
   EXPECT_EQ(openblas_get_num_threads(), 2);
+}
+
+// The OpenMP OpenBLAS sets OpenMP's thread count along with its own, which
+// would change LibTorch's pool behind its back. Checked only where OpenMP is
+// loaded (the pthreads OpenBLAS does not bring it).
+TEST(Peak, RestoresOpenMpThreadCount) {
+  auto get =
+      reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  auto set = reinterpret_cast<void (*)(int)>(
+      dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  if (get == nullptr || set == nullptr) GTEST_SKIP() << "OpenMP not loaded";
+  set(3);
+  measure_gemm_peak(1, 64, 1);
+  EXPECT_EQ(get(), 3);
 }
 
 TEST(Peak, RejectsNonsense) {

@@ -29,8 +29,8 @@ torch::nn::AnyModule make_module(const Layer& l, const model::Shape& in) {
               .groups(l.groups)
               .bias(l.bias)));
     case Op::kBatchNorm: {
-      auto o = torch::nn::BatchNormOptions(in[0]).eps(l.eps).momentum(
-          l.momentum);
+      auto o =
+          torch::nn::BatchNormOptions(in[0]).eps(l.eps).momentum(l.momentum);
       if (in.size() == 3)
         return torch::nn::AnyModule(torch::nn::BatchNorm2d(o));
       return torch::nn::AnyModule(torch::nn::BatchNorm1d(o));
@@ -121,16 +121,18 @@ torch::Tensor NetworkImpl::run_layer(size_t i,
   const torch::Tensor& x = in[0];
   switch (l.op) {
     case Op::kMaxPool2d:
-      return F::max_pool2d(x, F::MaxPool2dFuncOptions({l.kernel[0], l.kernel[1]})
-                                  .stride({l.stride[0], l.stride[1]})
-                                  .padding({l.pad[0], l.pad[1]})
-                                  .ceil_mode(l.ceil_mode));
+      return F::max_pool2d(x,
+                           F::MaxPool2dFuncOptions({l.kernel[0], l.kernel[1]})
+                               .stride({l.stride[0], l.stride[1]})
+                               .padding({l.pad[0], l.pad[1]})
+                               .ceil_mode(l.ceil_mode));
     case Op::kAvgPool2d:
-      return F::avg_pool2d(x, F::AvgPool2dFuncOptions({l.kernel[0], l.kernel[1]})
-                                  .stride({l.stride[0], l.stride[1]})
-                                  .padding({l.pad[0], l.pad[1]})
-                                  .ceil_mode(l.ceil_mode)
-                                  .count_include_pad(true));
+      return F::avg_pool2d(x,
+                           F::AvgPool2dFuncOptions({l.kernel[0], l.kernel[1]})
+                               .stride({l.stride[0], l.stride[1]})
+                               .padding({l.pad[0], l.pad[1]})
+                               .ceil_mode(l.ceil_mode)
+                               .count_include_pad(true));
     case Op::kGlobalAvgPool:
       return x.mean({2, 3});
     case Op::kSeqMean:
@@ -145,8 +147,9 @@ torch::Tensor NetworkImpl::run_layer(size_t i,
       return torch::softmax(x, -1);
     case Op::kLrn:
       return F::local_response_norm(
-          x, F::LocalResponseNormFuncOptions(l.size).alpha(l.alpha).beta(
-                 l.beta).k(l.k));
+          x,
+          F::LocalResponseNormFuncOptions(l.size).alpha(l.alpha).beta(l.beta).k(
+              l.k));
     case Op::kFlatten:
       return x.flatten(1);
     case Op::kAdd:

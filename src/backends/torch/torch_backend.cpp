@@ -117,14 +117,15 @@ class TorchExecutable : public backend::Executable {
   }
 
   std::map<std::string, std::string> effective() const override {
-    return {{"device", device_.str()},
-            {"threads", std::to_string(torch::get_num_threads())},
-            {"interop_threads", std::to_string(torch::get_num_interop_threads())},
-            {"precision", "fp32"},
-            {"layout", "NCHW (LibTorch default)"},
-            {"optimizer", "SGD lr " + std::to_string(options_.learning_rate) +
-                              " momentum " + std::to_string(options_.momentum)},
-            {"parameters", std::to_string(count_parameters())}};
+    return {
+        {"device", device_.str()},
+        {"threads", std::to_string(torch::get_num_threads())},
+        {"interop_threads", std::to_string(torch::get_num_interop_threads())},
+        {"precision", "fp32"},
+        {"layout", "NCHW (LibTorch default)"},
+        {"optimizer", "SGD lr " + std::to_string(options_.learning_rate) +
+                          " momentum " + std::to_string(options_.momentum)},
+        {"parameters", std::to_string(count_parameters())}};
   }
 
  private:
