@@ -1,10 +1,13 @@
 #include "bench/env_fixes.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -95,16 +98,29 @@ bool first_path_entry_is(const std::string& path_list, const std::string& dir) {
   return without_trailing_slashes(first) == without_trailing_slashes(dir);
 }
 
-// openblas_get_parallel() of the OpenBLAS already loaded: 2 is OpenMP, and
-// every later libblas.so.3 binds to it by soname, so nothing needs fixing.
-bool openmp_openblas_loaded() {
-  auto fn =
-      reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
-  return fn != nullptr && fn() == 2;
+// Whether any loaded library is the pthreads OpenBLAS. LibTorch reaches
+// BLAS through libblas.so.3, which the Debian alternatives point at the
+// pthreads build even when nnbench itself links the OpenMP libopenblas.so.0:
+// both copies end up loaded, so checking openblas_get_parallel() of one of
+// them is not enough.
+bool pthreads_openblas_loaded() {
+  bool found = false;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        // Loaded through the alternatives symlink: resolve it.
+        char real[PATH_MAX];
+        if (info->dlpi_name && *info->dlpi_name &&
+            realpath(info->dlpi_name, real) != nullptr &&
+            std::strstr(real, "openblas-pthread") != nullptr)
+          *static_cast<bool*>(data) = true;
+        return 0;
+      },
+      &found);
+  return found;
 }
 
 std::optional<Fix> library_path_fix() {
-  if (openmp_openblas_loaded()) return std::nullopt;
+  if (!pthreads_openblas_loaded()) return std::nullopt;
   const std::string dir = NNBENCH_OPENBLAS_DIR;
   std::error_code ec;
   if (!std::filesystem::exists(dir + "/libblas.so.3", ec)) return std::nullopt;

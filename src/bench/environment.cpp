@@ -284,7 +284,13 @@ void warn_openblas_core(const Environment& e, std::vector<std::string>& out) {
 }
 
 void warn_pthreads_blas(const Environment& e, std::vector<std::string>& out) {
-  if (e.openblas_threading != "pthreads") return;
+  // Any pthreads OpenBLAS counts: LibTorch calls libblas.so.3, which may be
+  // the pthreads build while nnbench's own libopenblas.so.0 is OpenMP.
+  const bool pthreads_loaded = std::any_of(
+      e.blas_libraries.begin(), e.blas_libraries.end(), [](const auto& p) {
+        return p.find("openblas-pthread") != std::string::npos;
+      });
+  if (e.openblas_threading != "pthreads" && !pthreads_loaded) return;
   // The documented mitigation: OpenMP threads then sleep instead of spinning.
   const auto policy = e.thread_env.find("OMP_WAIT_POLICY");
   if (policy != e.thread_env.end() && lower(policy->second) == "passive") {

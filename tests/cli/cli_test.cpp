@@ -164,6 +164,12 @@ TEST_F(Cli, EnvReportsTheBlasKernelAndThreads) {
   const auto j = nlohmann::json::parse(o.output.substr(o.output.find('{')));
   EXPECT_FALSE(j["environment"]["openblas_core"].get<std::string>().empty());
   EXPECT_EQ(j["environment"]["openblas_threading"], "openmp");
+  // LibTorch's libblas.so.3 too: no pthreads OpenBLAS may be loaded, or
+  // its threads fight LibTorch's OpenMP pool.
+  for (const auto& lib : j["environment"]["blas_libraries"])
+    EXPECT_EQ(lib.get<std::string>().find("openblas-pthread"),
+              std::string::npos)
+        << lib;
 }
 
 }  // namespace
