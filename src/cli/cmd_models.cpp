@@ -32,7 +32,7 @@ int list_models(bool as_json) {
     const model::Model m = e.build();
     const model::Cost c = model::analyze(m);
     t.add({m.name, m.study, input_str(m), std::to_string(c.params),
-           fmt::format("{:.4f}", c.forward_flops / 1e9)});
+           fmt::format("{:.4g}", c.forward_flops / 1e9)});
     j.push_back({{"name", m.name},
                  {"study", m.study},
                  {"source", m.source},
