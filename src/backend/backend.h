@@ -64,8 +64,21 @@ class Executable {
   virtual void synchronize() = 0;
   // What actually runs: threads, device, precision, optimizer ...
   virtual std::map<std::string, std::string> effective() const = 0;
+
+  // Inspection for verification (nnbench verify, conformance tests), never
+  // on a timed path. Host copies, float32, batch first.
+  // Output of the last infer() or train_step().
+  virtual Tensor output() = 0;
+  // Parameters by canonical name (model/params.h), current values.
+  virtual std::map<std::string, Tensor> parameters() = 0;
+  // Gradients of the last train_step, by canonical name.
+  virtual std::map<std::string, Tensor> gradients() = 0;
 };
 
+// Every backend starts from model::init_params(model, options.seed): the
+// same initial weights everywhere, so backends can be checked against the
+// reference. Dropout draws its masks from each backend's own generator;
+// verification therefore runs models with dropout disabled.
 class Backend {
  public:
   virtual ~Backend() = default;

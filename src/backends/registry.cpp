@@ -1,24 +1,51 @@
 #include "backend/registry.h"
 
 #include "util/error.h"
+#ifdef NNBENCH_WITH_REFERENCE
+#include "backends/reference/reference_backend.h"
+#endif
 #ifdef NNBENCH_WITH_TORCH
 #include "backends/torch/torch_backend.h"
 #endif
+#ifdef NNBENCH_WITH_ONEDNN
+#include "backends/onednn/onednn_backend.h"
+#endif
 
 namespace nnbench::backend {
+namespace {
+
+struct Entry {
+  const char* name;
+  std::unique_ptr<Backend> (*make)();
+};
+
+// The explicit list of built backends; the reference comes first.
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> list = {
+#ifdef NNBENCH_WITH_REFERENCE
+      {"reference", backends::reference::make_backend},
+#endif
+#ifdef NNBENCH_WITH_TORCH
+      {"torch", backends::torch_backend::make_backend},
+#endif
+#ifdef NNBENCH_WITH_ONEDNN
+      {"onednn", backends::onednn::make_backend},
+#endif
+  };
+  return list;
+}
+
+}  // namespace
 
 std::vector<std::string> backend_names() {
   std::vector<std::string> names;
-#ifdef NNBENCH_WITH_TORCH
-  names.push_back("torch");
-#endif
+  for (const auto& e : entries()) names.push_back(e.name);
   return names;
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& name) {
-#ifdef NNBENCH_WITH_TORCH
-  if (name == "torch") return backends::torch_backend::make_backend();
-#endif
+  for (const auto& e : entries())
+    if (name == e.name) return e.make();
   std::string known;
   for (const auto& n : backend_names()) known += " " + n;
   throw Error("unknown backend '" + name + "'; built backends:" + known);

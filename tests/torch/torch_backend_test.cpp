@@ -9,6 +9,7 @@
 #include "bench/runner.h"
 #include "data/synthetic.h"
 #include "model/analysis.h"
+#include "model/params.h"
 #include "model/zoo/zoo.h"
 #include "util/error.h"
 
@@ -35,6 +36,35 @@ TEST(TorchBackend, EveryZooModelMatchesItsDescriptionAndSteps) {
     exe->infer(0);
     exe->synchronize();
   }
+}
+
+TEST(TorchBackend, StartsFromTheDescriptionsInitialWeights) {
+  auto b = backend::make_backend("torch");
+  for (const char* name : {"resnet-56", "imdb-bilstm", "lstm-ptb"}) {
+    SCOPED_TRACE(name);
+    const model::Model m = model::zoo::get(name);
+    backend::Options o = small_options();
+    o.seed = 11;
+    auto params = b->compile(m, o)->parameters();
+    const auto want = model::init_params(m, 11);
+    ASSERT_EQ(params.size(), want.size());
+    for (const auto& p : want) {
+      ASSERT_TRUE(params.count(p.spec.name)) << p.spec.name;
+      EXPECT_EQ(params[p.spec.name].shape, p.spec.shape) << p.spec.name;
+      EXPECT_EQ(params[p.spec.name].f, p.data) << p.spec.name;
+    }
+  }
+}
+
+TEST(TorchBackend, GradientsCoverEveryParameter) {
+  auto b = backend::make_backend("torch");
+  const model::Model m = model::zoo::get("imdb-bilstm");
+  auto exe = b->compile(m, small_options());
+  exe->load_batches({data::synthetic_batch(m, 3, 1)});
+  exe->train_step(0);
+  const auto grads = exe->gradients();
+  EXPECT_EQ(grads.size(), model::param_specs(m).size());
+  EXPECT_EQ(exe->output().shape, (std::vector<int64_t>{3, 1}));
 }
 
 TEST(TorchBackend, TrainingOnAFixedBatchLowersTheLoss) {

@@ -69,7 +69,9 @@ TEST(Analysis, MismatchesNameTheLayer) {
   zoo::Builder b(m);
   const int a = b.conv(-1, 4, 3, 1, 1, "left");
   const int c = b.conv(-1, 5, 3, 1, 1, "right");
-  b.add(Layer{.name = "", .op = Op::kAdd}, {a, c}, "sum");
+  Layer sum;
+  sum.op = Op::kAdd;
+  b.add(sum, {a, c}, "sum");
   try {
     infer_shapes(m);
     FAIL() << "no error";

@@ -1,6 +1,8 @@
 #include "backends/torch/network.h"
 
 #include "model/analysis.h"
+#include "model/params.h"
+#include "util/error.h"
 
 namespace nnbench::backends::torch_backend {
 namespace {
@@ -83,6 +85,46 @@ NetworkImpl::NetworkImpl(const model::Model& m) : model_(m) {
     if (!modules_.back().is_empty())
       register_module(module_name(l, i), modules_.back().ptr());
     if (l.op == Op::kLstm) register_module(module_name(l, i), lstms_.back());
+  }
+  map_canonical();
+}
+
+namespace {
+
+// PyTorch's name for a canonical parameter suffix of a layer.
+std::string torch_name(const std::string& suffix) {
+  if (suffix == "weight" || suffix == "bias") return suffix;
+  // l<k>[_reverse].w_ih -> weight_ih_l<k>[_reverse]
+  const auto dot = suffix.find('.');
+  const std::string where = suffix.substr(1, dot - 1),
+                    what = suffix.substr(dot + 1);
+  const std::string kind = what[0] == 'w' ? "weight" : "bias";
+  return kind + what.substr(1) + "_l" + where;
+}
+
+}  // namespace
+
+void NetworkImpl::map_canonical() {
+  for (const auto& spec : model::param_specs(model_)) {
+    const Layer& l = model_.layers[spec.layer];
+    const std::string suffix = spec.name.substr(l.name.size() + 1);
+    auto& owner =
+        l.op == Op::kLstm ? *lstms_[spec.layer] : *modules_[spec.layer].ptr();
+    torch::Tensor* t = owner.named_parameters(false).find(torch_name(suffix));
+    if (t == nullptr)
+      throw Error("torch backend: no parameter for " + spec.name);
+    canonical_.emplace_back(spec.name, *t);
+  }
+}
+
+void NetworkImpl::load_initial(uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  const auto values = model::init_params(model_, seed);
+  for (size_t i = 0; i < values.size(); ++i) {
+    auto& dst = canonical_[i].second;
+    const auto src = torch::from_blob(const_cast<float*>(values[i].data.data()),
+                                      dst.sizes(), torch::kFloat32);
+    dst.copy_(src);
   }
 }
 

@@ -17,15 +17,24 @@ class NetworkImpl : public torch::nn::Module {
   // Parameters that the optimizer updates (excludes the frozen second LSTM
   // bias under the one-bias convention).
   std::vector<torch::Tensor> trainable_parameters();
+  // Parameters under their canonical names (model/params.h), in
+  // param_specs order.
+  const std::vector<std::pair<std::string, torch::Tensor>>& canonical() const {
+    return canonical_;
+  }
+  // Copies model::init_params values into the parameters.
+  void load_initial(uint64_t seed);
 
  private:
   torch::Tensor run_layer(size_t i, const std::vector<torch::Tensor>& in);
   torch::Tensor lstm_forward(size_t i, const torch::Tensor& x);
+  void map_canonical();
 
   model::Model model_;
   std::vector<std::vector<int>> inputs_;
   std::vector<torch::nn::AnyModule> modules_;  // empty for stateless layers
   std::vector<torch::nn::LSTM> lstms_;         // indexed like layers
+  std::vector<std::pair<std::string, torch::Tensor>> canonical_;
 };
 TORCH_MODULE(Network);
 

@@ -58,6 +58,14 @@ torch::Tensor to_tensor(const backend::Tensor& t, torch::Device device) {
       .to(device, false, true);
 }
 
+backend::Tensor to_host(const torch::Tensor& t) {
+  const auto c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  backend::Tensor out;
+  out.shape.assign(c.sizes().begin(), c.sizes().end());
+  out.f.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+  return out;
+}
+
 class TorchExecutable : public backend::Executable {
  public:
   TorchExecutable(const model::Model& m, const Options& o)
@@ -65,8 +73,9 @@ class TorchExecutable : public backend::Executable {
     if (o.precision != "fp32")
       throw backend::Unimplemented("precision " + o.precision +
                                    " (the LibTorch backend runs fp32)");
-    torch::manual_seed(o.seed);
+    torch::manual_seed(o.seed);  // dropout masks
     net_ = Network(m);
+    net_->load_initial(o.seed);
     net_->to(device_);
     optimizer_ = std::make_unique<torch::optim::SGD>(
         net_->trainable_parameters(),
@@ -101,7 +110,8 @@ class TorchExecutable : public backend::Executable {
     translate_errors([&] {
       set_training(true);
       optimizer_->zero_grad();
-      loss_ = compute_loss(net_->forward(inputs_.at(batch)), labels_[batch]);
+      output_ = net_->forward(inputs_.at(batch));
+      loss_ = compute_loss(output_, labels_[batch]);
       loss_.backward();
       optimizer_->step();
       return 0;
@@ -114,6 +124,21 @@ class TorchExecutable : public backend::Executable {
 
   void synchronize() override {
     if (device_.is_cuda()) torch::cuda::synchronize();
+  }
+
+  backend::Tensor output() override { return to_host(output_); }
+
+  std::map<std::string, backend::Tensor> parameters() override {
+    std::map<std::string, backend::Tensor> out;
+    for (const auto& [name, t] : net_->canonical()) out[name] = to_host(t);
+    return out;
+  }
+
+  std::map<std::string, backend::Tensor> gradients() override {
+    std::map<std::string, backend::Tensor> out;
+    for (const auto& [name, t] : net_->canonical())
+      if (t.grad().defined()) out[name] = to_host(t.grad());
+    return out;
   }
 
   std::map<std::string, std::string> effective() const override {
