@@ -165,17 +165,36 @@ double estimate_memory_bytes(const model::Model& m, const RunRequest& r) {
   return weights + acts + data;
 }
 
-results::RunResult run(backend::Backend& b, const model::Model& m,
-                       const RunRequest& r, const Peak& peak) {
+namespace {
+
+results::RunResult describe(backend::Backend& b, const model::Model& m,
+                            const RunRequest& r) {
   results::RunResult res;
   res.model = m.name;
   res.requested = r;
   res.backend = b.name();
   res.backend_version = b.version();
   res.first_loss = res.last_loss = std::nan("");
+  res.model_hash = model::model_hash(m);
+  res.cost = model::analyze(m);
+  return res;
+}
+
+}  // namespace
+
+results::RunResult failed_result(backend::Backend& b, const model::Model& m,
+                                 const RunRequest& r, results::State state,
+                                 const std::string& message) {
+  results::RunResult res = describe(b, m, r);
+  res.state = state;
+  res.message = message;
+  return res;
+}
+
+results::RunResult run(backend::Backend& b, const model::Model& m,
+                       const RunRequest& r, const Peak& peak) {
+  results::RunResult res = describe(b, m, r);
   try {
-    res.model_hash = model::model_hash(m);
-    res.cost = model::analyze(m);
     run_stages(b, m, r, peak, res);
   } catch (const Failure& f) {
     res.state = f.state;

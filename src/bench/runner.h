@@ -14,6 +14,13 @@ namespace nnbench::bench {
 results::RunResult run(backend::Backend& backend, const model::Model& m,
                        const RunRequest& request, const Peak& peak);
 
+// A result that was not measured, with its state and why.
+results::RunResult failed_result(backend::Backend& backend,
+                                 const model::Model& m,
+                                 const RunRequest& request,
+                                 results::State state,
+                                 const std::string& message);
+
 // Bytes a run is estimated to need: weights, gradients and optimizer state,
 // plus activations kept for the backward pass and the input batches.
 double estimate_memory_bytes(const model::Model& m, const RunRequest& r);

@@ -3,6 +3,7 @@
 
 #include "backend/registry.h"
 #include "bench/runner.h"
+#include "bench/verify.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -19,13 +20,41 @@ namespace {
 struct RunArgs {
   std::string model, model_file, mode = "train", out;
   bench::RunRequest request;
+  bool verify = false;
 };
 
+// Verification against the reference before measuring: a backend that
+// computes a different function gets no timing recorded.
+results::RunResult verify_then_run(backend::Backend& b, const model::Model& m,
+                                   const bench::RunRequest& r,
+                                   const bench::Peak& peak) {
+  auto oracle = backend::make_backend("reference");
+  bench::VerifyOptions vo;
+  vo.batch = std::min<int64_t>(r.batch, 4);
+  vo.seed = r.options.seed;
+  vo.threads = r.options.threads;
+  vo.precision = r.options.precision;
+  const bench::Verification v = bench::verify(*oracle, b, m, vo);
+  fmt::print(stderr, "nnbench: verify {} against {}: {}{}\n", b.name(),
+             oracle->name(), bench::verdict_name(v.verdict),
+             v.message.empty() ? "" : " (" + v.message + ")");
+  results::RunResult res;
+  if (v.verdict == bench::Verdict::kPass) {
+    res = bench::run(b, m, r, peak);
+  } else {
+    res = bench::failed_result(
+        b, m, r,
+        v.verdict == bench::Verdict::kUnimplemented
+            ? results::State::kUnimplemented
+            : results::State::kFailed,
+        "verification against the reference failed: " + v.message);
+  }
+  res.verification = bench::to_json(v);
+  return res;
+}
+
 int run_command(RunArgs& a) {
-  if (a.model.empty() == a.model_file.empty())
-    throw Error("give exactly one of --model NAME or --model-file FILE");
-  const model::Model m = a.model.empty() ? model::load_model_file(a.model_file)
-                                         : model::zoo::get(a.model);
+  const model::Model m = resolve_model(a.model, a.model_file);
   a.request.mode = backend::mode_from_name(a.mode);
   auto b = backend::make_backend(a.request.backend);
   if (!a.out.empty()) util::check_writable(a.out);
@@ -33,7 +62,8 @@ int run_command(RunArgs& a) {
   const bench::Environment env = capture_and_warn();
   a.request.options.threads = resolve_threads(a.request.options.threads, env);
   const bench::Peak peak = bench::measure_gemm_peak(a.request.options.threads);
-  const auto r = bench::run(*b, m, a.request, peak);
+  const auto r = a.verify ? verify_then_run(*b, m, a.request, peak)
+                          : bench::run(*b, m, a.request, peak);
   print_progress(r);
   fmt::print("{}", results_table({r}));
   if (!a.out.empty()) write_report(a.out, env, peak, {r});
@@ -55,6 +85,9 @@ Action add_run(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--out", a->out, "Write the results as JSON to this file");
+  app.add_flag("--verify", a->verify,
+               "First check the backend against the reference on a small "
+               "batch; record no timing if it fails");
   add_measurement_options(app, a->request);
   return [a] { return run_command(*a); };
 }

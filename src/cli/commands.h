@@ -12,5 +12,6 @@ Action add_run(CLI::App& app);
 Action add_suite(CLI::App& app);
 Action add_models(CLI::App& app);
 Action add_env(CLI::App& app);
+Action add_verify(CLI::App& app);
 
 }  // namespace nnbench::cli

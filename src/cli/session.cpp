@@ -3,9 +3,18 @@
 #include <fmt/core.h>
 
 #include "backend/registry.h"
+#include "model/model_file.h"
+#include "model/zoo/zoo.h"
 #include "util/atomic_file.h"
+#include "util/error.h"
 
 namespace nnbench::cli {
+
+model::Model resolve_model(const std::string& name, const std::string& file) {
+  if (name.empty() == file.empty())
+    throw Error("give exactly one of --model NAME or --model-file FILE");
+  return name.empty() ? model::load_model_file(file) : model::zoo::get(name);
+}
 
 bench::Environment capture_and_warn() {
   bench::Environment env = bench::capture_environment();

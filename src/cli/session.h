@@ -6,9 +6,13 @@
 
 #include "bench/environment.h"
 #include "bench/peak.h"
+#include "model/model.h"
 #include "results/result.h"
 
 namespace nnbench::cli {
+
+// The model named by --model or read from --model-file (exactly one).
+model::Model resolve_model(const std::string& name, const std::string& file);
 
 // Captures the environment (with the LibTorch version when built) and
 // prints its warnings to stderr.

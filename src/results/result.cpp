@@ -161,6 +161,7 @@ RunResult run_result_from_json(const json& j) {
   r.peak_fraction = t.at("peak_fraction");
   r.first_loss = number_or_nan(j.at("loss").at("first"));
   r.last_loss = number_or_nan(j.at("loss").at("last"));
+  r.verification = j.value("verification", nlohmann::json());
   return r;
 }
 

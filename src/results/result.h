@@ -40,6 +40,9 @@ struct RunResult {
   double gflops = 0;  // train: training FLOPs; infer: forward FLOPs
   double peak_fraction = 0;
   double first_loss = 0, last_loss = 0;  // train only
+  // bench::to_json(Verification) when the run was asked to verify first;
+  // null otherwise.
+  nlohmann::json verification;
 };
 
 nlohmann::json to_json(const RunResult& r);

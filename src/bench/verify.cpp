@@ -1,0 +1,168 @@
+#include "bench/verify.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "data/synthetic.h"
+#include "util/error.h"
+
+namespace nnbench::bench {
+namespace {
+
+// Everything verification compares, from one backend.
+struct Observed {
+  backend::Tensor infer_output, train_output;
+  double loss = 0;
+  std::map<std::string, backend::Tensor> gradients, parameters;
+};
+
+Observed observe(backend::Backend& b, const model::Model& m,
+                 const backend::Batch& batch, const VerifyOptions& vo,
+                 const std::string& precision) {
+  backend::Options o;
+  o.seed = vo.seed;
+  o.threads = vo.threads;
+  o.precision = precision;
+  auto exe = b.compile(m, o);
+  exe->load_batches({batch});
+  Observed obs;
+  exe->infer(0);
+  exe->synchronize();
+  obs.infer_output = exe->output();
+  exe->train_step(0);
+  exe->synchronize();
+  obs.loss = exe->last_loss();
+  obs.train_output = exe->output();
+  obs.gradients = exe->gradients();
+  obs.parameters = exe->parameters();
+  return obs;
+}
+
+void check(Verification& v, const std::string& what, double error,
+           double tolerance) {
+  v.checks.push_back({what, error, tolerance, error <= tolerance});
+}
+
+void check_tensor(Verification& v, const std::string& what,
+                  const backend::Tensor* got, const backend::Tensor& want,
+                  double tolerance) {
+  if (got == nullptr || got->shape != want.shape) {
+    check(v, what + (got ? " (shape differs)" : " (missing)"), INFINITY,
+          tolerance);
+    return;
+  }
+  check(v, what, max_relative_error(*got, want), tolerance);
+}
+
+void check_maps(Verification& v, const std::string& kind,
+                const std::map<std::string, backend::Tensor>& got,
+                const std::map<std::string, backend::Tensor>& want,
+                double tolerance) {
+  for (const auto& [name, w] : want) {
+    const auto it = got.find(name);
+    check_tensor(v, kind + " " + name, it == got.end() ? nullptr : &it->second,
+                 w, tolerance);
+  }
+}
+
+void compare(Verification& v, const Observed& got, const Observed& want) {
+  const Tolerances t = tolerances_for(v.precision);
+  check_tensor(v, "output (infer)", &got.infer_output, want.infer_output,
+               t.output);
+  check_tensor(v, "output (train)", &got.train_output, want.train_output,
+               t.output);
+  const double loss_error =
+      std::isfinite(got.loss)
+          ? std::abs(got.loss - want.loss) / std::max(std::abs(want.loss), 1e-6)
+          : INFINITY;
+  check(v, "loss", loss_error, t.loss);
+  check_maps(v, "gradient", got.gradients, want.gradients, t.gradient);
+  check_maps(v, "parameter", got.parameters, want.parameters, t.parameter);
+}
+
+void conclude(Verification& v) {
+  const TensorCheck* worst = nullptr;
+  for (const auto& c : v.checks)
+    if (!c.pass && (!worst || !(c.error <= worst->error))) worst = &c;
+  v.verdict = worst ? Verdict::kFail : Verdict::kPass;
+  if (worst)
+    v.message = worst->what + ": error " + std::to_string(worst->error) +
+                " > tolerance " + std::to_string(worst->tolerance);
+}
+
+}  // namespace
+
+double max_relative_error(const backend::Tensor& got,
+                          const backend::Tensor& want) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < want.f.size() && i < got.f.size(); ++i) {
+    const double d = std::abs(double(got.f[i]) - double(want.f[i]));
+    diff = std::isnan(d) ? INFINITY : std::max(diff, d);
+    scale = std::max(scale, std::abs(double(want.f[i])));
+  }
+  if (got.f.size() != want.f.size()) return INFINITY;
+  return diff / std::max(scale, 1e-6);
+}
+
+Tolerances tolerances_for(const std::string& precision) {
+  if (precision == "bf16") return {5e-2, 5e-2, 5e-2, 5e-2};
+  return {1e-4, 1e-4, 1e-3, 1e-3};
+}
+
+std::string verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::kPass:
+      return "PASS";
+    case Verdict::kFail:
+      return "FAIL";
+    default:
+      return "UNIMPLEMENTED";
+  }
+}
+
+model::Model without_dropout(const model::Model& m) {
+  model::Model out = m;
+  for (auto& l : out.layers)
+    if (l.op == model::Op::kDropout) l.p = 0;
+  return out;
+}
+
+Verification verify(backend::Backend& oracle, backend::Backend& candidate,
+                    const model::Model& m, const VerifyOptions& vo) {
+  Verification v;
+  v.model = m.name;
+  v.oracle = oracle.name();
+  v.candidate = candidate.name();
+  v.precision = vo.precision;
+  v.batch = vo.batch;
+  const model::Model plain = without_dropout(m);
+  const backend::Batch batch = data::synthetic_batch(plain, vo.batch, vo.seed);
+  Observed got;
+  try {
+    got = observe(candidate, plain, batch, vo, vo.precision);
+  } catch (const backend::Unimplemented& e) {
+    v.verdict = Verdict::kUnimplemented;
+    v.message = e.what();
+    return v;
+  }
+  compare(v, got, observe(oracle, plain, batch, vo, "fp32"));
+  conclude(v);
+  return v;
+}
+
+nlohmann::json to_json(const Verification& v) {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const auto& c : v.checks)
+    checks.push_back(
+        {{"tensor", c.what},
+         {"max_relative_error",
+          std::isfinite(c.error) ? nlohmann::json(c.error) : nlohmann::json()},
+         {"tolerance", c.tolerance},
+         {"pass", c.pass}});
+  return {{"model", v.model},       {"oracle", v.oracle},
+          {"backend", v.candidate}, {"precision", v.precision},
+          {"batch", v.batch},       {"verdict", verdict_name(v.verdict)},
+          {"message", v.message},   {"checks", checks}};
+}
+
+}  // namespace nnbench::bench

@@ -1,0 +1,60 @@
+#pragma once
+// Same weights, same function: runs one batch through an oracle backend
+// (the reference) and a candidate, and compares outputs, loss, parameter
+// gradients after one training step, and parameters after the update.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "model/model.h"
+
+namespace nnbench::bench {
+
+// Error of a tensor: max |a - b| / max(max |b|, 1e-6), b the oracle's. It is
+// relative to the tensor's scale, so elements near zero (most gradients)
+// do not inflate it the way an elementwise relative error would.
+double max_relative_error(const backend::Tensor& got,
+                          const backend::Tensor& want);
+
+struct Tolerances {
+  double output = 0, loss = 0, gradient = 0, parameter = 0;
+};
+// fp32: outputs and loss 1e-4, gradients and updated parameters 1e-3 (sums
+// over many terms in another order); bf16: 5e-2 for all (8-bit mantissa).
+Tolerances tolerances_for(const std::string& precision);
+
+struct TensorCheck {
+  std::string what;  // "output (infer)", "loss", "gradient <name>", ...
+  double error = 0, tolerance = 0;
+  bool pass = false;
+};
+
+enum class Verdict { kPass, kFail, kUnimplemented };
+std::string verdict_name(Verdict v);
+
+struct Verification {
+  std::string model, oracle, candidate, precision;
+  int64_t batch = 0;
+  Verdict verdict = Verdict::kPass;
+  std::string message;  // the worst failing check, or why unimplemented
+  std::vector<TensorCheck> checks;
+};
+
+struct VerifyOptions {
+  int64_t batch = 4;
+  uint64_t seed = 1;
+  int threads = 0;
+  std::string precision = "fp32";  // of the candidate; the oracle runs fp32
+};
+
+// Dropout masks come from each backend's own generator, so verification
+// runs a copy of the model with every dropout probability set to 0.
+model::Model without_dropout(const model::Model& m);
+
+Verification verify(backend::Backend& oracle, backend::Backend& candidate,
+                    const model::Model& m, const VerifyOptions& options);
+
+nlohmann::json to_json(const Verification& v);
+
+}  // namespace nnbench::bench

@@ -1,0 +1,106 @@
+// `nnbench verify`: every built backend against the reference on one batch.
+#include <fmt/core.h>
+
+#include <sstream>
+
+#include "backend/registry.h"
+#include "bench/verify.h"
+#include "cli/app.h"
+#include "cli/commands.h"
+#include "cli/session.h"
+#include "cli/table.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace nnbench::cli {
+namespace {
+
+struct VerifyArgs {
+  std::string model, model_file, backends, out;
+  bench::VerifyOptions options;
+  bool verbose = false;
+};
+
+std::vector<std::string> candidates(const std::string& list) {
+  std::vector<std::string> out;
+  if (list.empty()) {
+    for (const auto& n : backend::backend_names())
+      if (n != "reference") out.push_back(n);
+    return out;
+  }
+  std::stringstream in(list);
+  for (std::string n; std::getline(in, n, ',');) {
+    backend::make_backend(n);  // unknown names are usage errors
+    out.push_back(n);
+  }
+  return out;
+}
+
+// The largest error of each kind of check, so a PASS shows its margin.
+void print_verification(const bench::Verification& v, bool verbose) {
+  fmt::print("{} vs {}: {} {} batch {}: {}{}\n", v.candidate, v.oracle, v.model,
+             v.precision, v.batch, bench::verdict_name(v.verdict),
+             v.message.empty() ? "" : " (" + v.message + ")");
+  Table t({"check", "max rel error", "tolerance", "result"});
+  std::map<std::string, const bench::TensorCheck*> worst;
+  for (const auto& c : v.checks) {
+    const std::string kind = c.what.substr(0, c.what.find(' '));
+    if (verbose || !c.pass) {
+      t.add({c.what, fmt::format("{:.3g}", c.error),
+             fmt::format("{:.0e}", c.tolerance), c.pass ? "pass" : "FAIL"});
+    } else if (!worst[kind] || c.error > worst[kind]->error) {
+      worst[kind] = &c;
+    }
+  }
+  for (const auto& [kind, c] : worst)
+    t.add({"max over " + kind + "s (" + c->what + ")",
+           fmt::format("{:.3g}", c->error), fmt::format("{:.0e}", c->tolerance),
+           "pass"});
+  if (!v.checks.empty()) fmt::print("{}", t.str());
+}
+
+int verify_command(VerifyArgs& a) {
+  const model::Model m = resolve_model(a.model, a.model_file);
+  a.options.threads =
+      resolve_threads(a.options.threads, bench::capture_environment());
+  const auto names = candidates(a.backends);
+  if (!a.out.empty()) util::check_writable(a.out);
+  auto oracle = backend::make_backend("reference");
+  nlohmann::json all = nlohmann::json::array();
+  bool failed = false;
+  for (const auto& name : names) {
+    auto candidate = backend::make_backend(name);
+    const auto v = bench::verify(*oracle, *candidate, m, a.options);
+    print_verification(v, a.verbose);
+    failed |= v.verdict == bench::Verdict::kFail;
+    all.push_back(bench::to_json(v));
+  }
+  if (!a.out.empty()) util::write_file_atomically(a.out, all.dump(2) + "\n");
+  return failed ? kExitRunNotOk : kExitOk;
+}
+
+}  // namespace
+
+Action add_verify(CLI::App& app) {
+  auto a = std::make_shared<VerifyArgs>();
+  app.add_option("--model", a->model, "Zoo model name");
+  app.add_option("--model-file", a->model_file, "Model description (JSON)");
+  app.add_option("--backends", a->backends,
+                 "Comma-separated backends to check (default: every built "
+                 "backend but the reference)");
+  app.add_option("--batch", a->options.batch, "Batch size")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--precision", a->options.precision,
+                 "Precision of the checked backends (fp32, bf16)")
+      ->capture_default_str();
+  app.add_option("--seed", a->options.seed, "Seed for weights and data")
+      ->capture_default_str();
+  app.add_option("--threads", a->options.threads, "Threads (0: all usable)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--verbose", a->verbose, "List every checked tensor");
+  app.add_option("--out", a->out, "Write the verification as JSON");
+  return [a] { return verify_command(*a); };
+}
+
+}  // namespace nnbench::cli

@@ -1,0 +1,58 @@
+// The comparison arithmetic of verification, on hand-made tensors.
+#include "bench/verify.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/zoo/zoo.h"
+
+namespace nnbench::bench {
+namespace {
+
+backend::Tensor t(std::vector<float> v) {
+  backend::Tensor x;
+  x.shape = {static_cast<int64_t>(v.size())};
+  x.f = std::move(v);
+  return x;
+}
+
+TEST(Verify, ErrorIsRelativeToTheTensorsScale) {
+  // Largest difference 0.1 against a largest magnitude of 4.
+  EXPECT_DOUBLE_EQ(max_relative_error(t({1.0f, 4.1f}), t({1.0f, 4.0f})),
+                   double(4.1f - 4.0f) / 4.0);
+  // Tiny elements do not blow it up the way an elementwise ratio would.
+  EXPECT_LT(max_relative_error(t({1e-9f, 2.0f}), t({2e-9f, 2.0f})), 1e-8);
+  EXPECT_EQ(max_relative_error(t({1, 2}), t({1, 2})), 0.0);
+}
+
+TEST(Verify, NanAndSizeMismatchAreInfinite) {
+  EXPECT_TRUE(std::isinf(max_relative_error(t({NAN}), t({1}))));
+  EXPECT_TRUE(std::isinf(max_relative_error(t({1}), t({1, 2}))));
+}
+
+TEST(Verify, Bf16IsLooserThanFp32) {
+  const auto f = tolerances_for("fp32"), b = tolerances_for("bf16");
+  EXPECT_LT(f.output, b.output);
+  EXPECT_LT(f.gradient, b.gradient);
+  EXPECT_LE(f.output, 1e-4);
+}
+
+TEST(Verify, WithoutDropoutZeroesEveryDropoutOnly) {
+  const model::Model m = model::zoo::get("mnist-cnn");
+  const model::Model plain = without_dropout(m);
+  int dropouts = 0;
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    if (m.layers[i].op == model::Op::kDropout) {
+      ++dropouts;
+      EXPECT_GT(m.layers[i].p, 0);
+      EXPECT_EQ(plain.layers[i].p, 0);
+    } else {
+      EXPECT_EQ(plain.layers[i].p, m.layers[i].p);
+    }
+  }
+  EXPECT_EQ(dropouts, 2);
+}
+
+}  // namespace
+}  // namespace nnbench::bench
