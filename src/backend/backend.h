@@ -23,9 +23,25 @@ struct Options {
   int threads = 0;  // 0: the harness resolves it to the usable CPUs
   uint64_t seed = 1;
   std::string precision = "fp32";
-  double learning_rate = 0.01;  // SGD with momentum is the default optimizer
+  // The optimizer, with PyTorch's semantics and parameter names:
+  // "sgd" (momentum, nesterov, weight_decay), "adam" (beta1, beta2, eps),
+  // "rmsprop" (alpha, eps, momentum), "adadelta" (rho, eps; learning_rate
+  // scales the update, 1.0 in the paper). A backend without one throws
+  // Unimplemented naming it.
+  std::string optimizer = "sgd";
+  double learning_rate = 0.01;
   double momentum = 0.9;
+  bool nesterov = false;
+  double weight_decay = 0;
+  double beta1 = 0.9, beta2 = 0.999;
+  double alpha = 0.99;  // rmsprop smoothing constant
+  double rho = 0.9;     // adadelta decay
+  double eps = 1e-8;
 };
+
+// Throws Unimplemented unless `o` asks for plain SGD with momentum, for
+// backends that implement only that.
+void require_plain_sgd(const Options& o, const std::string& backend);
 
 // A host-side batch with the batch dimension first. Float inputs fill `f`,
 // token ids and class labels fill `i`.
@@ -60,6 +76,10 @@ class Executable {
   virtual void train_step(int batch) = 0;
   // Loss of the last train_step (may wait for the device).
   virtual double last_loss() = 0;
+  // Learning-rate schedules call this between steps.
+  virtual void set_learning_rate(double lr) {
+    throw Unimplemented("learning-rate schedules (set_learning_rate)");
+  }
   // Returns when all submitted work has finished.
   virtual void synchronize() = 0;
   // What actually runs: threads, device, precision, optimizer ...

@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
   actions[suite] = add_suite(*suite);
   auto* models = app.add_subcommand("models", "List the model zoo");
   actions[models] = add_models(*models);
+  auto* train = app.add_subcommand(
+      "train", "Train on real data: time to accuracy, whole runs, cost");
+  actions[train] = add_train(*train);
   auto* verify = app.add_subcommand(
       "verify", "Check backends against the reference on the same batch");
   actions[verify] = add_verify(*verify);

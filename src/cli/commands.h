@@ -13,5 +13,6 @@ Action add_suite(CLI::App& app);
 Action add_models(CLI::App& app);
 Action add_env(CLI::App& app);
 Action add_verify(CLI::App& app);
+Action add_train(CLI::App& app);
 
 }  // namespace nnbench::cli

@@ -7,9 +7,35 @@
 #include "util/error.h"
 
 namespace nnbench::results {
-namespace {
-
 using nlohmann::json;
+
+json optimizer_json(const backend::Options& o) {
+  return {{"name", o.optimizer},
+          {"learning_rate", o.learning_rate},
+          {"momentum", o.momentum},
+          {"nesterov", o.nesterov},
+          {"weight_decay", o.weight_decay},
+          {"beta1", o.beta1},
+          {"beta2", o.beta2},
+          {"alpha", o.alpha},
+          {"rho", o.rho},
+          {"eps", o.eps}};
+}
+
+void optimizer_from_json(const json& j, backend::Options& o) {
+  o.optimizer = j.at("name");
+  o.learning_rate = j.at("learning_rate");
+  o.momentum = j.at("momentum");
+  o.nesterov = j.at("nesterov");
+  o.weight_decay = j.at("weight_decay");
+  o.beta1 = j.at("beta1");
+  o.beta2 = j.at("beta2");
+  o.alpha = j.at("alpha");
+  o.rho = j.at("rho");
+  o.eps = j.at("eps");
+}
+
+namespace {
 
 constexpr std::array<const char*, 5> kStateNames = {
     "ok", "oom", "unimplemented", "invalid_args", "failed"};
@@ -23,8 +49,7 @@ json request_json(const bench::RunRequest& r) {
           {"threads", o.threads},
           {"seed", o.seed},
           {"precision", o.precision},
-          {"learning_rate", o.learning_rate},
-          {"momentum", o.momentum},
+          {"optimizer", optimizer_json(o)},
           {"warmup",
            {{"min_iterations", r.warmup.min_iterations},
             {"min_seconds", r.warmup.min_seconds},
@@ -50,8 +75,7 @@ bench::RunRequest request_from_json(const json& j) {
   o.threads = j.at("threads");
   o.seed = j.at("seed");
   o.precision = j.at("precision");
-  o.learning_rate = j.at("learning_rate");
-  o.momentum = j.at("momentum");
+  optimizer_from_json(j.at("optimizer"), o);
   const auto& w = j.at("warmup");
   r.warmup = {w.at("min_iterations"), w.at("min_seconds"), w.at("max_seconds")};
   const auto& s = j.at("stop");

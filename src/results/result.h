@@ -45,6 +45,9 @@ struct RunResult {
   nlohmann::json verification;
 };
 
+nlohmann::json optimizer_json(const backend::Options& o);
+void optimizer_from_json(const nlohmann::json& j, backend::Options& o);
+
 nlohmann::json to_json(const RunResult& r);
 RunResult run_result_from_json(const nlohmann::json& j);
 

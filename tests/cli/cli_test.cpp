@@ -173,3 +173,49 @@ TEST_F(Cli, EnvReportsTheBlasKernelAndThreads) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(Cli, TrainOneEpochOnFashionMnistWritesEverything) {
+  const Outcome o = nnbench(
+      "train --task fashion-mnist-mlp --epochs 1 --threads 2 --latency "
+      "--latency-items 200 --price-per-hour 1.5 --out " +
+      path("t.json") + " --dawnbench " + dir_.string() + " --mllog " +
+      path("log.txt"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  const auto j = nlohmann::json::parse(std::ifstream(path("t.json")));
+  const auto& run = j["runs"][0];
+  EXPECT_EQ(run["state"], "completed");
+  ASSERT_EQ(run["epochs"].size(), 1u);
+  // One epoch of the MLP on real data learns something: well above 10 %.
+  EXPECT_GT(run["epochs"][0]["val_accuracy"].get<double>(), 0.7);
+  EXPECT_EQ(run["latency"]["items"], 200);
+  EXPECT_GT(j["costs"]["train_usd"].get<double>(), 0);
+  EXPECT_EQ(j["dataset"]["train_size"], 60000);
+  std::ifstream tsv(path("fashion-mnist-mlp.tsv"));
+  std::string header;
+  std::getline(tsv, header);
+  EXPECT_EQ(header, "epoch\thours\ttop1Accuracy");
+  EXPECT_TRUE(fs::exists(path("fashion-mnist-mlp.json")));
+  std::ifstream log(path("log.txt"));
+  std::string first;
+  std::getline(log, first);
+  EXPECT_EQ(first.rfind(":::MLLOG {", 0), 0u) << first;
+}
+
+TEST_F(Cli, TrainRejectsBadTargetsAndTasks) {
+  expect_usage_error(nnbench("train --task fashion-mnist-92 --target 1.5"),
+                     "--target");
+  expect_usage_error(nnbench("train --task fashion-mnist-92 --target 0"),
+                     "(0, 1]");
+  expect_usage_error(nnbench("train --task imagenet"), "unknown task");
+}
+
+TEST_F(Cli, TrainWithMissingDataNamesThePath) {
+  const Outcome o =
+      nnbench("train --task keras-mnist-mlp --data " + path("no-such-dir"));
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("no-such-dir"), std::string::npos) << o.output;
+}
+
+}  // namespace

@@ -4,6 +4,7 @@
 #include <torch/version.h>
 
 #include "backends/torch/network.h"
+#include "backends/torch/optimizer.h"
 #include "util/error.h"
 
 namespace nnbench::backends::torch_backend {
@@ -77,9 +78,7 @@ class TorchExecutable : public backend::Executable {
     net_ = Network(m);
     net_->load_initial(o.seed);
     net_->to(device_);
-    optimizer_ = std::make_unique<torch::optim::SGD>(
-        net_->trainable_parameters(),
-        torch::optim::SGDOptions(o.learning_rate).momentum(o.momentum));
+    optimizer_ = make_optimizer(net_->trainable_parameters(), o);
   }
 
   void load_batches(const std::vector<Batch>& batches) override {
@@ -122,6 +121,10 @@ class TorchExecutable : public backend::Executable {
     return loss_.defined() ? loss_.item<double>() : std::nan("");
   }
 
+  void set_learning_rate(double lr) override {
+    for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
+  }
+
   void synchronize() override {
     if (device_.is_cuda()) torch::cuda::synchronize();
   }
@@ -148,8 +151,7 @@ class TorchExecutable : public backend::Executable {
         {"interop_threads", std::to_string(torch::get_num_interop_threads())},
         {"precision", "fp32"},
         {"layout", "NCHW (LibTorch default)"},
-        {"optimizer", "SGD lr " + std::to_string(options_.learning_rate) +
-                          " momentum " + std::to_string(options_.momentum)},
+        {"optimizer", describe_optimizer(options_)},
         {"parameters", std::to_string(count_parameters())}};
   }
 
@@ -178,7 +180,7 @@ class TorchExecutable : public backend::Executable {
   Options options_;
   torch::Device device_;
   Network net_{nullptr};
-  std::unique_ptr<torch::optim::SGD> optimizer_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::vector<torch::Tensor> inputs_, labels_;
   torch::Tensor output_, loss_;
   bool training_ = true;

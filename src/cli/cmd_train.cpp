@@ -1,0 +1,165 @@
+// `nnbench train`: whole training runs on real data: time-to-accuracy with
+// DAWNBench's rules and MLPerf's seed aggregation, fixed-epoch runs, cost,
+// inference latency, and DAWNBench / MLLOG exports.
+#include <fmt/core.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "backend/registry.h"
+#include "cli/app.h"
+#include "cli/commands.h"
+#include "cli/session.h"
+#include "cli/train_report.h"
+#include "train/aggregate.h"
+#include "train/exports.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace nnbench::cli {
+namespace {
+
+struct TrainArgs {
+  std::string task, backend = "torch", data, out, dawnbench_dir, mllog_file;
+  std::string instance, prices = cost::default_catalog_path();
+  double price_per_hour = 0;
+  int seeds = 1;
+  uint64_t seed = 1;
+  bool list = false;
+  train::TrainOptions options;
+};
+
+int list_tasks() {
+  for (const auto& t : train::tasks())
+    fmt::print("{:<22} {} [{}]\n", t.name, t.description, t.dataset);
+  return kExitOk;
+}
+
+std::optional<cost::Price> resolve_price(const TrainArgs& a) {
+  if (a.price_per_hour > 0)
+    return cost::Price{a.price_per_hour, "--price-per-hour"};
+  if (a.instance.empty()) return std::nullopt;
+  const auto catalog = cost::load_catalog(a.prices);
+  return cost::instance_price(cost::find_instance(catalog, a.instance),
+                              a.options.threads);
+}
+
+void check_outputs(const TrainArgs& a) {
+  if (!a.out.empty()) util::check_writable(a.out);
+  if (!a.mllog_file.empty()) util::check_writable(a.mllog_file);
+  if (!a.dawnbench_dir.empty())
+    util::check_writable(a.dawnbench_dir + "/" + a.task + ".json");
+}
+
+void write_exports(const TrainArgs& a, const std::vector<train::TrainRun>& runs,
+                   const bench::Environment& env,
+                   const std::optional<cost::Price>& price) {
+  if (!a.mllog_file.empty()) {
+    std::string text;
+    for (const auto& r : runs) text += train::mllog(r);
+    util::write_file_atomically(a.mllog_file, text);
+  }
+  if (a.dawnbench_dir.empty()) return;
+  const auto& r = runs.front();
+  const std::string base = a.dawnbench_dir + "/" + a.task;
+  const std::string hw =
+      fmt::format("{} ({} threads)", env.cpu_model, a.options.threads);
+  util::write_file_atomically(
+      base + ".json",
+      train::dawnbench_entry(r, hw, price ? &*price : nullptr).dump(2) + "\n");
+  util::write_file_atomically(base + ".tsv", train::dawnbench_tsv(r));
+}
+
+int train_command(TrainArgs& a) {
+  if (a.list) return list_tasks();
+  if (a.task.empty()) throw Error("--task is required (see --list)");
+  if (a.options.target == 0)
+    throw Error("--target must be a validation accuracy in (0, 1]");
+  const train::Task& task = train::task(a.task);
+  auto b = backend::make_backend(a.backend);
+  check_outputs(a);
+  const bench::Environment env = capture_and_warn();
+  a.options.threads = resolve_threads(a.options.threads, env);
+  const auto price = resolve_price(a);
+  const auto t0 = std::chrono::steady_clock::now();
+  data::DatasetOptions dopt;
+  dopt.seq_len = task.seq_len;
+  const data::Dataset d = data::load_dataset(task.dataset, a.data, dopt);
+  const double load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  fmt::print(stderr, "nnbench: {} ({} train, {} test) loaded in {:.2f} s\n",
+             d.name, d.train.size, d.test.size, load_seconds);
+  std::vector<train::TrainRun> runs;
+  for (uint64_t seed : train::seeds_for(a.seed, a.seeds)) {
+    train::TrainOptions o = a.options;
+    o.seed = seed;
+    runs.push_back(train::train_task(*b, task, d, o));
+    print_run(runs.back());
+  }
+  const auto agg = train::aggregate(runs);
+  print_summary(runs, agg, price);
+  if (!a.out.empty())
+    util::write_file_atomically(
+        a.out,
+        train_report(task, d, load_seconds, env, runs, agg, price).dump(2) +
+            "\n");
+  write_exports(a, runs, env, price);
+  for (const auto& r : runs)
+    if (r.state == "failed" || r.state == "unimplemented" || r.state == "oom")
+      return kExitRunNotOk;
+  return kExitOk;
+}
+
+}  // namespace
+
+Action add_train(CLI::App& app) {
+  auto a = std::make_shared<TrainArgs>();
+  auto& o = a->options;
+  app.add_option("--task", a->task, "Task name (see --list)");
+  app.add_flag("--list", a->list, "List the tasks");
+  app.add_option("--backend", a->backend, "Backend")->capture_default_str();
+  app.add_option("--data", a->data,
+                 "Dataset directory or file (Fashion-MNIST defaults to the "
+                 "Debian package's files)");
+  app.add_option("--seeds", a->seeds,
+                 "Runs with distinct seeds (MLPerf "
+                 "aggregation from 3)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--seed", a->seed, "Base seed")->capture_default_str();
+  app.add_option("--epochs", o.epochs, "Override the task's epoch budget")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--target", o.target,
+                 "Override the target validation accuracy, in (0, 1]")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--max-time", o.max_seconds,
+                 "Training-time budget in seconds (then not_converged)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--include-eval-time", o.include_eval_time,
+               "Count evaluation time as training time (DAWNBench excludes "
+               "it by default)");
+  app.add_option("--threads", o.threads, "Threads (0: all usable)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--precision", o.precision, "fp32 or bf16")
+      ->capture_default_str();
+  app.add_flag("--latency", o.latency,
+               "Measure batch-1 inference latency on the trained model over "
+               "the validation set");
+  app.add_option("--latency-items", o.latency_items,
+                 "Limit the latency measurement to this many items");
+  app.add_option("--instance", a->instance,
+                 "Price the run as this catalog instance");
+  app.add_option("--price-per-hour", a->price_per_hour,
+                 "Price the run at this many dollars per hour")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--prices", a->prices, "Price catalog file")
+      ->capture_default_str();
+  app.add_option("--out", a->out, "Write the runs as JSON");
+  app.add_option("--dawnbench", a->dawnbench_dir,
+                 "Write DAWNBench entry files <task>.json and <task>.tsv here");
+  app.add_option("--mllog", a->mllog_file, "Write :::MLLOG lines here");
+  return [a] { return train_command(*a); };
+}
+
+}  // namespace nnbench::cli

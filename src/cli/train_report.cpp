@@ -1,0 +1,135 @@
+#include "cli/train_report.h"
+
+#include <fmt/core.h>
+
+#include "cli/table.h"
+#include "results/result.h"
+
+namespace nnbench::cli {
+namespace {
+
+std::string pct(double x) { return fmt::format("{:.2f}", x * 100); }
+
+double latency_mean(const train::TrainRun& r) {
+  return r.latency.is_null() ? 0 : r.latency["mean_seconds"].get<double>();
+}
+
+// Costs of the aggregate time-to-train (or the first run's training time
+// for fixed-epoch tasks) and of the first run's measured latency.
+std::optional<cost::Costs> run_costs(const std::vector<train::TrainRun>& runs,
+                                     const train::Aggregate& agg,
+                                     const std::optional<cost::Price>& price) {
+  if (!price || runs.empty()) return std::nullopt;
+  const double train_seconds =
+      agg.valid ? agg.mean_time_to_target : runs.front().total_train_seconds;
+  return cost::costs(*price, train_seconds, latency_mean(runs.front()));
+}
+
+nlohmann::json task_json(const train::Task& t) {
+  return {{"name", t.name},
+          {"source", t.source},
+          {"dataset", t.dataset},
+          {"model", t.model},
+          {"batch", t.batch},
+          {"eval_batch", t.eval_batch},
+          {"optimizer", results::optimizer_json(t.optimizer)},
+          {"schedule",
+           {{"kind", t.schedule.kind},
+            {"lr", t.schedule.lr},
+            {"gamma", t.schedule.gamma},
+            {"step_epochs", t.schedule.step_epochs},
+            {"warmup_fraction", t.schedule.warmup_fraction},
+            {"final_fraction", t.schedule.final_fraction}}},
+          {"target", t.target},
+          {"epochs", t.epochs},
+          {"augment", t.augment}};
+}
+
+}  // namespace
+
+void print_run(const train::TrainRun& r) {
+  fmt::print("{} on {} (seed {}): {}{}\n", r.task, r.backend, r.seed, r.state,
+             r.message.empty() ? "" : " (" + r.message + ")");
+  Table t({"epoch", "lr", "train s", "epoch s", "data wait s", "loss", "acc %",
+           "val loss", "val acc %", "eval s"});
+  for (const auto& e : r.epochs)
+    t.add({std::to_string(e.epoch), fmt::format("{:.4g}", e.lr),
+           fmt::format("{:.2f}", e.train_seconds),
+           fmt::format("{:.2f}", e.epoch_seconds),
+           fmt::format("{:.3f}", e.data_wait_seconds),
+           fmt::format("{:.4f}", e.loss), pct(e.accuracy),
+           fmt::format("{:.4f}", e.val_loss), pct(e.val_accuracy),
+           fmt::format("{:.2f}", e.eval_seconds)});
+  if (!r.epochs.empty()) fmt::print("{}", t.str());
+  if (r.state == "converged")
+    fmt::print(
+        "time to {}%: {:.2f} s of training (init {:.2f} s and "
+        "evaluation {:.2f} s not counted)\n",
+        pct(r.target), r.time_to_target, r.init_seconds, r.total_eval_seconds);
+  if (!r.latency.is_null())
+    fmt::print(
+        "latency, batch 1, {} items: mean {:.3f} ms, p50 {:.3f}, p90 "
+        "{:.3f}, p99 {:.3f}; accuracy {}%\n",
+        r.latency["items"].get<int64_t>(),
+        r.latency["mean_seconds"].get<double>() * 1e3,
+        r.latency["p50_seconds"].get<double>() * 1e3,
+        r.latency["p90_seconds"].get<double>() * 1e3,
+        r.latency["p99_seconds"].get<double>() * 1e3,
+        pct(r.latency["accuracy"].get<double>()));
+}
+
+void print_summary(const std::vector<train::TrainRun>& runs,
+                   const train::Aggregate& agg,
+                   const std::optional<cost::Price>& price) {
+  if (runs.size() > 1 || runs.front().target > 0) {
+    if (agg.valid)
+      fmt::print(
+          "time to target over {} runs (MLPerf: fastest and slowest "
+          "dropped when >= 3): {:.2f} s\n",
+          agg.runs, agg.mean_time_to_target);
+    else
+      fmt::print("time to target: invalid ({})\n", agg.reason);
+  }
+  if (auto c = run_costs(runs, agg, price)) {
+    fmt::print("cost at ${:.4f}/h [{}]: training ${:.6f}",
+               c->price.usd_per_hour, c->price.source, c->train_usd);
+    if (latency_mean(runs.front()) > 0)
+      fmt::print(", 10,000 inferences ${:.6f}", c->usd_per_10k_inferences);
+    fmt::print("\n");
+  }
+}
+
+nlohmann::json train_report(const train::Task& task, const data::Dataset& d,
+                            double load_seconds, const bench::Environment& env,
+                            const std::vector<train::TrainRun>& runs,
+                            const train::Aggregate& agg,
+                            const std::optional<cost::Price>& price) {
+  nlohmann::json jr = nlohmann::json::array();
+  for (const auto& r : runs) jr.push_back(train::to_json(r));
+  nlohmann::json out = {
+      {"schema_version", results::kSchemaVersion},
+      {"kind", "train"},
+      {"created_utc", results::utc_now_iso8601()},
+      {"environment", bench::to_json(env)},
+      {"task", task_json(task)},
+      {"dataset",
+       {{"name", d.name},
+        {"source", d.source},
+        {"train_size", d.train.size},
+        {"test_size", d.test.size},
+        {"normalisation", d.normalisation},
+        {"load_seconds", load_seconds}}},
+      {"runs", jr},
+      {"aggregate",
+       {{"valid", agg.valid},
+        {"reason", agg.reason},
+        {"runs", agg.runs},
+        {"converged", agg.converged},
+        {"mean_time_to_target_seconds", agg.mean_time_to_target},
+        {"kept_seeds", agg.kept_seeds},
+        {"dropped_seeds", agg.dropped_seeds}}}};
+  if (auto c = run_costs(runs, agg, price)) out["costs"] = cost::to_json(*c);
+  return out;
+}
+
+}  // namespace nnbench::cli

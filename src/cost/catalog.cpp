@@ -1,0 +1,95 @@
+#include "cost/catalog.h"
+
+#include <fmt/core.h>
+
+#include <fstream>
+
+#include "util/error.h"
+
+#ifndef NNBENCH_DATA_DIR
+#define NNBENCH_DATA_DIR "data"
+#endif
+
+namespace nnbench::cost {
+namespace {
+
+Instance parse(const nlohmann::json& j, const std::string& where) {
+  Instance i;
+  try {
+    i.name = j.at("name");
+    i.provider = j.at("provider");
+    i.vcpus = j.at("vcpus");
+    i.gpus = j.at("gpus");
+    i.usd_per_hour = j.at("usd_per_hour");
+    i.pricing = j.at("pricing");
+    i.date = j.at("date");
+    i.source = j.at("source");
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(where + ": " + e.what());
+  }
+  if (i.usd_per_hour <= 0) throw Error(where + ": usd_per_hour must be > 0");
+  return i;
+}
+
+}  // namespace
+
+std::string default_catalog_path() {
+  return std::string(NNBENCH_DATA_DIR) + "/prices.json";
+}
+
+std::vector<Instance> load_catalog(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot open price catalog");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(path + ": not valid JSON: " + e.what());
+  }
+  if (!j.contains("instances") || !j["instances"].is_array())
+    throw Error(path + ": missing array 'instances'");
+  std::vector<Instance> out;
+  for (size_t k = 0; k < j["instances"].size(); ++k)
+    out.push_back(parse(j["instances"][k],
+                        path + ": instances[" + std::to_string(k) + "]"));
+  return out;
+}
+
+const Instance& find_instance(const std::vector<Instance>& catalog,
+                              const std::string& name) {
+  std::string known;
+  for (const auto& i : catalog) {
+    if (i.name == name) return i;
+    known += " " + i.name;
+  }
+  throw Error("unknown instance '" + name + "'; in the catalog:" + known);
+}
+
+Price instance_price(const Instance& i, int vcpus_used) {
+  Price p{i.usd_per_hour,
+          fmt::format("{} ({}, {} {}, ${:.3f}/h): {}", i.name, i.provider,
+                      i.pricing, i.date, i.usd_per_hour, i.source)};
+  if (vcpus_used > 0 && i.gpus == 0 && i.vcpus > 0 && vcpus_used < i.vcpus) {
+    p.usd_per_hour = i.usd_per_hour * vcpus_used / i.vcpus;
+    p.source += fmt::format("; scaled to {} of {} vCPUs", vcpus_used, i.vcpus);
+  }
+  return p;
+}
+
+Costs costs(const Price& p, double train_seconds, double mean_latency_seconds) {
+  Costs c;
+  c.price = p;
+  c.train_usd = train_seconds / 3600.0 * p.usd_per_hour;
+  c.usd_per_10k_inferences =
+      mean_latency_seconds * 10000.0 / 3600.0 * p.usd_per_hour;
+  return c;
+}
+
+nlohmann::json to_json(const Costs& c) {
+  return {{"usd_per_hour", c.price.usd_per_hour},
+          {"price_source", c.price.source},
+          {"train_usd", c.train_usd},
+          {"usd_per_10k_inferences", c.usd_per_10k_inferences}};
+}
+
+}  // namespace nnbench::cost

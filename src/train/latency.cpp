@@ -1,0 +1,53 @@
+#include "train/latency.h"
+
+#include <chrono>
+
+#include "bench/statistics.h"
+#include "data/loader.h"
+#include "train/adapt.h"
+#include "train/trainer.h"
+
+namespace nnbench::train {
+
+Latency measure_latency(backend::Executable& exe, const data::Split& test,
+                        const model::Model& m, int64_t max_items) {
+  const bool binary = m.loss == model::Loss::kSigmoidBinaryCrossEntropy;
+  using Clock = std::chrono::steady_clock;
+  data::LoaderOptions lo;
+  lo.batch = 1;
+  lo.shuffle = false;
+  data::Loader loader(test, lo);
+  loader.start_epoch(0);
+  std::vector<double> seconds;
+  Score s;
+  while (auto item = loader.next()) {
+    reshape_inputs(*item, m);
+    exe.load_batches({*item});
+    const auto t0 = Clock::now();
+    exe.infer(0);
+    exe.synchronize();
+    seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    score(exe.output(), item->labels, binary, s);
+    if (max_items > 0 && static_cast<int64_t>(seconds.size()) >= max_items)
+      break;
+  }
+  Latency l;
+  l.items = static_cast<int64_t>(seconds.size());
+  if (l.items == 0) return l;
+  l.mean = bench::mean(seconds);
+  l.p50 = bench::quantile(seconds, 0.5);
+  l.p90 = bench::quantile(seconds, 0.9);
+  l.p99 = bench::quantile(seconds, 0.99);
+  l.max = *std::max_element(seconds.begin(), seconds.end());
+  l.accuracy = double(s.correct) / s.count;
+  return l;
+}
+
+nlohmann::json to_json(const Latency& l) {
+  return {{"items", l.items},       {"batch", 1},
+          {"mean_seconds", l.mean}, {"p50_seconds", l.p50},
+          {"p90_seconds", l.p90},   {"p99_seconds", l.p99},
+          {"max_seconds", l.max},   {"accuracy", l.accuracy}};
+}
+
+}  // namespace nnbench::train

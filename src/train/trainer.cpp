@@ -1,0 +1,246 @@
+#include "train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "data/loader.h"
+#include "model/model_file.h"
+#include "model/zoo/zoo.h"
+#include "train/adapt.h"
+#include "train/latency.h"
+#include "util/error.h"
+
+namespace nnbench::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct RunFailure {
+  std::string state, message;
+};
+
+bool binary_loss(const model::Model& m) {
+  return m.loss == model::Loss::kSigmoidBinaryCrossEntropy;
+}
+
+// Full validation set, in eval mode; returns {loss, accuracy}.
+std::pair<double, double> evaluate(backend::Executable& exe,
+                                   const data::Split& test, const Task& t,
+                                   const model::Model& m) {
+  const bool binary = binary_loss(m);
+  data::LoaderOptions lo;
+  lo.batch = t.eval_batch;
+  lo.shuffle = false;
+  data::Loader loader(test, lo);
+  loader.start_epoch(0);
+  Score s;
+  while (auto b = loader.next()) {
+    reshape_inputs(*b, m);
+    exe.load_batches({*b});
+    exe.infer(0);
+    exe.synchronize();
+    score(exe.output(), b->labels, binary, s);
+  }
+  return {s.loss_sum / s.count, double(s.correct) / s.count};
+}
+
+class Run {
+ public:
+  Run(backend::Executable& exe, const Task& t, const data::Dataset& d,
+      const TrainOptions& o, int epochs, const model::Model& m, TrainRun& r)
+      : exe_(exe),
+        t_(t),
+        d_(d),
+        o_(o),
+        epochs_(epochs),
+        r_(r),
+        m_(m),
+        binary_(binary_loss(m)),
+        start_(Clock::now()) {
+    r.start_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  }
+
+  void epoch(int e, data::Loader& loader) {
+    EpochRow row;
+    row.epoch = e + 1;
+    loader.start_epoch(e);
+    const double wait0 = loader.wait_seconds();
+    const int64_t steps = loader.batches_per_epoch();
+    Score s;
+    double loss_sum = 0;
+    int64_t n = 0;
+    const auto t0 = Clock::now();
+    while (auto b = loader.next()) {
+      row.lr = learning_rate(t_.schedule, e + double(n) / steps, epochs_);
+      exe_.set_learning_rate(row.lr);
+      reshape_inputs(*b, m_);
+      exe_.load_batches({*b});
+      exe_.train_step(0);
+      const double loss = exe_.last_loss();
+      if (!std::isfinite(loss))
+        throw RunFailure{"failed", "loss is " + std::to_string(loss) +
+                                       " in epoch " + std::to_string(e + 1)};
+      loss_sum += loss;
+      score(exe_.output(), b->labels, binary_, s);
+      ++n;
+    }
+    row.epoch_seconds = since(t0);
+    row.data_wait_seconds = loader.wait_seconds() - wait0;
+    row.loss = loss_sum / std::max<int64_t>(n, 1);
+    row.accuracy = double(s.correct) / std::max<int64_t>(s.count, 1);
+    const auto e0 = Clock::now();
+    std::tie(row.val_loss, row.val_accuracy) = evaluate(exe_, d_.test, t_, m_);
+    row.eval_seconds = since(e0);
+    r_.total_train_seconds += row.epoch_seconds;
+    r_.total_eval_seconds += row.eval_seconds;
+    row.wall_seconds = since(start_);
+    row.train_seconds = r_.total_train_seconds +
+                        (o_.include_eval_time ? r_.total_eval_seconds : 0);
+    r_.epochs.push_back(row);
+    r_.final_val_accuracy = row.val_accuracy;
+  }
+
+ private:
+  backend::Executable& exe_;
+  const Task& t_;
+  const data::Dataset& d_;
+  const TrainOptions& o_;
+  int epochs_;
+  TrainRun& r_;
+  const model::Model& m_;
+  bool binary_;
+  Clock::time_point start_;
+};
+
+void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
+                const TrainOptions& o, TrainRun& r) {
+  const model::Model m = adapt_model(model::zoo::get(t.model), d);
+  r.model = m.name;
+  r.model_hash = model::model_hash(m);
+  backend::Options bo = t.optimizer;
+  bo.seed = o.seed;
+  bo.threads = o.threads;
+  bo.precision = o.precision;
+  bo.learning_rate = learning_rate(t.schedule, 0, 1);
+  const auto t0 = Clock::now();
+  auto exe = b.compile(m, bo);
+  r.init_seconds = since(t0);
+  r.effective = exe->effective();
+  const int epochs = o.epochs > 0 ? o.epochs : t.epochs;
+  data::LoaderOptions lo;
+  lo.batch = t.batch;
+  lo.seed = o.seed;
+  lo.augment = t.augment;
+  lo.drop_last = true;  // fixed shapes: backends compile for one batch size
+  data::Loader loader(d.train, lo);
+  Run run(*exe, t, d, o, epochs, m, r);
+  r.state = r.target > 0 ? "not_converged" : "completed";
+  for (int e = 0; e < epochs; ++e) {
+    run.epoch(e, loader);
+    const EpochRow& row = r.epochs.back();
+    if (r.target > 0 && row.val_accuracy >= r.target) {
+      r.state = "converged";
+      r.time_to_target = row.train_seconds;
+      break;
+    }
+    if (o.max_seconds > 0 && row.train_seconds >= o.max_seconds) break;
+  }
+  if (o.latency)
+    r.latency = to_json(measure_latency(*exe, d.test, m, o.latency_items));
+}
+
+}  // namespace
+
+void score(const backend::Tensor& logits, const backend::Tensor& labels,
+           bool binary, Score& s) {
+  const int64_t rows = static_cast<int64_t>(labels.i.size());
+  const int64_t k = static_cast<int64_t>(logits.f.size()) / rows;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* z = logits.f.data() + r * k;
+    const int64_t y = labels.i[r];
+    if (binary) {
+      // Stable log(1 + exp(-z)) for y = 1, log(1 + exp(z)) for y = 0.
+      const double x = y ? z[0] : -z[0];
+      s.loss_sum += std::max(-x, 0.0) + std::log1p(std::exp(-std::abs(x)));
+      s.correct += (z[0] > 0) == (y == 1);
+    } else {
+      int64_t best = 0;
+      double mx = z[0];
+      for (int64_t c = 1; c < k; ++c)
+        if (z[c] > mx) mx = z[c], best = c;
+      double sum = 0;
+      for (int64_t c = 0; c < k; ++c) sum += std::exp(z[c] - mx);
+      s.loss_sum += std::log(sum) + mx - z[y];
+      s.correct += best == y;
+    }
+    ++s.count;
+  }
+}
+
+TrainRun train_task(backend::Backend& b, const Task& t, const data::Dataset& d,
+                    const TrainOptions& o) {
+  TrainRun r;
+  r.task = t.name;
+  r.backend = b.name();
+  r.backend_version = b.version();
+  r.seed = o.seed;
+  r.target = o.target >= 0 ? o.target : t.target;
+  try {
+    train_loop(b, t, d, o, r);
+  } catch (const RunFailure& f) {
+    r.state = f.state;
+    r.message = f.message;
+  } catch (const backend::Unimplemented& e) {
+    r.state = "unimplemented";
+    r.message = e.what();
+  } catch (const backend::OutOfMemory& e) {
+    r.state = "oom";
+    r.message = e.what();
+  } catch (const std::bad_alloc& e) {
+    r.state = "oom";
+    r.message = e.what();
+  }
+  return r;
+}
+
+nlohmann::json to_json(const TrainRun& r) {
+  nlohmann::json epochs = nlohmann::json::array();
+  for (const auto& e : r.epochs)
+    epochs.push_back({{"epoch", e.epoch},
+                      {"lr", e.lr},
+                      {"train_seconds", e.train_seconds},
+                      {"epoch_seconds", e.epoch_seconds},
+                      {"eval_seconds", e.eval_seconds},
+                      {"data_wait_seconds", e.data_wait_seconds},
+                      {"loss", e.loss},
+                      {"accuracy", e.accuracy},
+                      {"val_loss", e.val_loss},
+                      {"val_accuracy", e.val_accuracy},
+                      {"wall_seconds", e.wall_seconds}});
+  return {{"task", r.task},
+          {"backend", {{"name", r.backend}, {"version", r.backend_version}}},
+          {"model", {{"name", r.model}, {"hash", r.model_hash}}},
+          {"seed", r.seed},
+          {"state", r.state},
+          {"message", r.message},
+          {"target", r.target},
+          {"init_seconds", r.init_seconds},
+          {"start_unix_ms", r.start_unix_ms},
+          {"time_to_target_seconds", r.state == "converged"
+                                         ? nlohmann::json(r.time_to_target)
+                                         : nlohmann::json()},
+          {"total_train_seconds", r.total_train_seconds},
+          {"total_eval_seconds", r.total_eval_seconds},
+          {"final_val_accuracy", r.final_val_accuracy},
+          {"effective", r.effective},
+          {"latency", r.latency},
+          {"epochs", epochs}};
+}
+
+}  // namespace nnbench::train
