@@ -74,7 +74,7 @@ std::vector<Task> make_tasks() {
       "files), nnbench's tuned reference recipe";
   f.source = "nnbench recipe (docs/training.md)";
   f.dataset = "fashion-mnist";
-  f.model = "mnist-cnn";
+  f.model = "fmnist-cnn";
   f.batch = 128;
   f.optimizer = sgd(0.9, true, 5e-4);
   f.schedule = one_cycle(0.05, 0.25);

@@ -10,6 +10,7 @@ namespace nnbench::model::zoo {
 inline constexpr char kStudyCloudGpu[] = "cloud-gpu-2017";
 inline constexpr char kStudyDlbench[] = "dlbench";
 inline constexpr char kStudyCpuVsGpu[] = "cpu-vs-gpu-2017";
+inline constexpr char kStudyNnbench[] = "nnbench-recipe";
 
 // fcn.cpp
 Model fcn_s();
@@ -27,6 +28,8 @@ Model inception_v3();
 // keras_vision.cpp
 Model mnist_mlp();
 Model mnist_cnn();
+// recipes.cpp
+Model fmnist_cnn();
 Model cifar10_cnn();
 // keras_text.cpp
 Model imdb_fasttext();

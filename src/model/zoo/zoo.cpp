@@ -24,6 +24,7 @@ const std::vector<Entry>& entries() {
       {"imdb-fasttext", imdb_fasttext},
       {"imdb-bilstm", imdb_bilstm},
       {"lstm-text-gen", lstm_text_gen},
+      {"fmnist-cnn", fmnist_cnn},
   };
   return all;
 }

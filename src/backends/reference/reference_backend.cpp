@@ -1,0 +1,137 @@
+#include "backends/reference/reference_backend.h"
+
+#include <omp.h>
+
+#include <cmath>
+#include <string>
+
+#include "backends/reference/network.h"
+#include "backends/reference/sgd.h"
+#include "util/error.h"
+
+namespace nnbench::backends::reference {
+namespace {
+
+using backend::Options;
+
+void check_options(const Options& o) {
+  if (o.device.rfind("cuda", 0) == 0)
+    throw backend::Unimplemented("device " + o.device +
+                                 " (the reference backend runs on the CPU)");
+  if (o.device != "cpu")
+    throw Error("unknown device '" + o.device +
+                "'; the reference backend runs on cpu");
+  if (o.precision != "fp32")
+    throw backend::Unimplemented("precision " + o.precision +
+                                 " (the reference backend runs fp32)");
+  backend::require_plain_sgd(o, "reference");
+}
+
+Batch<float> to_batch(const backend::Batch& b) {
+  Batch<float> out;
+  if (b.input.dtype == model::DType::kFloat32) {
+    out.x.shape = b.input.shape;
+    out.x.data = b.input.f;
+  } else {
+    out.ids.shape = b.input.shape;
+    out.ids.data = b.input.i;
+  }
+  out.labels.shape = b.labels.shape;
+  out.labels.data = b.labels.i;
+  return out;
+}
+
+backend::Tensor to_host(const Tensor<float>& t) {
+  backend::Tensor out;
+  out.shape = t.shape;
+  out.f = t.data;
+  return out;
+}
+
+class ReferenceExecutable : public backend::Executable {
+ public:
+  ReferenceExecutable(const model::Model& m, const Options& o)
+      : options_(o), net_(m, o.seed), sgd_(o.learning_rate, o.momentum) {}
+
+  void load_batches(const std::vector<backend::Batch>& batches) override {
+    batches_.clear();
+    for (const auto& b : batches) batches_.push_back(to_batch(b));
+  }
+
+  void infer(int batch) override { net_.forward(batches_.at(batch), false); }
+
+  void train_step(int batch) override {
+    net_.forward(batches_.at(batch), true);
+    loss_ = net_.loss();
+    net_.backward();
+    sgd_.step(net_.params(), net_.grads());
+    stepped_ = true;
+  }
+
+  double last_loss() override { return loss_; }
+  void set_learning_rate(double lr) override {
+    sgd_.set_learning_rate(lr);
+    options_.learning_rate = lr;
+  }
+  void synchronize() override {}
+
+  backend::Tensor output() override { return to_host(net_.output()); }
+
+  std::map<std::string, backend::Tensor> parameters() override {
+    return by_name(net_.params());
+  }
+
+  // Like the LibTorch backend: none before the first train_step.
+  std::map<std::string, backend::Tensor> gradients() override {
+    if (!stepped_) return {};
+    return by_name(net_.grads());
+  }
+
+  std::map<std::string, std::string> effective() const override {
+    int64_t count = 0;
+    for (const auto& s : net_.specs()) count += Tensor<float>::count(s.shape);
+    return {{"device", "cpu"},
+            {"threads", std::to_string(omp_get_max_threads())},
+            {"precision", "fp32"},
+            {"layout", "NCHW"},
+            {"optimizer", "SGD lr " + std::to_string(options_.learning_rate) +
+                              " momentum " + std::to_string(options_.momentum)},
+            {"parameters", std::to_string(count)}};
+  }
+
+ private:
+  std::map<std::string, backend::Tensor> by_name(
+      const std::vector<Tensor<float>>& ts) const {
+    std::map<std::string, backend::Tensor> out;
+    for (size_t i = 0; i < ts.size(); ++i)
+      out[net_.specs()[i].name] = to_host(ts[i]);
+    return out;
+  }
+
+  Options options_;
+  Network<float> net_;
+  Sgd<float> sgd_;
+  std::vector<Batch<float>> batches_;
+  double loss_ = std::nan("");
+  bool stepped_ = false;
+};
+
+class ReferenceBackend : public backend::Backend {
+ public:
+  std::string name() const override { return "reference"; }
+  std::string version() const override { return "nnbench reference 1"; }
+  std::unique_ptr<backend::Executable> compile(const model::Model& m,
+                                               const Options& o) override {
+    check_options(o);
+    if (o.threads > 0) omp_set_num_threads(o.threads);
+    return std::make_unique<ReferenceExecutable>(m, o);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<backend::Backend> make_backend() {
+  return std::make_unique<ReferenceBackend>();
+}
+
+}  // namespace nnbench::backends::reference
