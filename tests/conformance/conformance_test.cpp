@@ -1,0 +1,71 @@
+// Every built backend against the reference, on the same seeded weights and
+// batch: outputs, loss, gradients after one step and parameters after the
+// update, for every layer type and for small zoo models. A backend that
+// cannot run a case is reported as skipped with its reason, never as passed.
+#include <gtest/gtest.h>
+
+#include "backend/registry.h"
+#include "bench/verify.h"
+#include "cases.h"
+#include "model/zoo/zoo.h"
+
+namespace nnbench::conformance {
+namespace {
+
+struct Param {
+  std::string backend, precision, name;
+  model::Model model;
+  int64_t batch = 3;
+};
+
+std::vector<std::string> precisions(const std::string& backend) {
+  if (backend == "onednn") return {"fp32", "bf16"};
+  return {"fp32"};
+}
+
+std::vector<Param> params() {
+  std::vector<Param> out;
+  for (const auto& b : backend::backend_names()) {
+    if (b == "reference") continue;
+    for (const auto& p : precisions(b)) {
+      for (auto& c : layer_cases()) out.push_back({b, p, c.name, c.model});
+      for (const auto& z : zoo_cases())
+        // Batch 8: with 2-3 samples, batch norm in deep ReLU nets puts
+        // units within rounding noise of the kink (docs/backends.md).
+        out.push_back({b, p, "zoo_" + z, model::zoo::get(z), 8});
+    }
+  }
+  return out;
+}
+
+class Conformance : public ::testing::TestWithParam<Param> {};
+
+TEST_P(Conformance, MatchesTheReference) {
+  const Param& p = GetParam();
+  auto oracle = backend::make_backend("reference");
+  auto candidate = backend::make_backend(p.backend);
+  bench::VerifyOptions o;
+  o.batch = p.batch;
+  o.threads = 2;
+  o.precision = p.precision;
+  const auto v = bench::verify(*oracle, *candidate, p.model, o);
+  if (v.verdict == bench::Verdict::kUnimplemented)
+    GTEST_SKIP() << p.backend << " " << p.precision << ": " << v.message;
+  EXPECT_EQ(v.verdict, bench::Verdict::kPass) << v.message;
+  EXPECT_GT(v.checks.size(), 3u);
+}
+
+std::string name_of(const ::testing::TestParamInfo<Param>& info) {
+  std::string n =
+      info.param.backend + "_" + info.param.precision + "_" + info.param.name;
+  for (char& c : n)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBackends, Conformance,
+                         ::testing::ValuesIn(params()), name_of);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Conformance);
+
+}  // namespace
+}  // namespace nnbench::conformance
