@@ -142,6 +142,8 @@ void run_stages(backend::Backend& b, const model::Model& m, const RunRequest& r,
   const auto batches = make_batches(m, r);
   exe->load_batches(batches);
   res.data_seconds = seconds_since(t0);
+  // Backends may choose kernels per batch size when batches arrive.
+  res.effective = exe->effective();
   Loop loop(*exe, r, static_cast<int>(batches.size()));
   warm_up(loop, *exe, r, res);
   measure(loop, r, res);

@@ -12,7 +12,8 @@ void add_measurement_options(CLI::App& app, bench::RunRequest& r) {
       ->capture_default_str();
   app.add_option("--seed", o.seed, "Seed for weights and synthetic data")
       ->capture_default_str();
-  app.add_option("--precision", o.precision, "fp32")->capture_default_str();
+  app.add_option("--precision", o.precision, "fp32, or bf16 (onednn backend)")
+      ->capture_default_str();
   app.add_option("--lr", o.learning_rate, "SGD learning rate")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -1,0 +1,90 @@
+#include "backends/onednn/onednn_backend.h"
+
+#include <cmath>
+#include <string>
+
+#include "backends/onednn/executable.h"
+#include "backends/onednn/graph.h"
+#include "backends/onednn/threads.h"
+#include "util/error.h"
+
+namespace nnbench::backends::onednn {
+namespace {
+
+std::string isa_name(dnnl::cpu_isa isa) {
+  using I = dnnl::cpu_isa;
+  switch (isa) {
+    case I::sse41:
+      return "sse41";
+    case I::avx:
+      return "avx";
+    case I::avx2:
+      return "avx2";
+    case I::avx2_vnni:
+      return "avx2_vnni";
+    case I::avx512_mic:
+      return "avx512_mic";
+    case I::avx512_mic_4ops:
+      return "avx512_mic_4ops";
+    case I::avx512_core:
+      return "avx512_core";
+    case I::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case I::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case I::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "unknown";
+  }
+}
+
+// The ISA values are bit sets (avx2_vnni > avx512_core_bf16 numerically
+// but has no bf16), so test the bits, not the order.
+bool cpu_has_bf16() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto need = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+  return (isa & need) == need;
+}
+
+Dt data_type(const std::string& precision) {
+  if (precision == "fp32") return Dt::f32;
+  if (precision != "bf16")
+    throw backend::Unimplemented("precision " + precision +
+                                 " (the oneDNN backend runs fp32 and bf16)");
+  if (!cpu_has_bf16())
+    throw backend::Unimplemented(
+        "precision bf16 needs AVX512-BF16 (oneDNN ISA avx512_core_bf16 or "
+        "later); this CPU's is " +
+        isa_name(dnnl::get_effective_cpu_isa()));
+  return Dt::bf16;
+}
+
+class OnednnBackend : public backend::Backend {
+ public:
+  std::string name() const override { return "onednn"; }
+  std::string version() const override {
+    const dnnl_version_t* v = dnnl_version();
+    return "oneDNN " + std::to_string(v->major) + "." +
+           std::to_string(v->minor) + "." + std::to_string(v->patch);
+  }
+  std::unique_ptr<backend::Executable> compile(
+      const model::Model& m, const backend::Options& o) override {
+    if (o.device != "cpu")
+      throw Error("device '" + o.device +
+                  "' is not supported by the oneDNN backend (CPU only); use "
+                  "--device cpu");
+    const Dt dt = data_type(o.precision);
+    check_supported(m);
+    if (o.threads > 0) set_threads(o.threads);
+    return make_executable(m, o, dt);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<backend::Backend> make_backend() {
+  return std::make_unique<OnednnBackend>();
+}
+
+}  // namespace nnbench::backends::onednn

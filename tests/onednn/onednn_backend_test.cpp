@@ -1,0 +1,137 @@
+// The oneDNN backend's behaviour: what it refuses and how, what it reports,
+// and that its primitives and memory are reused across steps and batches.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backend/registry.h"
+#include "data/synthetic.h"
+#include "model/zoo/builder.h"
+#include "model/zoo/zoo.h"
+#include "util/error.h"
+
+namespace nnbench {
+namespace {
+
+backend::Options small_options() {
+  backend::Options o;
+  o.threads = 2;
+  return o;
+}
+
+std::string unimplemented_message(const model::Model& m,
+                                  const backend::Options& o) {
+  try {
+    backend::make_backend("onednn")->compile(m, o);
+  } catch (const backend::Unimplemented& e) {
+    return e.what();
+  }
+  return "(compiled)";
+}
+
+TEST(OnednnBackend, NameAndVersion) {
+  auto b = backend::make_backend("onednn");
+  EXPECT_EQ(b->name(), "onednn");
+  EXPECT_EQ(b->version().rfind("oneDNN 2.", 0), 0u) << b->version();
+}
+
+TEST(OnednnBackend, UnimplementedLayersAreNamed) {
+  for (const char* name : {"imdb-bilstm", "lstm-text-gen", "lstm-ptb"}) {
+    const auto msg =
+        unimplemented_message(model::zoo::get(name), small_options());
+    EXPECT_NE(msg.find("' (lstm): "), std::string::npos) << name << ": " << msg;
+  }
+}
+
+TEST(OnednnBackend, LinearOnSequencesIsUnimplemented) {
+  model::Model m;
+  m.name = "seq-linear";
+  m.input.shape = {3, 5};
+  model::zoo::Builder(m).linear(-1, 4, "proj");
+  const auto msg = unimplemented_message(m, small_options());
+  EXPECT_NE(msg.find("layer 'proj' (linear)"), std::string::npos) << msg;
+}
+
+TEST(OnednnBackend, UnknownPrecisionIsUnimplemented) {
+  backend::Options o = small_options();
+  o.precision = "fp16";
+  EXPECT_NE(unimplemented_message(model::zoo::get("mnist-mlp"), o).find("fp16"),
+            std::string::npos);
+}
+
+TEST(OnednnBackend, NonCpuDeviceIsAnError) {
+  backend::Options o = small_options();
+  o.device = "cuda";
+  try {
+    backend::make_backend("onednn")->compile(model::zoo::get("mnist-mlp"), o);
+    FAIL() << "compiled for cuda";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda"), std::string::npos);
+  }
+}
+
+TEST(OnednnBackend, EffectiveSettings) {
+  auto exe = backend::make_backend("onednn")->compile(
+      model::zoo::get("mnist-cnn"), small_options());
+  const auto eff = exe->effective();
+  EXPECT_EQ(eff.at("device"), "cpu");
+  EXPECT_EQ(eff.at("threads"), "2");
+  EXPECT_EQ(eff.at("precision"), "fp32");
+  EXPECT_EQ(eff.at("parameters"), "1199882");
+  EXPECT_NE(eff.at("layout").find("conv weights"), std::string::npos);
+  EXPECT_NE(eff.at("conv_impl").find("conv2d_1"), std::string::npos);
+  EXPECT_EQ(eff.at("conv_impl").find("ref:"), std::string::npos)
+      << eff.at("conv_impl");
+}
+
+std::vector<double> losses(const model::Model& m, int steps) {
+  auto exe = backend::make_backend("onednn")->compile(m, small_options());
+  exe->load_batches({data::synthetic_batch(m, 16, 3)});
+  std::vector<double> out;
+  for (int i = 0; i < steps; ++i) {
+    exe->train_step(0);
+    exe->synchronize();
+    out.push_back(exe->last_loss());
+  }
+  return out;
+}
+
+// Steps re-run the same primitives on the same memory: on a fixed batch
+// the loss keeps falling.
+TEST(OnednnBackend, RepeatedStepsLowerTheLoss) {
+  model::Model m = model::zoo::get("mnist-cnn");
+  for (auto& l : m.layers) l.p = 0;  // dropout off: monotone
+  const auto loss = losses(m, 4);
+  for (size_t i = 0; i < loss.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(loss[i])) << "step " << i;
+    if (i > 0) {
+      EXPECT_LT(loss[i], loss[i - 1]) << "step " << i;
+    }
+  }
+}
+
+// With dropout each step draws new masks; the trend still goes down.
+TEST(OnednnBackend, StepsWithDropoutLowerTheLoss) {
+  const auto loss = losses(model::zoo::get("mnist-cnn"), 8);
+  EXPECT_LT(loss.back(), loss.front());
+  EXPECT_NE(loss[1], loss[0]);
+}
+
+// A new batch size rebuilds the graph and keeps the trained weights.
+TEST(OnednnBackend, NewBatchSizeKeepsWeights) {
+  const model::Model m = model::zoo::get("resnet-56");
+  auto exe = backend::make_backend("onednn")->compile(m, small_options());
+  exe->load_batches({data::synthetic_batch(m, 2, 3)});
+  exe->train_step(0);
+  const auto before = exe->parameters();
+  exe->load_batches(
+      {data::synthetic_batch(m, 3, 4), data::synthetic_batch(m, 3, 5)});
+  EXPECT_EQ(exe->parameters().at("fc.weight").f, before.at("fc.weight").f);
+  exe->train_step(1);
+  exe->infer(0);
+  EXPECT_EQ(exe->output().shape, (std::vector<int64_t>{3, 10}));
+  EXPECT_TRUE(std::isfinite(exe->last_loss()));
+}
+
+}  // namespace
+}  // namespace nnbench
