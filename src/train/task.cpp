@@ -79,7 +79,7 @@ std::vector<Task> make_tasks() {
   f.optimizer = sgd(0.9, true, 5e-4);
   f.schedule = one_cycle(0.05, 0.25);
   f.target = 0.92;
-  f.epochs = 8;
+  f.epochs = 6;
   v.push_back(f);
 
   Task c;

@@ -87,6 +87,10 @@ class OnednnExecutable : public backend::Executable {
   }
 
   double last_loss() override { return loss_; }
+  // The update's sum primitive is rebuilt when the rate changes: cheap next
+  // to a step, and only schedules change it.
+  void set_learning_rate(double lr) override { options_.learning_rate = lr; }
+
   void synchronize() override { graph_.net->stream().wait(); }
 
   backend::Tensor output() override {
