@@ -9,23 +9,12 @@
 #include <functional>
 
 #include "data/dataset.h"
+#include "data_test_util.h"
 
 namespace nnbench::data {
 namespace {
 namespace fs = std::filesystem;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("nnbench_cifar_" + std::to_string(getpid()) + "_" +
-            std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using namespace testing;
 
 // Pixel c,y,x of record r of file f: distinct per channel so the
 // per-channel statistics differ.
@@ -47,10 +36,6 @@ std::string records(int f, int n, int label_base = 0) {
   return b;
 }
 
-void write_all(const fs::path& p, const std::string& b) {
-  std::ofstream(p, std::ios::binary) << b;
-}
-
 // data_batch_1..5 with 3 records each, test_batch with 4.
 fs::path write_cifar(const fs::path& root) {
   const fs::path dir = root / "cifar-10-batches-bin";
@@ -61,19 +46,6 @@ fs::path write_cifar(const fs::path& root) {
   }
   write_all(dir / "test_batch.bin", records(0, 4));
   return dir;
-}
-
-std::string data_error(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 
 TEST(DataCifar, TinyBatchesLoadAsStandardisedChw) {

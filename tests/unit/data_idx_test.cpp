@@ -14,33 +14,14 @@
 
 #include "data/dataset.h"
 #include "data/manifest.h"
+#include "data_test_util.h"
 
 namespace nnbench::data {
 namespace {
 namespace fs = std::filesystem;
+using namespace testing;
 
 constexpr char kFashion[] = "/usr/share/datasets/fashion-mnist";
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path =
-        fs::temp_directory_path() / ("nnbench_idx_" + std::to_string(getpid()) +
-                                     "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-void write_all(const fs::path& p, const std::string& b) {
-  std::ofstream(p, std::ios::binary) << b;
-}
 
 // An unsigned-byte IDX file: magic 0 0 0x08 ndims, big-endian dims, data.
 std::string idx_bytes(const std::vector<uint32_t>& dims,
@@ -72,20 +53,6 @@ void write_mnist(const fs::path& dir, int n_train = 20, int n_test = 10) {
     write_gz(dir / (std::string(prefix) + "-labels-idx1-ubyte.gz"),
              idx_bytes({uint32_t(n)}, labels));
   }
-}
-
-// The DataError message of fn(), or "" when it does not throw one.
-std::string data_error(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 
 TEST(DataIdx, FashionMnistInstalledFilesLoadAndVerify) {

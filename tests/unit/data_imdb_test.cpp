@@ -9,24 +9,13 @@
 #include <functional>
 
 #include "data/dataset.h"
+#include "data_test_util.h"
 
 namespace nnbench::data {
 namespace {
 namespace fs = std::filesystem;
+using namespace testing;
 using Ids = std::vector<int64_t>;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("nnbench_imdb_" + std::to_string(getpid()) + "_" +
-            std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 void write_review(const fs::path& dir, const std::string& name,
                   const std::string& text) {
@@ -54,19 +43,6 @@ fs::path write_imdb(const fs::path& root) {
 Ids row(const Split& s, int64_t n) {
   const int64_t t = s.input.shape[0];
   return Ids(s.i.begin() + n * t, s.i.begin() + (n + 1) * t);
-}
-
-std::string data_error(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 
 TEST(DataImdb, Words) {

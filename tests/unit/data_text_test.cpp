@@ -12,41 +12,13 @@
 #include <set>
 
 #include "data/dataset.h"
+#include "data_test_util.h"
 
 namespace nnbench::data {
 namespace {
 namespace fs = std::filesystem;
+using namespace testing;
 using Ids = std::vector<int64_t>;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("nnbench_text_" + std::to_string(getpid()) + "_" +
-            std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-void write_all(const fs::path& p, const std::string& b) {
-  std::ofstream(p, std::ios::binary) << b;
-}
-
-std::string data_error(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 TEST(DataText, CharacterWindowsLikeTheKerasScript) {
   TempDir t;
