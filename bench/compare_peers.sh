@@ -7,15 +7,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-5}
-bin=build/release
+bin=build/release/bin
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp
 nn() {  # model -> median ms
-  $bin/src/nnbench run --model "$1" --batch 128 --threads 2 --min-time 3 \
+  $bin/nnbench run --model "$1" --batch 128 --threads 2 --min-time 3 \
     --out /tmp/nnbench_peer.json >/dev/null 2>&1
   /usr/bin/python3 -c "import json; print('%.3f' % (json.load(open('/tmp/nnbench_peer.json'))['results'][0]['stats_seconds']['median']*1e3))"
 }
 for r in $(seq "$rounds"); do
-  bare=$($bin/bench/bare_torch_mlp 2 128 1000 | sed 's/.*median \([0-9.]*\) ms.*/\1/')
+  bare=$($bin/bare_torch_mlp 2 128 1000 | sed 's/.*median \([0-9.]*\) ms.*/\1/')
   echo "round $r mlp bare_libtorch $bare nnbench $(nn mnist-mlp)"
   py=$(/usr/bin/python3 bench/peer_pytorch.py --model mlp --min-time 3 | sed 's/.*median \([0-9.]*\) ms.*/\1/')
   echo "round $r mlp pytorch $py nnbench $(nn mnist-mlp)"

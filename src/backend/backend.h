@@ -39,9 +39,17 @@ struct Options {
   double eps = 1e-8;
 };
 
-// Throws Unimplemented unless `o` asks for plain SGD with momentum, for
-// backends that implement only that.
-void require_plain_sgd(const Options& o, const std::string& backend);
+// The batch sizes a run will use, known before its clock starts, so that a
+// backend with static graphs (oneDNN) builds them all in compile and never
+// inside a timed region. Loading a batch of another size is an error there;
+// dynamic backends (LibTorch, reference) accept any size.
+struct Shapes {
+  int64_t train_batch = 0;             // 0: the run never calls train_step
+  std::vector<int64_t> infer_batches;  // sizes infer() runs at, apart from
+                                       // train_batch (which infers too)
+  static Shapes train(int64_t batch) { return {batch, {}}; }
+  static Shapes infer(int64_t batch) { return {0, {batch}}; }
+};
 
 // A host-side batch with the batch dimension first. Float inputs fill `f`,
 // token ids and class labels fill `i`.
@@ -82,7 +90,10 @@ class Executable {
   }
   // Returns when all submitted work has finished.
   virtual void synchronize() = 0;
-  // What actually runs: threads, device, precision, optimizer ...
+  // What actually runs, read from the backend's own state: threads,
+  // device, precision, optimizer as applied, parameters counted from its
+  // tensors. Static-graph backends add "graph_builds", which must not grow
+  // after compile (tests check it).
   virtual std::map<std::string, std::string> effective() const = 0;
 
   // Inspection for verification (nnbench verify, conformance tests), never
@@ -104,10 +115,13 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
   virtual std::string version() const = 0;
-  // Throws Unimplemented naming the layer, op or setting it cannot run,
-  // and nnbench::Error for invalid options (e.g. an unknown device).
+  // Builds everything the run needs for `shapes`. Throws Unimplemented
+  // naming the layer, op or setting (optimizer included) it cannot run
+  // exactly, and nnbench::Error for invalid options (e.g. an unknown
+  // device): a backend never runs something other than what was asked.
   virtual std::unique_ptr<Executable> compile(const model::Model& m,
-                                              const Options& options) = 0;
+                                              const Options& options,
+                                              const Shapes& shapes) = 0;
 };
 
 }  // namespace nnbench::backend

@@ -2,8 +2,10 @@
 // What the user asked a run to do. What actually ran is recorded beside it
 // (RunResult::effective), never overwritten into it.
 #include <cstdint>
+#include <string>
 
 #include "backend/backend.h"
+#include "bench/cpu_usage.h"
 
 namespace nnbench::bench {
 
@@ -25,6 +27,19 @@ struct StopRule {
   double max_relative_ci = 0;  // 0: off; e.g. 0.01 for +-1 %
 };
 
+// What to do with a run whose threads did not get their CPUs (cpu_usage.h):
+// warn: record it invalid and go on; fail: record it invalid and stop;
+// retry: pause, rerun up to `retries` times, then record it invalid.
+struct ContentionPolicy {
+  enum class Action { kWarn, kFail, kRetry };
+  Action action = Action::kRetry;
+  int retries = 2;
+  double pause_seconds = 5;
+  ContentionRule rule;
+};
+std::string action_name(ContentionPolicy::Action a);
+ContentionPolicy::Action action_from_name(const std::string& s);  // throws
+
 struct RunRequest {
   std::string backend = "torch";
   backend::Mode mode = backend::Mode::kTrain;
@@ -34,6 +49,7 @@ struct RunRequest {
   StopRule stop;
   int distinct_batches = 4;  // synthetic batches cycled through
   bool memory_check = true;  // refuse runs estimated not to fit in memory
+  ContentionPolicy contention;
 };
 
 }  // namespace nnbench::bench

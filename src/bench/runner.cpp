@@ -1,11 +1,15 @@
 #include "bench/runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 
+#include "bench/cpu_usage.h"
 #include "bench/statistics.h"
 #include "data/synthetic.h"
 #include "model/analysis.h"
@@ -104,13 +108,29 @@ void warm_up(Loop& loop, backend::Executable& exe, const RunRequest& r,
   res.warmup_seconds = seconds_since(t0);
 }
 
+// The threads the backend actually runs, for judging CPU share.
+int effective_threads(const results::RunResult& res, const RunRequest& r) {
+  const auto it = res.effective.find("threads");
+  if (it != res.effective.end()) {
+    const int t = std::atoi(it->second.c_str());
+    if (t > 0) return t;
+  }
+  return std::max(1, r.options.threads);
+}
+
+// The operating system's view of the measured interval is recorded and
+// judged: a run whose threads did not get their CPUs is invalid.
 void measure(Loop& loop, const RunRequest& r, results::RunResult& res) {
+  UsageProbe probe;
+  probe.start();
   const auto t0 = Clock::now();
   do {
     const auto t = Clock::now();
     loop.step();
     res.samples.push_back(seconds_since(t));
   } while (!enough(r.stop, res.samples, seconds_since(t0)));
+  res.cpu_usage = probe.stop(effective_threads(res, r));
+  judge_contention(res.cpu_usage, r.contention.rule, res.validity);
 }
 
 void finish(const model::Model& m, const RunRequest& r, const Peak& peak,
@@ -129,13 +149,18 @@ void run_stages(backend::Backend& b, const model::Model& m, const RunRequest& r,
   if (r.batch <= 0) throw Failure{State::kInvalidArgs, "batch must be > 0"};
   const double need = estimate_memory_bytes(m, r);
   const double have = available_memory_bytes();
-  if (r.memory_check && have > 0 && need > 0.9 * have)
+  if (r.memory_check && have > 0 && need > 0.9 * have) {
+    res.oom_source = "estimate";  // refused: nothing allocated, nothing run
     throw Failure{State::kOom,
                   "estimated " + std::to_string(need / (1 << 30)) +
                       " GiB needed, " + std::to_string(have / (1 << 30)) +
                       " GiB available (disable with --no-memory-check)"};
+  }
   auto t0 = Clock::now();
-  auto exe = b.compile(m, r.options);
+  const bool train = r.mode == backend::Mode::kTrain;
+  auto exe = b.compile(m, r.options,
+                       train ? backend::Shapes::train(r.batch)
+                             : backend::Shapes::infer(r.batch));
   res.compile_seconds = seconds_since(t0);
   res.effective = exe->effective();
   t0 = Clock::now();
@@ -193,8 +218,10 @@ results::RunResult failed_result(backend::Backend& b, const model::Model& m,
   return res;
 }
 
-results::RunResult run(backend::Backend& b, const model::Model& m,
-                       const RunRequest& r, const Peak& peak) {
+namespace {
+
+results::RunResult run_once(backend::Backend& b, const model::Model& m,
+                            const RunRequest& r, const Peak& peak) {
   results::RunResult res = describe(b, m, r);
   try {
     run_stages(b, m, r, peak, res);
@@ -206,9 +233,11 @@ results::RunResult run(backend::Backend& b, const model::Model& m,
     res.message = e.what();
   } catch (const backend::OutOfMemory& e) {
     res.state = State::kOom;
+    res.oom_source = "allocation";
     res.message = e.what();
   } catch (const std::bad_alloc& e) {
     res.state = State::kOom;
+    res.oom_source = "allocation";
     res.message = std::string("allocation failed: ") + e.what();
   } catch (const Error& e) {
     res.state = State::kInvalidArgs;
@@ -218,6 +247,21 @@ results::RunResult run(backend::Backend& b, const model::Model& m,
     res.message = e.what();
   }
   return res;
+}
+
+}  // namespace
+
+results::RunResult run(backend::Backend& b, const model::Model& m,
+                       const RunRequest& r, const Peak& peak) {
+  const ContentionPolicy& p = r.contention;
+  for (int attempt = 1;; ++attempt) {
+    results::RunResult res = run_once(b, m, r, peak);
+    res.attempts = attempt;
+    if (res.validity.valid() || p.action != ContentionPolicy::Action::kRetry ||
+        attempt > p.retries)
+      return res;
+    std::this_thread::sleep_for(std::chrono::duration<double>(p.pause_seconds));
+  }
 }
 
 }  // namespace nnbench::bench

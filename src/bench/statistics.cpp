@@ -18,27 +18,32 @@ std::vector<double> sorted(std::vector<double> x) {
   return x;
 }
 
+struct Ranks {
+  long k = 0;        // lower rank; 0 when even k = 1 is too wide a tail
+  double below = 0;  // P(B <= k - 1), the tail on each side it misses
+};
+
 // Largest k >= 1 with P(B <= k - 1) <= tail for B ~ Binomial(n, 1/2), or 0
 // when even k = 1 is too wide a tail. Terms below n/2 - 10 sigma are skipped:
 // by Hoeffding their total is below exp(-50), far under any useful tail. The
 // first term comes from lgamma and the rest from the pmf ratio, so the sum
 // stays accurate for n in the millions where 2^-n underflows.
-long lower_rank(long n, double tail) {
-  if (tail <= 0) return 0;  // only [min, max] covers with certainty
+Ranks lower_rank(long n, double tail) {
+  if (tail <= 0) return {};  // only [min, max] covers with certainty
   const double sigma = std::sqrt(static_cast<double>(n)) / 2;
   const long start = std::max(0L, static_cast<long>(n / 2.0 - 10 * sigma) - 1);
   double log_p = std::lgamma(n + 1.0) - std::lgamma(start + 1.0) -
                  std::lgamma(static_cast<double>(n - start) + 1.0) -
                  n * std::log(2.0);
   double cdf = 0;
-  long k = 0;
+  Ranks r;
   for (long j = start; j < n; ++j) {
     cdf += std::exp(log_p);
     if (cdf > tail) break;
-    k = j + 1;
+    r = {j + 1, cdf};
     log_p += std::log(static_cast<double>(n - j)) - std::log(j + 1.0);
   }
-  return k;
+  return r;
 }
 
 }  // namespace
@@ -82,9 +87,12 @@ Interval median_ci(const std::vector<double>& x, double level) {
   }
   const std::vector<double> s = sorted(x);
   const auto n = static_cast<long>(s.size());
-  const long k = lower_rank(n, (1 - level) / 2);
-  if (k == 0) return {s.front(), s.back()};
-  return {s[k - 1], s[n - k]};
+  const Ranks r = lower_rank(n, (1 - level) / 2);
+  // [min, max] misses only when every sample falls on one side: 2 * 2^-n.
+  if (r.k == 0)
+    return {s.front(), s.back(),
+            1 - std::ldexp(1.0, static_cast<int>(std::max(1 - n, -4096L)))};
+  return {s[r.k - 1], s[n - r.k], 1 - 2 * r.below};
 }
 
 Summary summarize(const std::vector<double>& x) {
@@ -97,7 +105,7 @@ Summary summarize(const std::vector<double>& x) {
   const auto [lo, hi] = std::minmax_element(x.begin(), x.end());
   s.min = *lo;
   s.max = *hi;
-  s.median_ci95 = median_ci(x, 0.95);
+  s.median_ci = median_ci(x, 0.95);
   return s;
 }
 

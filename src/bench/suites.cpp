@@ -27,10 +27,10 @@ const std::vector<Suite>& suites() {
         {"lstm-ptb", kTrain, 32}}},
       {"dlbench-cpu",
        "DLBench's CPU configuration: one fixed mini-batch per network "
-       "(FCN-S 64, AlexNet 16, ResNet-50 16, FCN-R 1024, AlexNet-R 1024, "
+       "(FCN-S 64, AlexNet-S 16, ResNet-50 16, FCN-R 1024, AlexNet-R 1024, "
        "ResNet-56 128, LSTM 256)",
        {{"fcn-s", kTrain, 64},
-        {"alexnet", kTrain, 16},
+        {"alexnet-s", kTrain, 16},
         {"resnet-50", kTrain, 16},
         {"fcn-r", kTrain, 1024},
         {"alexnet-r", kTrain, 1024},

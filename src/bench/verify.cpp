@@ -23,7 +23,7 @@ Observed observe(backend::Backend& b, const model::Model& m,
   o.seed = vo.seed;
   o.threads = vo.threads;
   o.precision = precision;
-  auto exe = b.compile(m, o);
+  auto exe = b.compile(m, o, backend::Shapes::train(batch.input.shape.at(0)));
   exe->load_batches({batch});
   Observed obs;
   exe->infer(0);

@@ -67,7 +67,8 @@ int run_command(RunArgs& a) {
   print_progress(r);
   fmt::print("{}", results_table({r}));
   if (!a.out.empty()) write_report(a.out, env, peak, {r});
-  return r.state == results::State::kOk ? kExitOk : kExitRunNotOk;
+  return r.state == results::State::kOk && !invalid_counts(r) ? kExitOk
+                                                              : kExitRunNotOk;
 }
 
 }  // namespace

@@ -50,6 +50,12 @@ int suite_command(SuiteArgs& a) {
     r.batch = e.batch;
     runs.push_back(bench::run(*b, model::zoo::get(e.model), r, peak));
     print_progress(runs.back());
+    if (!runs.back().validity.valid() &&
+        r.contention.action == bench::ContentionPolicy::Action::kFail) {
+      fmt::print(stderr,
+                 "nnbench: stopping the suite (--on-contention fail)\n");
+      break;
+    }
   }
   fmt::print("{}", results_table(runs));
   if (!a.out.empty()) {
@@ -57,10 +63,11 @@ int suite_command(SuiteArgs& a) {
     fmt::print(stderr, "nnbench: wrote {}\n", a.out);
   }
   // An oom or unimplemented cell is a result, as in the studies' tables;
-  // a failed or invalid run is not.
+  // a failed run, invalid arguments or a contended run (unless only
+  // warned about) is not.
   for (const auto& r : runs)
     if (r.state == results::State::kFailed ||
-        r.state == results::State::kInvalidArgs)
+        r.state == results::State::kInvalidArgs || invalid_counts(r))
       return kExitRunNotOk;
   return kExitOk;
 }

@@ -27,6 +27,7 @@ struct TrainArgs {
   uint64_t seed = 1;
   bool list = false;
   train::TrainOptions options;
+  train::Submitter who;  // for the exports; defaults filled in later
 };
 
 int list_tasks() {
@@ -44,30 +45,44 @@ std::optional<cost::Price> resolve_price(const TrainArgs& a) {
                               a.options.threads);
 }
 
+// MLPerf's checker takes one run per log (run_start is EXACTLY_ONE), so
+// several runs go to FILE's name numbered from 0, as MLPerf's result_N.txt.
+std::string mllog_path(const std::string& file, size_t i, size_t runs) {
+  if (runs == 1) return file;
+  const std::filesystem::path p(file);
+  return (p.parent_path() / (p.stem().string() + "_" + std::to_string(i) +
+                             p.extension().string()))
+      .string();
+}
+
 void check_outputs(const TrainArgs& a) {
   if (!a.out.empty()) util::check_writable(a.out);
-  if (!a.mllog_file.empty()) util::check_writable(a.mllog_file);
+  if (!a.mllog_file.empty())
+    util::check_writable(mllog_path(a.mllog_file, 0, a.seeds));
   if (!a.dawnbench_dir.empty())
     util::check_writable(a.dawnbench_dir + "/" + a.task + ".json");
 }
 
-void write_exports(const TrainArgs& a, const std::vector<train::TrainRun>& runs,
-                   const bench::Environment& env,
+void write_exports(const TrainArgs& a, const train::Task& task,
+                   const data::Dataset& d,
+                   const std::vector<train::TrainRun>& runs,
                    const std::optional<cost::Price>& price) {
-  if (!a.mllog_file.empty()) {
-    std::string text;
-    for (const auto& r : runs) text += train::mllog(r);
-    util::write_file_atomically(a.mllog_file, text);
-  }
+  train::ExportInfo info{a.who, price, d.train.size, d.test.size};
+  train::Task as_run = task;  // the schedule spans the epoch budget as run
+  if (a.options.epochs > 0) as_run.epochs = a.options.epochs;
+  if (!a.mllog_file.empty())
+    for (size_t i = 0; i < runs.size(); ++i)
+      util::write_file_atomically(mllog_path(a.mllog_file, i, runs.size()),
+                                  train::mllog(runs[i], as_run, info));
   if (a.dawnbench_dir.empty()) return;
   const auto& r = runs.front();
   const std::string base = a.dawnbench_dir + "/" + a.task;
-  const std::string hw =
-      fmt::format("{} ({} threads)", env.cpu_model, a.options.threads);
-  util::write_file_atomically(
-      base + ".json",
-      train::dawnbench_entry(r, hw, price ? &*price : nullptr).dump(2) + "\n");
+  util::write_file_atomically(base + ".json",
+                              train::dawnbench_entry(r, info).dump(2) + "\n");
   util::write_file_atomically(base + ".tsv", train::dawnbench_tsv(r));
+  if (const auto inference = train::dawnbench_inference_entry(r, info))
+    util::write_file_atomically(base + "-inference.json",
+                                inference->dump(2) + "\n");
 }
 
 int train_command(TrainArgs& a) {
@@ -77,9 +92,14 @@ int train_command(TrainArgs& a) {
     throw Error("--target must be a validation accuracy in (0, 1]");
   const train::Task& task = train::task(a.task);
   auto b = backend::make_backend(a.backend);
-  check_outputs(a);
   const bench::Environment env = capture_and_warn();
   a.options.threads = resolve_threads(a.options.threads, env);
+  a.who = train::with_defaults(a.who);
+  if (a.who.platform.empty())
+    a.who.platform =
+        fmt::format("{} ({} threads)", env.cpu_model, a.options.threads);
+  train::check_submitter(a.who);  // before any long work
+  check_outputs(a);
   const auto price = resolve_price(a);
   const auto t0 = std::chrono::steady_clock::now();
   data::DatasetOptions dopt;
@@ -95,16 +115,16 @@ int train_command(TrainArgs& a) {
     train::TrainOptions o = a.options;
     o.seed = seed;
     runs.push_back(train::train_task(*b, task, d, o));
-    print_run(runs.back());
+    print_run(runs.back(), o);
   }
   const auto agg = train::aggregate(runs);
-  print_summary(runs, agg, price);
+  print_summary(runs, agg, price, a.options);
   if (!a.out.empty())
-    util::write_file_atomically(
-        a.out,
-        train_report(task, d, load_seconds, env, runs, agg, price).dump(2) +
-            "\n");
-  write_exports(a, runs, env, price);
+    util::write_file_atomically(a.out, train_report(task, d, load_seconds, env,
+                                                    runs, agg, price, a.options)
+                                               .dump(2) +
+                                           "\n");
+  write_exports(a, task, d, runs, price);
   for (const auto& r : runs)
     if (r.state == "failed" || r.state == "unimplemented" || r.state == "oom")
       return kExitRunNotOk;
@@ -157,8 +177,28 @@ Action add_train(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--out", a->out, "Write the runs as JSON");
   app.add_option("--dawnbench", a->dawnbench_dir,
-                 "Write DAWNBench entry files <task>.json and <task>.tsv here");
-  app.add_option("--mllog", a->mllog_file, "Write :::MLLOG lines here");
+                 "Write DAWNBench entry files here: <task>.json and "
+                 "<task>.tsv (training), <task>-inference.json (with "
+                 "--latency)");
+  app.add_option("--mllog", a->mllog_file,
+                 "Write each run's MLPerf :::MLLOG log here (several runs: "
+                 "FILE's name numbered _0, _1 ...)");
+  auto& who = a->who;
+  app.add_option("--author", who.author,
+                 "Exports: author (default: the login name)");
+  app.add_option("--author-email", who.email,
+                 "Exports: author's email (default: login@hostname)");
+  app.add_option("--org", who.org,
+                 "MLLOG submission_org (default: the author)");
+  app.add_option("--platform", who.platform,
+                 "Exports: hardware / submission_platform (default: the CPU "
+                 "model and threads)");
+  app.add_option("--division", who.division,
+                 "MLLOG submission_division: open or closed")
+      ->capture_default_str();
+  app.add_option("--status", who.status,
+                 "MLLOG submission_status: cloud, onprem, preview or research")
+      ->capture_default_str();
   return [a] { return train_command(*a); };
 }
 

@@ -48,6 +48,23 @@ void add_measurement_options(CLI::App& app, bench::RunRequest& r) {
                  "fraction of it (e.g. 0.01); 0 disables")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  auto& c = r.contention;
+  app.add_option_function<std::string>(
+         "--on-contention",
+         [&c](const std::string& s) { c.action = bench::action_from_name(s); },
+         "When a run's threads did not get their CPUs (other processes, "
+         "hypervisor steal): warn (record it invalid), fail (record it "
+         "invalid and stop), retry (pause, rerun, then record it invalid)")
+      ->check(CLI::IsMember({"warn", "fail", "retry"}))
+      ->default_str("retry");
+  app.add_option("--contention-retries", c.retries,
+                 "Reruns of a contended run with --on-contention retry")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--contention-pause", c.pause_seconds,
+                 "Seconds to wait before rerunning a contended run")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_flag("!--no-memory-check", r.memory_check,
                "Run even when the memory estimate exceeds available memory");
 }

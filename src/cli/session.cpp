@@ -53,8 +53,16 @@ void print_progress(const results::RunResult& r) {
                r.message);
     return;
   }
-  fmt::print(stderr, "  {}: {:.3f} ms median, {} iterations\n", what,
-             r.stats.median * 1e3, r.stats.n);
+  fmt::print(stderr, "  {}: {:.3f} ms median, {} iterations{}\n", what,
+             r.stats.median * 1e3, r.stats.n,
+             r.attempts > 1 ? fmt::format(", attempt {}", r.attempts) : "");
+  for (const auto& why : r.validity.reasons)
+    fmt::print(stderr, "    INVALID ({}): {}\n", why.reason, why.detail);
+}
+
+bool invalid_counts(const results::RunResult& r) {
+  return !r.validity.valid() && r.requested.contention.action !=
+                                    bench::ContentionPolicy::Action::kWarn;
 }
 
 }  // namespace nnbench::cli

@@ -28,5 +28,8 @@ void write_report(const std::string& path, const bench::Environment& env,
 
 // One progress line per finished run, on stderr.
 void print_progress(const results::RunResult& r);
+// Whether an invalid result changes the exit code: it does unless the
+// contention policy was `warn`.
+bool invalid_counts(const results::RunResult& r);
 
 }  // namespace nnbench::cli

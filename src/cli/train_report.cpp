@@ -14,15 +14,17 @@ double latency_mean(const train::TrainRun& r) {
   return r.latency.is_null() ? 0 : r.latency["mean_seconds"].get<double>();
 }
 
-// Costs of the aggregate time-to-train (or the first run's training time
-// for fixed-epoch tasks) and of the first run's measured latency.
+// Costs of the training time that priced_training_time accepts (none for
+// runs that missed their target) and of the first run's measured latency.
 std::optional<cost::Costs> run_costs(const std::vector<train::TrainRun>& runs,
                                      const train::Aggregate& agg,
-                                     const std::optional<cost::Price>& price) {
+                                     const std::optional<cost::Price>& price,
+                                     const train::TrainOptions& o) {
   if (!price || runs.empty()) return std::nullopt;
-  const double train_seconds =
-      agg.valid ? agg.mean_time_to_target : runs.front().total_train_seconds;
-  return cost::costs(*price, train_seconds, latency_mean(runs.front()));
+  std::string why_not;
+  const auto t =
+      train::priced_training_time(runs, agg, o.include_eval_time, &why_not);
+  return cost::costs(*price, t, why_not, latency_mean(runs.front()));
 }
 
 nlohmann::json task_json(const train::Task& t) {
@@ -47,7 +49,7 @@ nlohmann::json task_json(const train::Task& t) {
 
 }  // namespace
 
-void print_run(const train::TrainRun& r) {
+void print_run(const train::TrainRun& r, const train::TrainOptions& o) {
   fmt::print("{} on {} (seed {}): {}{}\n", r.task, r.backend, r.seed, r.state,
              r.message.empty() ? "" : " (" + r.message + ")");
   Table t({"epoch", "lr", "train s", "epoch s", "data wait s", "loss", "acc %",
@@ -61,7 +63,12 @@ void print_run(const train::TrainRun& r) {
            fmt::format("{:.4f}", e.val_loss), pct(e.val_accuracy),
            fmt::format("{:.2f}", e.eval_seconds)});
   if (!r.epochs.empty()) fmt::print("{}", t.str());
-  if (r.state == "converged")
+  if (r.state == "converged" && o.include_eval_time)
+    fmt::print(
+        "time to {}%: {:.2f} s of training and evaluation (evaluation "
+        "{:.2f} s counted, --include-eval-time; init {:.2f} s not counted)\n",
+        pct(r.target), r.time_to_target, r.total_eval_seconds, r.init_seconds);
+  else if (r.state == "converged")
     fmt::print(
         "time to {}%: {:.2f} s of training (init {:.2f} s and "
         "evaluation {:.2f} s not counted)\n",
@@ -80,8 +87,9 @@ void print_run(const train::TrainRun& r) {
 
 void print_summary(const std::vector<train::TrainRun>& runs,
                    const train::Aggregate& agg,
-                   const std::optional<cost::Price>& price) {
-  if (runs.size() > 1 || runs.front().target > 0) {
+                   const std::optional<cost::Price>& price,
+                   const train::TrainOptions& o) {
+  if (runs.front().target > 0) {
     if (agg.valid)
       fmt::print(
           "time to target over {} runs (MLPerf: fastest and slowest "
@@ -90,11 +98,15 @@ void print_summary(const std::vector<train::TrainRun>& runs,
     else
       fmt::print("time to target: invalid ({})\n", agg.reason);
   }
-  if (auto c = run_costs(runs, agg, price)) {
-    fmt::print("cost at ${:.4f}/h [{}]: training ${:.6f}",
-               c->price.usd_per_hour, c->price.source, c->train_usd);
+  if (auto c = run_costs(runs, agg, price, o)) {
+    fmt::print("cost at ${:.4f}/h [{}]: ", c->price.usd_per_hour,
+               c->price.source);
+    if (c->train_priced)
+      fmt::print("training ${:.6f} ({})", c->train_usd, c->train_basis);
+    else
+      fmt::print("{}", c->train_basis);
     if (latency_mean(runs.front()) > 0)
-      fmt::print(", 10,000 inferences ${:.6f}", c->usd_per_10k_inferences);
+      fmt::print("; 10,000 inferences ${:.6f}", c->usd_per_10k_inferences);
     fmt::print("\n");
   }
 }
@@ -103,7 +115,8 @@ nlohmann::json train_report(const train::Task& task, const data::Dataset& d,
                             double load_seconds, const bench::Environment& env,
                             const std::vector<train::TrainRun>& runs,
                             const train::Aggregate& agg,
-                            const std::optional<cost::Price>& price) {
+                            const std::optional<cost::Price>& price,
+                            const train::TrainOptions& o) {
   nlohmann::json jr = nlohmann::json::array();
   for (const auto& r : runs) jr.push_back(train::to_json(r));
   nlohmann::json out = {
@@ -119,6 +132,9 @@ nlohmann::json train_report(const train::Task& task, const data::Dataset& d,
         {"test_size", d.test.size},
         {"normalisation", d.normalisation},
         {"load_seconds", load_seconds}}},
+      {"timing",
+       {{"include_eval_time", o.include_eval_time},
+        {"max_seconds", o.max_seconds}}},
       {"runs", jr},
       {"aggregate",
        {{"valid", agg.valid},
@@ -128,7 +144,7 @@ nlohmann::json train_report(const train::Task& task, const data::Dataset& d,
         {"mean_time_to_target_seconds", agg.mean_time_to_target},
         {"kept_seeds", agg.kept_seeds},
         {"dropped_seeds", agg.dropped_seeds}}}};
-  if (auto c = run_costs(runs, agg, price)) out["costs"] = cost::to_json(*c);
+  if (auto c = run_costs(runs, agg, price, o)) out["costs"] = cost::to_json(*c);
   return out;
 }
 

@@ -24,10 +24,17 @@ Instance parse(const nlohmann::json& j, const std::string& where) {
     i.pricing = j.at("pricing");
     i.date = j.at("date");
     i.source = j.at("source");
+    if (j.contains("pro_rata_vcpus")) {
+      if (!j["pro_rata_vcpus"].is_boolean())
+        throw Error(where + ": pro_rata_vcpus must be true or false");
+      i.pro_rata_vcpus = j["pro_rata_vcpus"];
+    }
   } catch (const nlohmann::json::exception& e) {
     throw Error(where + ": " + e.what());
   }
   if (i.usd_per_hour <= 0) throw Error(where + ": usd_per_hour must be > 0");
+  if (i.pro_rata_vcpus && i.vcpus <= 0)
+    throw Error(where + ": pro_rata_vcpus needs vcpus > 0");
   return i;
 }
 
@@ -69,27 +76,35 @@ Price instance_price(const Instance& i, int vcpus_used) {
   Price p{i.usd_per_hour,
           fmt::format("{} ({}, {} {}, ${:.3f}/h): {}", i.name, i.provider,
                       i.pricing, i.date, i.usd_per_hour, i.source)};
-  if (vcpus_used > 0 && i.gpus == 0 && i.vcpus > 0 && vcpus_used < i.vcpus) {
+  if (i.pro_rata_vcpus && vcpus_used > 0 && vcpus_used < i.vcpus) {
     p.usd_per_hour = i.usd_per_hour * vcpus_used / i.vcpus;
-    p.source += fmt::format("; scaled to {} of {} vCPUs", vcpus_used, i.vcpus);
+    p.source += fmt::format("; scaled to {} of {} vCPUs, as its source priced",
+                            vcpus_used, i.vcpus);
   }
   return p;
 }
 
-Costs costs(const Price& p, double train_seconds, double mean_latency_seconds) {
+Costs costs(const Price& p, const std::optional<PricedTime>& train,
+            const std::string& why_not, double mean_latency_seconds) {
   Costs c;
   c.price = p;
-  c.train_usd = train_seconds / 3600.0 * p.usd_per_hour;
+  c.train_priced = train.has_value();
+  c.train_usd = train ? train->seconds / 3600.0 * p.usd_per_hour : 0;
+  c.train_basis = train ? train->basis : why_not;
   c.usd_per_10k_inferences =
       mean_latency_seconds * 10000.0 / 3600.0 * p.usd_per_hour;
   return c;
 }
 
 nlohmann::json to_json(const Costs& c) {
-  return {{"usd_per_hour", c.price.usd_per_hour},
-          {"price_source", c.price.source},
-          {"train_usd", c.train_usd},
-          {"usd_per_10k_inferences", c.usd_per_10k_inferences}};
+  using nlohmann::json;
+  return {
+      {"usd_per_hour", c.price.usd_per_hour},
+      {"price_source", c.price.source},
+      {"train_usd", c.train_priced ? json(c.train_usd) : json()},
+      {"train_basis", c.train_basis},
+      {"usd_per_10k_inferences",
+       c.usd_per_10k_inferences > 0 ? json(c.usd_per_10k_inferences) : json()}};
 }
 
 }  // namespace nnbench::cost

@@ -2,6 +2,7 @@
 // Prices of cloud instances, from a catalog file (data/prices.json), so every
 // cost nnbench reports names its price and where the price came from.
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,11 @@ struct Instance {
   std::string name, provider, pricing, date, source;
   int vcpus = 0, gpus = 0;
   double usd_per_hour = 0;
+  // The entry's source priced fewer vCPUs of this machine pro rata (the
+  // CPU-vs-GPU study's GCE instances), so a run on fewer threads may be
+  // charged that share. Optional in the file ("pro_rata_vcpus"), false by
+  // default: no other price is scaled.
+  bool pro_rata_vcpus = false;
 };
 
 // The catalog shipped with nnbench (data/prices.json in the source tree).
@@ -21,21 +27,33 @@ const Instance& find_instance(const std::vector<Instance>& catalog,
                               const std::string& name);
 
 // The price a run is charged: an instance from the catalog, or a price the
-// user gave. For a CPU-only instance the price can be scaled to the vCPUs
-// actually used, as the CPU-vs-GPU study priced 8-32 vCPU machines pro rata.
+// user gave. An entry marked pro_rata_vcpus is scaled to the vCPUs actually
+// used, as the CPU-vs-GPU study priced 8-32 vCPU machines; others never are.
 struct Price {
   double usd_per_hour = 0;
   std::string source;  // instance and its source, or "--price-per-hour"
 };
 Price instance_price(const Instance& i, int vcpus_used = 0);
 
+// The training time a price applies to, and what it is the time of. A run
+// that did not reach its target has none: its time is not the cost of
+// training (cli/train_report.cpp says why instead).
+struct PricedTime {
+  double seconds = 0;
+  std::string basis;  // e.g. "time to target, mean of 3 runs (MLPerf)"
+};
+
 struct Costs {
   Price price;
-  double train_usd = 0;               // time to train x price
+  bool train_priced = false;  // false: no training cost (see train_basis)
+  double train_usd = 0;       // priced seconds x price
+  std::string train_basis;    // what was priced, or why nothing was
   double usd_per_10k_inferences = 0;  // mean latency x 10,000 x price
 };
 
-Costs costs(const Price& p, double train_seconds, double mean_latency_seconds);
+// `train` absent: no training cost, `why_not` says why.
+Costs costs(const Price& p, const std::optional<PricedTime>& train,
+            const std::string& why_not, double mean_latency_seconds);
 
 nlohmann::json to_json(const Costs& c);
 

@@ -62,6 +62,13 @@ json request_json(const bench::RunRequest& r) {
             {"max_relative_ci", r.stop.max_relative_ci}}},
           {"distinct_batches", r.distinct_batches},
           {"memory_check", r.memory_check},
+          {"contention",
+           {{"action", bench::action_name(r.contention.action)},
+            {"retries", r.contention.retries},
+            {"pause_seconds", r.contention.pause_seconds},
+            {"max_excess_load", r.contention.rule.max_excess_load},
+            {"max_steal_fraction", r.contention.rule.max_steal_fraction},
+            {"min_wall_seconds", r.contention.rule.min_wall_seconds}}},
           {"data", "synthetic"}};
 }
 
@@ -83,6 +90,12 @@ bench::RunRequest request_from_json(const json& j) {
             s.at("max_seconds"), s.at("max_relative_ci")};
   r.distinct_batches = j.at("distinct_batches");
   r.memory_check = j.at("memory_check");
+  const auto& c = j.at("contention");
+  r.contention.action = bench::action_from_name(c.at("action"));
+  r.contention.retries = c.at("retries");
+  r.contention.pause_seconds = c.at("pause_seconds");
+  r.contention.rule = {c.at("max_excess_load"), c.at("max_steal_fraction"),
+                       c.at("min_wall_seconds")};
   return r;
 }
 
@@ -94,8 +107,9 @@ json stats_json(const bench::Summary& s) {
           {"cv", s.cv},
           {"min", s.min},
           {"max", s.max},
-          {"median_ci95_lo", s.median_ci95.lo},
-          {"median_ci95_hi", s.median_ci95.hi}};
+          {"median_ci_lo", s.median_ci.lo},
+          {"median_ci_hi", s.median_ci.hi},
+          {"median_ci_coverage", s.median_ci.coverage}};
 }
 
 bench::Summary stats_from_json(const json& j) {
@@ -107,7 +121,8 @@ bench::Summary stats_from_json(const json& j) {
   s.cv = j.at("cv");
   s.min = j.at("min");
   s.max = j.at("max");
-  s.median_ci95 = {j.at("median_ci95_lo"), j.at("median_ci95_hi")};
+  s.median_ci = {j.at("median_ci_lo"), j.at("median_ci_hi"),
+                 j.at("median_ci_coverage")};
   return s;
 }
 
@@ -128,6 +143,53 @@ State state_from_name(const std::string& s) {
   throw Error("unknown result state '" + s + "'");
 }
 
+json to_json(const Validity& v) {
+  json reasons = json::array();
+  for (const auto& x : v.reasons)
+    reasons.push_back({{"reason", x.reason}, {"detail", x.detail}});
+  return {{"valid", v.valid()}, {"reasons", reasons}};
+}
+
+Validity validity_from_json(const json& j) {
+  Validity v;
+  for (const auto& x : j.at("reasons")) v.add(x.at("reason"), x.at("detail"));
+  return v;
+}
+
+// Raw counters and the derived figures the contention judgment used.
+json to_json(const bench::CpuUsage& u) {
+  const auto known = [](double x) { return x >= 0 ? json(x) : json(); };
+  return {{"wall_seconds", u.wall_seconds},
+          {"process_cpu_seconds", u.process_cpu_seconds},
+          {"threads", u.threads},
+          {"cpus", u.cpus},
+          {"involuntary_switches", u.involuntary_switches},
+          {"voluntary_switches", u.voluntary_switches},
+          {"other_cpu_seconds", known(u.other_cpu_seconds)},
+          {"steal_seconds", known(u.steal_seconds)},
+          {"cpu_share", u.cpu_share()},
+          {"other_load_cpus", u.other_load()},
+          {"steal_fraction", u.steal_fraction()},
+          {"involuntary_switches_per_thread_second",
+           u.switches_per_thread_second()}};
+}
+
+bench::CpuUsage cpu_usage_from_json(const json& j) {
+  const auto known = [](const json& x) {
+    return x.is_null() ? -1.0 : x.get<double>();
+  };
+  bench::CpuUsage u;
+  u.wall_seconds = j.at("wall_seconds");
+  u.process_cpu_seconds = j.at("process_cpu_seconds");
+  u.threads = j.at("threads");
+  u.cpus = j.at("cpus");
+  u.involuntary_switches = j.at("involuntary_switches");
+  u.voluntary_switches = j.at("voluntary_switches");
+  u.other_cpu_seconds = known(j.at("other_cpu_seconds"));
+  u.steal_seconds = known(j.at("steal_seconds"));
+  return u;
+}
+
 json to_json(const RunResult& r) {
   return {
       {"model",
@@ -143,6 +205,11 @@ json to_json(const RunResult& r) {
       {"effective", r.effective},
       {"state", state_name(r.state)},
       {"message", r.message},
+      {"validity", to_json(r.validity)},
+      {"cpu_usage", to_json(r.cpu_usage)},
+      {"attempts", r.attempts},
+      {"oom_source",
+       r.oom_source.empty() ? json() : json(r.oom_source)},
       {"compile_seconds", r.compile_seconds},
       {"data_seconds", r.data_seconds},
       {"warmup",
@@ -173,6 +240,10 @@ RunResult run_result_from_json(const json& j) {
   r.effective = j.at("effective").get<std::map<std::string, std::string>>();
   r.state = state_from_name(j.at("state"));
   r.message = j.at("message");
+  r.validity = validity_from_json(j.at("validity"));
+  r.cpu_usage = cpu_usage_from_json(j.at("cpu_usage"));
+  r.attempts = j.at("attempts");
+  if (!j.at("oom_source").is_null()) r.oom_source = j.at("oom_source");
   r.compile_seconds = j.at("compile_seconds");
   r.data_seconds = j.at("data_seconds");
   r.warmup_iterations = j.at("warmup").at("iterations");

@@ -5,14 +5,18 @@
 #include <string>
 #include <vector>
 
+#include "bench/cpu_usage.h"
 #include "bench/run_config.h"
 #include "bench/statistics.h"
 #include "model/analysis.h"
+#include "results/validity.h"
 
 namespace nnbench::results {
 
 // Incremented when a field changes meaning or disappears (docs/results.md).
-inline constexpr int kSchemaVersion = 1;
+// 2: stats_seconds.median_ci95_lo/hi became median_ci_lo/hi with
+// median_ci_coverage (below 95 % for fewer than 6 samples).
+inline constexpr int kSchemaVersion = 2;
 
 enum class State { kOk, kOom, kUnimplemented, kInvalidArgs, kFailed };
 std::string state_name(State s);
@@ -27,6 +31,17 @@ struct RunResult {
 
   State state = State::kOk;
   std::string message;  // why, when the state is not ok
+  // Whether a finished run can be trusted (e.g. not contended), with the
+  // operating system's view of its measured interval and the attempts the
+  // contention policy made.
+  Validity validity;
+  bench::CpuUsage cpu_usage;
+  int attempts = 1;
+  // For state oom, where it came from: "estimate" when the run was refused
+  // because its estimated memory exceeded what was available (nothing was
+  // allocated or run), "allocation" when an allocation really failed.
+  // Empty for other states.
+  std::string oom_source;
 
   double compile_seconds = 0;
   double data_seconds = 0;  // synthetic batch generation and upload
@@ -47,6 +62,11 @@ struct RunResult {
 
 nlohmann::json optimizer_json(const backend::Options& o);
 void optimizer_from_json(const nlohmann::json& j, backend::Options& o);
+
+nlohmann::json to_json(const Validity& v);
+Validity validity_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const bench::CpuUsage& u);
+bench::CpuUsage cpu_usage_from_json(const nlohmann::json& j);
 
 nlohmann::json to_json(const RunResult& r);
 RunResult run_result_from_json(const nlohmann::json& j);

@@ -1,8 +1,27 @@
 #include "train/aggregate.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 
 namespace nnbench::train {
+namespace {
+
+// "seed 2 not_converged, seed 3 failed": which runs, and how they ended.
+std::string list_runs(const std::vector<const TrainRun*>& runs) {
+  std::string out;
+  for (const auto* r : runs)
+    out +=
+        fmt::format("{}seed {} {}", out.empty() ? "" : ", ", r->seed, r->state);
+  return out;
+}
+
+// Training time as the run counted it: the last epoch's cumulative time.
+double counted_seconds(const TrainRun& r) {
+  return r.epochs.empty() ? 0 : r.epochs.back().train_seconds;
+}
+
+}  // namespace
 
 std::vector<uint64_t> seeds_for(uint64_t base, int n) {
   std::vector<uint64_t> out;
@@ -13,17 +32,23 @@ std::vector<uint64_t> seeds_for(uint64_t base, int n) {
 Aggregate aggregate(const std::vector<TrainRun>& runs) {
   Aggregate a;
   a.runs = static_cast<int>(runs.size());
+  if (runs.empty()) {
+    a.reason = "no runs";
+    return a;
+  }
   std::vector<const TrainRun*> ok, missed;
   for (const auto& r : runs)
     (r.state == "converged" ? ok : missed).push_back(&r);
   a.converged = static_cast<int>(ok.size());
   std::sort(ok.begin(), ok.end(), [](const TrainRun* x, const TrainRun* y) {
-    return x->time_to_target < y->time_to_target;
+    if (x->time_to_target != y->time_to_target)
+      return x->time_to_target < y->time_to_target;
+    return x->seed < y->seed;
   });
   const bool drop = a.runs >= 3;
   if (missed.size() > (drop ? 1u : 0u)) {
-    a.reason = std::to_string(missed.size()) + " of " + std::to_string(a.runs) +
-               " runs did not converge";
+    a.reason = fmt::format("{} of {} runs did not converge ({})", missed.size(),
+                           a.runs, list_runs(missed));
     return a;
   }
   if (drop) {
@@ -46,6 +71,47 @@ Aggregate aggregate(const std::vector<TrainRun>& runs) {
   if (!a.valid) a.reason = "no run left after dropping";
   a.mean_time_to_target = a.valid ? sum / ok.size() : 0;
   return a;
+}
+
+std::optional<cost::PricedTime> priced_training_time(
+    const std::vector<TrainRun>& runs, const Aggregate& agg, bool eval_counted,
+    std::string* why_not) {
+  const std::string counted =
+      eval_counted ? "evaluation included" : "evaluation not counted";
+  if (runs.empty()) {
+    *why_not = "no training cost: no runs";
+    return std::nullopt;
+  }
+  if (runs.front().target > 0) {
+    if (!agg.valid) {
+      *why_not =
+          "no training cost: the target was not reached (" + agg.reason + ")";
+      return std::nullopt;
+    }
+    return cost::PricedTime{
+        agg.mean_time_to_target,
+        fmt::format(
+            "time to target, mean of {} of {} runs{} ({})",
+            agg.kept_seeds.size(), agg.runs,
+            agg.runs >= 3 ? " (MLPerf: fastest and slowest dropped)" : "",
+            counted)};
+  }
+  std::vector<const TrainRun*> incomplete;
+  double sum = 0;
+  for (const auto& r : runs) {
+    if (r.state != "completed") incomplete.push_back(&r);
+    sum += counted_seconds(r);
+  }
+  if (!incomplete.empty()) {
+    *why_not =
+        fmt::format("no training cost: {} of {} runs did not complete ({})",
+                    incomplete.size(), runs.size(), list_runs(incomplete));
+    return std::nullopt;
+  }
+  return cost::PricedTime{
+      sum / runs.size(),
+      fmt::format("training time of {} epochs, mean of {} runs ({})",
+                  runs.front().epochs.size(), runs.size(), counted)};
 }
 
 }  // namespace nnbench::train

@@ -1,10 +1,13 @@
 #include "train/trainer.h"
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "data/loader.h"
 #include "model/model_file.h"
+#include "results/result.h"
 #include "model/zoo/zoo.h"
 #include "train/adapt.h"
 #include "train/latency.h"
@@ -27,6 +30,17 @@ bool binary_loss(const model::Model& m) {
   return m.loss == model::Loss::kSigmoidBinaryCrossEntropy;
 }
 
+// Pads a short last batch with zero rows to `rows`, so that it runs on the
+// executable compiled for the evaluation batch; returns the real row count.
+int64_t pad_rows(backend::Tensor& t, int64_t rows) {
+  const int64_t have = t.shape.at(0);
+  if (have >= rows) return have;
+  const auto grow = [&](auto& v) { v.resize(v.size() / have * rows); };
+  t.f.empty() ? grow(t.i) : grow(t.f);
+  t.shape[0] = rows;
+  return have;
+}
+
 // Full validation set, in eval mode; returns {loss, accuracy}.
 std::pair<double, double> evaluate(backend::Executable& exe,
                                    const data::Split& test, const Task& t,
@@ -40,10 +54,13 @@ std::pair<double, double> evaluate(backend::Executable& exe,
   Score s;
   while (auto b = loader.next()) {
     reshape_inputs(*b, m);
+    const int64_t real = pad_rows(b->input, t.eval_batch);
     exe.load_batches({*b});
     exe.infer(0);
     exe.synchronize();
-    score(exe.output(), b->labels, binary, s);
+    backend::Tensor logits = exe.output();
+    logits.f.resize(logits.f.size() / t.eval_batch * real);  // drop padding
+    score(logits, b->labels, binary, s);
   }
   return {s.loss_sum / s.count, double(s.correct) / s.count};
 }
@@ -60,6 +77,7 @@ class Run {
         r_(r),
         m_(m),
         binary_(binary_loss(m)),
+        threads_(std::max(1, std::atoi(r.effective.value("threads", "1").c_str()))),
         start_(Clock::now()) {
     r.start_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
@@ -75,6 +93,8 @@ class Run {
     Score s;
     double loss_sum = 0;
     int64_t n = 0;
+    bench::UsageProbe probe;
+    probe.start();
     const auto t0 = Clock::now();
     while (auto b = loader.next()) {
       row.lr = learning_rate(t_.schedule, e + double(n) / steps, epochs_);
@@ -91,6 +111,7 @@ class Run {
       ++n;
     }
     row.epoch_seconds = since(t0);
+    r_.cpu_usage.add(probe.stop(threads_));
     row.data_wait_seconds = loader.wait_seconds() - wait0;
     row.loss = loss_sum / std::max<int64_t>(n, 1);
     row.accuracy = double(s.correct) / std::max<int64_t>(s.count, 1);
@@ -115,6 +136,7 @@ class Run {
   TrainRun& r_;
   const model::Model& m_;
   bool binary_;
+  int threads_;  // the backend's, for the CPU share
   Clock::time_point start_;
 };
 
@@ -128,8 +150,11 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
   bo.threads = o.threads;
   bo.precision = o.precision;
   bo.learning_rate = learning_rate(t.schedule, 0, 1);
+  // Every batch size the run uses is compiled here, before any clock.
+  backend::Shapes shapes{t.batch, {t.eval_batch}};
+  if (o.latency) shapes.infer_batches.push_back(1);
   const auto t0 = Clock::now();
-  auto exe = b.compile(m, bo);
+  auto exe = b.compile(m, bo, shapes);
   r.init_seconds = since(t0);
   r.effective = exe->effective();
   const int epochs = o.epochs > 0 ? o.epochs : t.epochs;
@@ -151,8 +176,10 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
     }
     if (o.max_seconds > 0 && row.train_seconds >= o.max_seconds) break;
   }
+  bench::judge_contention(r.cpu_usage, o.contention, r.validity);
   if (o.latency)
     r.latency = to_json(measure_latency(*exe, d.test, m, o.latency_items));
+  r.effective = exe->effective();  // what ran, read after the run
 }
 
 }  // namespace
@@ -239,6 +266,8 @@ nlohmann::json to_json(const TrainRun& r) {
           {"total_eval_seconds", r.total_eval_seconds},
           {"final_val_accuracy", r.final_val_accuracy},
           {"effective", r.effective},
+          {"validity", results::to_json(r.validity)},
+          {"cpu_usage", results::to_json(r.cpu_usage)},
           {"latency", r.latency},
           {"epochs", epochs}};
 }

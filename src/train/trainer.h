@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "bench/cpu_usage.h"
 #include "data/dataset.h"
+#include "results/validity.h"
 #include "train/task.h"
 
 namespace nnbench::train {
@@ -23,6 +25,7 @@ struct TrainOptions {
   double target = -1;              // override the task's target (-1: keep)
   bool latency = false;       // measure DAWNBench latency on the trained model
   int64_t latency_items = 0;  // 0: the full validation set
+  bench::ContentionRule contention;
 };
 
 struct EpochRow {
@@ -53,6 +56,10 @@ struct TrainRun {
   std::vector<EpochRow> epochs;
   nlohmann::json effective;
   nlohmann::json latency;  // train::to_json(Latency) when measured
+  // The training loops' CPU usage over all epochs, judged for contention:
+  // a converged run whose threads did not get their CPUs is invalid.
+  bench::CpuUsage cpu_usage;
+  results::Validity validity;
 };
 
 // Never throws for failures of the run: they become its state.

@@ -181,7 +181,8 @@ TEST_F(Cli, TrainOneEpochOnFashionMnistWritesEverything) {
       "train --task fashion-mnist-mlp --epochs 1 --threads 2 --latency "
       "--latency-items 200 --price-per-hour 1.5 --out " +
       path("t.json") + " --dawnbench " + dir_.string() + " --mllog " +
-      path("log.txt"));
+      path("log.txt") +
+      " --author Ada --author-email ada@example.org --org 'My Lab'");
   ASSERT_EQ(o.code, 0) << o.output;
   const auto j = nlohmann::json::parse(std::ifstream(path("t.json")));
   const auto& run = j["runs"][0];
@@ -201,6 +202,34 @@ TEST_F(Cli, TrainOneEpochOnFashionMnistWritesEverything) {
   std::string first;
   std::getline(log, first);
   EXPECT_EQ(first.rfind(":::MLLOG {", 0), 0u) << first;
+  // The submitter's fields reach both exports (their rules: exports_test).
+  const auto entry =
+      nlohmann::json::parse(std::ifstream(path("fashion-mnist-mlp.json")));
+  EXPECT_EQ(entry["authorEmail"], "ada@example.org");
+  const auto infer = nlohmann::json::parse(
+      std::ifstream(path("fashion-mnist-mlp-inference.json")));
+  EXPECT_EQ(infer["misc"]["items"], 200);
+  // DAWNBench's latency is the mean, in ms; the cost is per item.
+  const double mean_s = run["latency"]["mean_seconds"].get<double>();
+  EXPECT_DOUBLE_EQ(infer["latency"].get<double>(), mean_s * 1e3);
+  EXPECT_DOUBLE_EQ(infer["cost"].get<double>(), 1.5 * mean_s / 3600);
+  std::string org;
+  for (std::string line; std::getline(log, line);) {
+    const auto e = nlohmann::json::parse(line.substr(line.find('{')));
+    if (e["key"] == "submission_org") org = e["value"];
+  }
+  EXPECT_EQ(org, "My Lab");
+}
+
+TEST_F(Cli, TrainRejectsBadSubmitterFieldsBeforeRunning) {
+  const std::string base =
+      "train --task fashion-mnist-mlp --backend reference --mllog " +
+      path("log.txt");
+  expect_usage_error(nnbench(base + " --division closedd"), "--division");
+  expect_usage_error(nnbench(base + " --status available"), "--status");
+  expect_usage_error(nnbench(base + " --author-email nobody"),
+                     "--author-email");
+  EXPECT_FALSE(fs::exists(path("log.txt")));
 }
 
 TEST_F(Cli, TrainRejectsBadTargetsAndTasks) {

@@ -40,7 +40,8 @@ backend::Options options(const std::string& precision) {
 bool bf16_supported() {
   try {
     backend::make_backend("onednn")->compile(model::zoo::get("mnist-mlp"),
-                                             options("bf16"));
+                                             options("bf16"),
+                                             backend::Shapes::train(1));
     return true;
   } catch (const backend::Unimplemented&) {
     return false;

@@ -29,7 +29,7 @@ struct StepResult {
 inline StepResult run_step(backend::Backend& b, const model::Model& m,
                            const backend::Options& o,
                            const backend::Batch& batch, int steps = 1) {
-  auto exe = b.compile(m, o);
+  auto exe = b.compile(m, o, backend::Shapes::train(batch.input.shape.at(0)));
   exe->load_batches({batch});
   StepResult r;
   if (steps == 1) {

@@ -22,7 +22,7 @@ backend::Options small_options() {
 std::string unimplemented_message(const model::Model& m,
                                   const backend::Options& o) {
   try {
-    backend::make_backend("onednn")->compile(m, o);
+    backend::make_backend("onednn")->compile(m, o, backend::Shapes::train(2));
   } catch (const backend::Unimplemented& e) {
     return e.what();
   }
@@ -63,7 +63,8 @@ TEST(OnednnBackend, NonCpuDeviceIsAnError) {
   backend::Options o = small_options();
   o.device = "cuda";
   try {
-    backend::make_backend("onednn")->compile(model::zoo::get("mnist-mlp"), o);
+    backend::make_backend("onednn")->compile(model::zoo::get("mnist-mlp"), o,
+                                             backend::Shapes::train(2));
     FAIL() << "compiled for cuda";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cuda"), std::string::npos);
@@ -72,12 +73,17 @@ TEST(OnednnBackend, NonCpuDeviceIsAnError) {
 
 TEST(OnednnBackend, EffectiveSettings) {
   auto exe = backend::make_backend("onednn")->compile(
-      model::zoo::get("mnist-cnn"), small_options());
+      model::zoo::get("mnist-cnn"), small_options(), backend::Shapes::train(2));
   const auto eff = exe->effective();
   EXPECT_EQ(eff.at("device"), "cpu");
   EXPECT_EQ(eff.at("threads"), "2");
   EXPECT_EQ(eff.at("precision"), "fp32");
+  // Counted from the backend's tensors; by hand from the Keras example:
+  // conv 1->32 3x3: 32*9+32 = 320; conv 32->64 3x3: 64*32*9+64 = 18496;
+  // dense 12*12*64=9216 -> 128: 9216*128+128 = 1179776; dense 128->10:
+  // 1290. Sum: 1199882.
   EXPECT_EQ(eff.at("parameters"), "1199882");
+  EXPECT_EQ(eff.at("optimizer"), "SGD lr 0.01 momentum 0.9");
   EXPECT_NE(eff.at("layout").find("conv weights"), std::string::npos);
   EXPECT_NE(eff.at("conv_impl").find("conv2d_1"), std::string::npos);
   EXPECT_EQ(eff.at("conv_impl").find("ref:"), std::string::npos)
@@ -85,7 +91,8 @@ TEST(OnednnBackend, EffectiveSettings) {
 }
 
 std::vector<double> losses(const model::Model& m, int steps) {
-  auto exe = backend::make_backend("onednn")->compile(m, small_options());
+  auto exe = backend::make_backend("onednn")->compile(
+      m, small_options(), backend::Shapes::train(16));
   exe->load_batches({data::synthetic_batch(m, 16, 3)});
   std::vector<double> out;
   for (int i = 0; i < steps; ++i) {
@@ -117,20 +124,28 @@ TEST(OnednnBackend, StepsWithDropoutLowerTheLoss) {
   EXPECT_NE(loss[1], loss[0]);
 }
 
-// A new batch size rebuilds the graph and keeps the trained weights.
-TEST(OnednnBackend, NewBatchSizeKeepsWeights) {
+// Every batch size is built in compile: switching sizes keeps the trained
+// weights and builds nothing, and a size not compiled is refused.
+TEST(OnednnBackend, CompiledBatchSizesKeepWeightsWithoutRebuilds) {
   const model::Model m = model::zoo::get("resnet-56");
-  auto exe = backend::make_backend("onednn")->compile(m, small_options());
+  auto exe =
+      backend::make_backend("onednn")->compile(m, small_options(), {2, {3}});
+  EXPECT_EQ(exe->effective().at("graph_builds"), "2");
   exe->load_batches({data::synthetic_batch(m, 2, 3)});
   exe->train_step(0);
   const auto before = exe->parameters();
   exe->load_batches(
       {data::synthetic_batch(m, 3, 4), data::synthetic_batch(m, 3, 5)});
   EXPECT_EQ(exe->parameters().at("fc.weight").f, before.at("fc.weight").f);
-  exe->train_step(1);
-  exe->infer(0);
+  exe->infer(1);
   EXPECT_EQ(exe->output().shape, (std::vector<int64_t>{3, 10}));
+  EXPECT_THROW(exe->train_step(0), Error);  // 3 was compiled for inference
+  exe->load_batches({data::synthetic_batch(m, 2, 6)});
+  exe->train_step(0);
   EXPECT_TRUE(std::isfinite(exe->last_loss()));
+  EXPECT_NE(exe->parameters().at("fc.weight").f, before.at("fc.weight").f);
+  EXPECT_THROW(exe->load_batches({data::synthetic_batch(m, 5, 7)}), Error);
+  EXPECT_EQ(exe->effective().at("graph_builds"), "2");
 }
 
 }  // namespace

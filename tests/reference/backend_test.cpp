@@ -42,7 +42,7 @@ TEST(ReferenceBackend, ZooModelsStartFromCanonicalParamsAndStep) {
     if (too_large(m)) continue;
     SCOPED_TRACE(name);
     const backend::Options o = small_options();
-    auto exe = b->compile(m, o);
+    auto exe = b->compile(m, o, {});
     EXPECT_EQ(exe->effective().at("parameters"),
               std::to_string(model::analyze(m).params));
     const auto start = exe->parameters();
@@ -77,7 +77,7 @@ TEST(ReferenceBackend, ZooModelsStartFromCanonicalParamsAndStep) {
 TEST(ReferenceBackend, TrainingOnAFixedBatchLowersTheLoss) {
   auto b = backend::make_backend("reference");
   const model::Model m = model::zoo::get("mnist-mlp");
-  auto exe = b->compile(m, small_options());
+  auto exe = b->compile(m, small_options(), {});
   exe->load_batches({data::synthetic_batch(m, 64, 3)});
   exe->train_step(0);
   const double first = exe->last_loss();
@@ -99,7 +99,7 @@ TEST(ReferenceBackend, SgdMomentumMatchesAHandComputation) {
   backend::Options o = small_options();
   o.learning_rate = 0.5;
   o.momentum = 0.9;
-  auto exe = backend::make_backend("reference")->compile(m, o);
+  auto exe = backend::make_backend("reference")->compile(m, o, {});
   const backend::Batch batch = data::synthetic_batch(m, 1, 4);
   exe->load_batches({batch});
   auto p = exe->parameters();
@@ -143,7 +143,8 @@ TEST(ReferenceBackend, SgdMomentumMatchesAHandComputation) {
 
 TEST(ReferenceBackend, LearningRateCanChangeBetweenSteps) {
   const model::Model m = model::zoo::get("mnist-mlp");
-  auto exe = backend::make_backend("reference")->compile(m, small_options());
+  auto exe =
+      backend::make_backend("reference")->compile(m, small_options(), {});
   exe->load_batches({data::synthetic_batch(m, 4, 2)});
   exe->train_step(0);
   const auto before = exe->parameters();
@@ -163,7 +164,7 @@ TEST(ReferenceBackend, ThreadCountDoesNotChangeTheResult) {
     const model::Model m = model::zoo::get(name);
     std::map<std::string, backend::Tensor> params[2];
     for (int threads : {1, 2}) {
-      auto exe = b->compile(m, small_options(threads));
+      auto exe = b->compile(m, small_options(threads), {});
       EXPECT_EQ(exe->effective().at("threads"), std::to_string(threads));
       exe->load_batches({data::synthetic_batch(m, 4, 5)});
       exe->train_step(0);
@@ -180,16 +181,16 @@ TEST(ReferenceBackend, UnsupportedSettingsAreReported) {
   const model::Model m = model::zoo::get("mnist-mlp");
   backend::Options o = small_options();
   o.precision = "bf16";
-  EXPECT_THROW(b->compile(m, o), backend::Unimplemented);
+  EXPECT_THROW(b->compile(m, o, {}), backend::Unimplemented);
   o = small_options();
   o.device = "cuda";
-  EXPECT_THROW(b->compile(m, o), backend::Unimplemented);
+  EXPECT_THROW(b->compile(m, o, {}), backend::Unimplemented);
   o.device = "tpu";
-  EXPECT_THROW(b->compile(m, o), Error);
+  EXPECT_THROW(b->compile(m, o, {}), Error);
   o = small_options();
-  o.optimizer = "adam";
-  EXPECT_THROW(b->compile(m, o), backend::Unimplemented);
-  const auto eff = b->compile(m, small_options())->effective();
+  o.optimizer = "lamb";
+  EXPECT_THROW(b->compile(m, o, {}), backend::Unimplemented);
+  const auto eff = b->compile(m, small_options(), {})->effective();
   EXPECT_EQ(eff.at("device"), "cpu");
   EXPECT_EQ(eff.at("precision"), "fp32");
   EXPECT_EQ(b->name(), "reference");

@@ -68,8 +68,8 @@ void expect_agreement(const model::Model& described, int64_t batch,
   const model::Model m = without_dropout(described);
   backend::Options o;
   o.threads = 1;  // see backend_test.cpp: threads do not change the result
-  auto ref = backend::make_backend("reference")->compile(m, o);
-  auto torch = backend::make_backend("torch")->compile(m, o);
+  auto ref = backend::make_backend("reference")->compile(m, o, {});
+  auto torch = backend::make_backend("torch")->compile(m, o, {});
   const std::vector<backend::Batch> batches = {
       data::synthetic_batch(m, batch, 11)};
   ref->load_batches(batches);

@@ -27,7 +27,7 @@ TEST(TorchBackend, EveryZooModelMatchesItsDescriptionAndSteps) {
   for (const auto& name : model::zoo::names()) {
     SCOPED_TRACE(name);
     const model::Model m = model::zoo::get(name);
-    auto exe = b->compile(m, small_options());
+    auto exe = b->compile(m, small_options(), {});
     EXPECT_EQ(exe->effective().at("parameters"),
               std::to_string(model::analyze(m).params));
     exe->load_batches({data::synthetic_batch(m, 2, 7)});
@@ -45,7 +45,7 @@ TEST(TorchBackend, StartsFromTheDescriptionsInitialWeights) {
     const model::Model m = model::zoo::get(name);
     backend::Options o = small_options();
     o.seed = 11;
-    auto params = b->compile(m, o)->parameters();
+    auto params = b->compile(m, o, {})->parameters();
     const auto want = model::init_params(m, 11);
     ASSERT_EQ(params.size(), want.size());
     for (const auto& p : want) {
@@ -59,7 +59,7 @@ TEST(TorchBackend, StartsFromTheDescriptionsInitialWeights) {
 TEST(TorchBackend, GradientsCoverEveryParameter) {
   auto b = backend::make_backend("torch");
   const model::Model m = model::zoo::get("imdb-bilstm");
-  auto exe = b->compile(m, small_options());
+  auto exe = b->compile(m, small_options(), {});
   exe->load_batches({data::synthetic_batch(m, 3, 1)});
   exe->train_step(0);
   const auto grads = exe->gradients();
@@ -70,7 +70,7 @@ TEST(TorchBackend, GradientsCoverEveryParameter) {
 TEST(TorchBackend, TrainingOnAFixedBatchLowersTheLoss) {
   auto b = backend::make_backend("torch");
   const model::Model m = model::zoo::get("mnist-mlp");
-  auto exe = b->compile(m, small_options());
+  auto exe = b->compile(m, small_options(), {});
   exe->load_batches({data::synthetic_batch(m, 64, 3)});
   exe->train_step(0);
   const double first = exe->last_loss();
@@ -87,7 +87,7 @@ TEST(TorchBackend, SameSeedSameLoss) {
   const model::Model m = model::zoo::get("mnist-cnn");
   double loss[2];
   for (double& l : loss) {
-    auto exe = b->compile(m, small_options());
+    auto exe = b->compile(m, small_options(), {});
     exe->load_batches({data::synthetic_batch(m, 8, 5)});
     exe->train_step(0);
     exe->train_step(0);
@@ -101,7 +101,7 @@ TEST(TorchBackend, CudaWithoutCudaIsAClearError) {
   backend::Options o = small_options();
   o.device = "cuda";
   try {
-    b->compile(model::zoo::get("mnist-mlp"), o);
+    b->compile(model::zoo::get("mnist-mlp"), o, {});
     GTEST_SKIP() << "this LibTorch has CUDA and a GPU";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("CUDA"), std::string::npos);
@@ -112,7 +112,7 @@ TEST(TorchBackend, Bf16IsUnimplementedNotACrash) {
   auto b = backend::make_backend("torch");
   backend::Options o = small_options();
   o.precision = "bf16";
-  EXPECT_THROW(b->compile(model::zoo::get("mnist-mlp"), o),
+  EXPECT_THROW(b->compile(model::zoo::get("mnist-mlp"), o, {}),
                backend::Unimplemented);
 }
 
@@ -138,7 +138,7 @@ TEST(Runner, MeasuresTrainingAndInference) {
     EXPECT_EQ(r.samples.size(), 5u);
     EXPECT_GE(r.warmup_iterations, 2);
     EXPECT_GT(r.stats.median, 0);
-    EXPECT_LE(r.stats.median_ci95.lo, r.stats.median);
+    EXPECT_LE(r.stats.median_ci.lo, r.stats.median);
     EXPECT_NEAR(r.samples_per_second, 16 / r.stats.median, 1e-6);
     EXPECT_NEAR(r.peak_fraction, r.gflops / 100, 1e-12);
     EXPECT_EQ(r.effective.at("threads"), "2");

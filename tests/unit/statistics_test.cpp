@@ -70,31 +70,50 @@ std::vector<double> shuffled_ranks(int n) {
 
 // Ranks checked with exact integers (Python: math.comb(n, j) / 2**n):
 // n = 10: P(B <= 1) = 11/1024 = 0.0107 <= 0.025 < P(B <= 2) = 56/1024
-//         = 0.0547, so k - 1 = 1: ranks 2 and 9, coverage 0.9785.
-// n = 20: P(B <= 5) = 0.0207 <= 0.025 < P(B <= 6) = 0.0577: ranks 6, 15.
+//         = 0.0547, so k - 1 = 1: ranks 2 and 9, coverage 1 - 22/1024.
+// n = 20: P(B <= 5) = (1 + 20 + 190 + 1140 + 4845 + 15504) / 2^20
+//         = 21700/1048576 = 0.0207 <= 0.025 < P(B <= 6) = 0.0577: ranks 6
+//         and 15, coverage 1 - 43400/1048576.
 // n = 100: P(B <= 39) = 0.0176 <= 0.025 < P(B <= 40) = 0.0284: ranks 40, 61.
 TEST(MedianCi, ExactBinomialRanks) {
   const Interval ci10 = median_ci(shuffled_ranks(10));
   EXPECT_EQ(ci10.lo, 2);
   EXPECT_EQ(ci10.hi, 9);
+  EXPECT_DOUBLE_EQ(ci10.coverage, 1002.0 / 1024);  // 0.9785
   const Interval ci20 = median_ci(shuffled_ranks(20));
   EXPECT_EQ(ci20.lo, 6);
   EXPECT_EQ(ci20.hi, 15);
+  EXPECT_NEAR(ci20.coverage, 1005176.0 / 1048576, 1e-12);  // 0.9586
   const Interval ci100 = median_ci(shuffled_ranks(100));
   EXPECT_EQ(ci100.lo, 40);
   EXPECT_EQ(ci100.hi, 61);
+  // 1 - 2 x 0.0176001: at least the level, as every n >= 6 gives.
+  EXPECT_NEAR(ci100.coverage, 0.9648, 1e-5);
 }
 
-// [min, max] covers with 1 - 2^(1-n): 0.9375 for n = 5 (below 95 %, so no
-// narrower interval exists), 0.969 for n = 6 (first n that reaches 95 %).
-TEST(MedianCi, SmallSamplesGiveMinMax) {
+// [min, max] covers with 1 - 2^(1-n): 15/16 = 0.9375 for n = 5 (below
+// 95 %, so no narrower interval exists and none reaches the level),
+// 31/32 = 0.96875 for n = 6 (first n that reaches 95 %), 0 for n = 1.
+TEST(MedianCi, SmallSamplesGiveMinMaxWithTheirTrueCoverage) {
   const Interval ci5 = median_ci({5, 1, 4, 2, 3});
   EXPECT_EQ(ci5.lo, 1);
   EXPECT_EQ(ci5.hi, 5);
+  EXPECT_DOUBLE_EQ(ci5.coverage, 0.9375);
+  EXPECT_LT(ci5.coverage, 0.95);
   const Interval ci6 = median_ci(shuffled_ranks(6));
   EXPECT_EQ(ci6.lo, 1);
   EXPECT_EQ(ci6.hi, 6);
+  EXPECT_DOUBLE_EQ(ci6.coverage, 0.96875);
+  const Interval ci2 = median_ci({2.0, 1.0});
+  EXPECT_DOUBLE_EQ(ci2.coverage, 0.5);  // both samples on one side: 2/4
   EXPECT_EQ(median_ci({3.0}).lo, 3.0);
+  EXPECT_EQ(median_ci({3.0}).coverage, 0.0);
+}
+
+TEST(MedianCi, SummaryKeepsTheAchievedCoverage) {
+  EXPECT_DOUBLE_EQ(summarize({3, 1, 2, 5, 4}).median_ci.coverage, 0.9375);
+  EXPECT_DOUBLE_EQ(summarize(shuffled_ranks(10)).median_ci.coverage,
+                   1002.0 / 1024);
 }
 
 TEST(MedianCi, HigherLevelIsWider) {
@@ -102,7 +121,10 @@ TEST(MedianCi, HigherLevelIsWider) {
   const Interval ci = median_ci(shuffled_ranks(100), 0.99);
   EXPECT_EQ(ci.lo, 37);
   EXPECT_EQ(ci.hi, 64);
+  EXPECT_NEAR(ci.coverage, 1 - 2 * 0.0033186, 1e-6);
   EXPECT_EQ(median_ci(shuffled_ranks(100), 1.0).hi, 100);
+  // Certainty is out of reach: [min, max], and the coverage says so.
+  EXPECT_DOUBLE_EQ(median_ci(shuffled_ranks(6), 1.0).coverage, 0.96875);
 }
 
 // A million samples: 2^-n underflows, so this needs the log-space sum. The
@@ -131,6 +153,27 @@ TEST(MedianCi, CoversTheTrueMedianByDesign) {
   }
   EXPECT_GE(covered / static_cast<double>(trials), 0.94);
   EXPECT_LE(covered / static_cast<double>(trials), 0.98);
+}
+
+// The coverage reported for [min, max] at n = 5 is what it achieves: uniform
+// samples of 5 (median 0.5) over 20000 draws; the standard error of
+// 0.9375 is sqrt(0.9375 * 0.0625 / 20000) = 0.0017, so 0.01 is six sigma.
+// Had the interval been the 95 % it is often called, 0.95 lies outside.
+TEST(MedianCi, SmallSampleCoverageIsWhatItClaims) {
+  std::mt19937 rng(99);
+  std::uniform_real_distribution<double> dist(0.0, 1.0);
+  const int trials = 20000;
+  int covered = 0;
+  double claimed = 0;
+  for (int t = 0; t < trials; ++t) {
+    std::vector<double> x(5);
+    for (double& v : x) v = dist(rng);
+    const Interval ci = median_ci(x);
+    covered += ci.lo <= 0.5 && 0.5 <= ci.hi;
+    claimed = ci.coverage;
+  }
+  EXPECT_DOUBLE_EQ(claimed, 0.9375);
+  EXPECT_NEAR(covered / static_cast<double>(trials), 0.9375, 0.01);
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
-// Schedules, MLPerf aggregation, scoring and exports, on hand-made values.
+// Schedules, MLPerf aggregation and scoring, on hand-made values (exports:
+// exports_test.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "train/aggregate.h"
-#include "train/exports.h"
 #include "train/schedule.h"
 #include "train/task.h"
 #include "train/trainer.h"
@@ -99,28 +99,6 @@ TEST(Score, BinaryCrossEntropy) {
   EXPECT_EQ(s.correct, 1);
   EXPECT_NEAR(s.loss_sum,
               std::log1p(std::exp(-3.0)) + std::log1p(std::exp(1.0)), 1e-9);
-}
-
-TEST(Exports, DawnbenchTsvAndMllog) {
-  TrainRun r;
-  r.task = "t";
-  r.seed = 5;
-  r.state = "converged";
-  r.start_unix_ms = 1000;
-  EpochRow e;
-  e.epoch = 1;
-  e.train_seconds = 36;
-  e.val_accuracy = 0.9213;
-  e.wall_seconds = 40;
-  r.epochs = {e};
-  EXPECT_EQ(dawnbench_tsv(r),
-            "epoch\thours\ttop1Accuracy\n1\t0.01000000\t92.13\n");
-  const std::string log = mllog(r);
-  EXPECT_NE(log.find(":::MLLOG "), std::string::npos);
-  EXPECT_NE(log.find("\"key\":\"run_stop\""), std::string::npos);
-  EXPECT_NE(log.find("\"status\":\"success\""), std::string::npos);
-  EXPECT_NE(log.find("\"time_ms\":41000"), std::string::npos);
-  EXPECT_NE(log.find("\"key\":\"seed\""), std::string::npos);
 }
 
 TEST(Tasks, ShippedTasksAreWellFormed) {

@@ -38,7 +38,17 @@ const std::map<std::string, Expected>& expected() {
   static const std::map<std::string, Expected> table = {
       {"fcn-s", {117'997'696, {26752}}},
       {"fcn-r", {14'205'962, {10}}},
+      // Caffe's bvlc_alexnet, groups 2 in conv2/4/5 (weights + biases):
+      // conv1 96*3*121+96 = 34,944; conv2 256*48*25+256 = 307,456; conv3
+      // 384*256*9+384 = 885,120; conv4 384*192*9+384 = 663,936; conv5
+      // 256*192*9+256 = 442,624; fc6 9216*4096+4096 = 37,752,832; fc7
+      // 4096*4096+4096 = 16,781,312; fc8 4096*1000+1000 = 4,097,000.
       {"alexnet", {60'965'224, {1000}}},
+      // DLBench's AlexNet-S, no groups: conv2 256*96*25+256 = 614,656;
+      // conv4 384*384*9+384 = 1,327,488; conv5 256*384*9+256 = 884,992;
+      // the other layers as alexnet (34,944 + 885,120 + 37,752,832 +
+      // 16,781,312 + 4,097,000). The "~62 millions" of DLBench's table.
+      {"alexnet-s", {62'378'344, {1000}}},
       {"alexnet-r", {89'578, {10}}},
       {"resnet-50", {25'557'032, {1000}}},
       // conv1+bn 432+32; stage 1: 9 x 2 x (2304+32) = 42,048; stage 2:
@@ -167,6 +177,31 @@ TEST(Zoo, MultiplyAddsMatchTorch) {
   EXPECT_EQ(multiply_adds(get("inception-v3")), 5'713'216'096.0);
   EXPECT_EQ(multiply_adds(get("alexnet")), 724'406'816.0);
   EXPECT_EQ(multiply_adds(get("googlenet")), 1'582'671'872.0);
+}
+
+// AlexNet-S by hand, output positions x reads per output, at 224 with
+// ceil-mode pooling (54 -> 27 -> 13 -> 6): conv1 54*54*96 x 363 =
+// 101,616,768; conv2 27*27*256 x 2400 = 447,897,600; conv3 13*13*384 x
+// 2304 = 149,520,384; conv4 13*13*384 x 3456 = 224,280,576; conv5
+// 13*13*256 x 3456 = 149,520,384; fc6 4096 x 9216 = 37,748,736; fc7
+// 4096 x 4096 = 16,777,216; fc8 1000 x 4096 = 4,096,000.
+TEST(Zoo, AlexNetSMultiplyAddsByHand) {
+  EXPECT_EQ(multiply_adds(get("alexnet-s")), 1'131'457'664.0);
+  const Model m = get("alexnet-s");
+  const auto shapes = infer_shapes(m);
+  int fc6 = 0;
+  while (m.layers[fc6].name != "fc6") ++fc6;
+  EXPECT_EQ(shapes[layer_inputs(m, fc6)[0]], Shape{9216});  // 256 x 6 x 6
+}
+
+// The two AlexNets are different networks from different studies.
+TEST(Zoo, AlexNetStudyTags) {
+  EXPECT_EQ(get("alexnet").study, "cloud-gpu-2017");
+  EXPECT_EQ(get("alexnet-s").study, "dlbench (AlexNet-S)");
+  for (const auto& l : get("alexnet-s").layers) {
+    EXPECT_EQ(l.groups, 1) << l.name;
+    EXPECT_NE(l.op, Op::kLrn) << l.name;
+  }
 }
 
 // ResNet-50 is quoted at ~4.1 GMACs, 8.2 GFLOPs at 2 FLOPs per MAC.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "backend/optimizer.h"
 #include "backends/onednn/graph.h"
 #include "backends/onednn/threads.h"
 #include "model/analysis.h"
@@ -31,15 +32,26 @@ auto translate_errors(F&& f) {
 
 class OnednnExecutable : public backend::Executable {
  public:
-  OnednnExecutable(const model::Model& m, const Options& o, Dt dt)
-      : model_(m), options_(o), dt_(dt), eng_(dnnl::engine::kind::cpu, 0) {
-    for (auto& v : model::init_params(m, o.seed)) {
-      const size_t n = v.data.size();
-      params_[v.spec.name] = {v.spec.shape, std::move(v.data),
-                              std::vector<float>(n, 0.f)};
-    }
+  OnednnExecutable(const model::Model& m, const Options& o, Dt dt,
+                   const backend::Shapes& shapes)
+      : model_(m), rule_(o), dt_(dt), eng_(dnnl::engine::kind::cpu, 0) {
+    for (auto& v : model::init_params(m, o.seed))
+      params_[v.spec.name] = {v.spec.shape, std::move(v.data), {}};
     state_.seed = o.seed;
-    build(1);
+    std::vector<int64_t> sizes = shapes.infer_batches;
+    if (shapes.train_batch > 0) sizes.push_back(shapes.train_batch);
+    if (sizes.empty())
+      throw Error("oneDNN backend: compile needs the batch sizes it will run");
+    translate_errors([&] {
+      for (int64_t n : sizes) {
+        if (n <= 0) throw Error("oneDNN backend: batch size must be > 0");
+        if (!graphs_.count(n)) graphs_[n] = build(n);
+      }
+      return 0;
+    });
+    train_batch_ = shapes.train_batch;
+    active_ = sizes.back();
+    holder_ = active_;
   }
 
   void load_batches(const std::vector<Batch>& batches) override {
@@ -47,9 +59,9 @@ class OnednnExecutable : public backend::Executable {
       inputs_.clear();
       tokens_.clear();
       labels_.clear();
+      bound_ = -1;
       if (batches.empty()) return 0;
-      const int64_t n = batches[0].input.shape.at(0);
-      if (n != batch_) build(n);
+      activate(batches[0].input.shape.at(0));
       for (const auto& b : batches) {
         if (b.input.shape != batches[0].input.shape ||
             b.input.dtype != model_.input.dtype)
@@ -62,67 +74,89 @@ class OnednnExecutable : public backend::Executable {
           inputs_.push_back(to_net(b.input));
         labels_.push_back(b.labels);
       }
-      graph_.net->stream().wait();
-      bound_ = -1;
+      graph().net->stream().wait();
       return 0;
     });
   }
 
   void infer(int batch) override {
     bind(batch);
-    graph_.net->run_forward(false);
+    graph().net->run_forward(false);
   }
 
   void train_step(int batch) override {
+    if (active_ != train_batch_)
+      throw Error("oneDNN backend: train_step at batch " +
+                  std::to_string(active_) + ", compiled for training at " +
+                  std::to_string(train_batch_));
     bind(batch);
-    Net& net = *graph_.net;
+    Net& net = *graph().net;
     net.run_forward(true);
-    loss_ = graph_.loss->loss_and_grad(labels_[batch]);
+    loss_ = graph().loss->loss_and_grad(labels_[batch]);
     net.run_backward();
-    graph_.params->step(net.stream(),
-                        static_cast<float>(options_.learning_rate),
-                        static_cast<float>(options_.momentum));
+    rule_.begin_step();
+    graph().params->step(net.stream(), rule_);
     ++state_.steps;
     trained_ = true;
   }
 
   double last_loss() override { return loss_; }
-  // The update's sum primitive is rebuilt when the rate changes: cheap next
-  // to a step, and only schedules change it.
-  void set_learning_rate(double lr) override { options_.learning_rate = lr; }
+  void set_learning_rate(double lr) override { rule_.set_learning_rate(lr); }
 
-  void synchronize() override { graph_.net->stream().wait(); }
+  void synchronize() override { graph().net->stream().wait(); }
 
   backend::Tensor output() override {
     synchronize();
-    graph_.loss->read_logits();
-    return graph_.loss->output();
+    graph().loss->read_logits();
+    return graph().loss->output();
   }
 
   std::map<std::string, backend::Tensor> parameters() override {
-    return graph_.params->values(graph_.net->stream());
+    return graph().params->values(graph().net->stream());
   }
 
   std::map<std::string, backend::Tensor> gradients() override {
     if (!trained_) return {};
-    return graph_.params->grads(graph_.net->stream());
+    return graph().params->grads(graph().net->stream());
   }
 
   std::map<std::string, std::string> effective() const override;
 
  private:
-  void build(int64_t batch) {
-    translate_errors([&] {
-      if (graph_.params) graph_.params->save(graph_.net->stream());
-      graph_ = build_graph(model_, batch, dt_, eng_, &params_, &state_);
-      batch_ = batch;
-      return 0;
-    });
+  Graph& graph() { return graphs_.at(active_); }
+  const Graph& graph() const { return graphs_.at(active_); }
+
+  Graph build(int64_t batch) {
+    ++builds_;
+    return build_graph(model_, batch, dt_, eng_, &params_, &state_,
+                       rule_.state_arrays());
+  }
+
+  // Makes the graph of batch size n current. Graphs are built in compile
+  // only; one that trained hands its values to the next through params_.
+  void activate(int64_t n) {
+    if (n == active_) return;
+    if (!graphs_.count(n)) {
+      std::string sizes;
+      for (const auto& [size, g] : graphs_)
+        sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
+      throw Error("oneDNN backend: batch size " + std::to_string(n) +
+                  " was not compiled (compiled: " + sizes +
+                  "); pass it in compile's shapes");
+    }
+    if (n != holder_) {
+      Graph& from = graphs_.at(holder_);
+      from.params->save(from.net->stream());
+      Graph& to = graphs_.at(n);
+      to.params->load(to.net->stream());
+      holder_ = n;
+    }
+    active_ = n;
   }
 
   // A float batch in the layout the first layer reads.
   memory to_net(const backend::Tensor& t) {
-    Net& net = *graph_.net;
+    Net& net = *graph().net;
     const memory host(net.plain(-1, Dt::f32), eng_,
                       const_cast<float*>(t.f.data()));
     memory in(net.value(-1).md, eng_);
@@ -134,7 +168,7 @@ class OnednnExecutable : public backend::Executable {
   void bind(int batch) {
     if (batch == bound_) return;
     if (tokens_.empty())
-      graph_.net->value(-1).mem.set_data_handle(
+      graph().net->value(-1).mem.set_data_handle(
           inputs_.at(batch).get_data_handle());
     else
       state_.tokens = tokens_.at(batch).data();
@@ -142,13 +176,15 @@ class OnednnExecutable : public backend::Executable {
   }
 
   model::Model model_;
-  Options options_;
+  backend::HostOptimizer rule_;
   Dt dt_;
   dnnl::engine eng_;
   ParamStates params_;
   RunState state_;
-  Graph graph_;
-  int64_t batch_ = 0;
+  std::map<int64_t, Graph> graphs_;  // by batch size, built in compile
+  int64_t train_batch_ = 0, active_ = 0;
+  int64_t holder_ = 0;  // the graph holding the newest parameter values
+  int builds_ = 0;
   std::vector<memory> inputs_;
   std::vector<std::vector<int64_t>> tokens_;
   std::vector<backend::Tensor> labels_;
@@ -164,8 +200,12 @@ std::string note_or(const std::map<std::string, std::string>& notes,
 }
 
 std::map<std::string, std::string> OnednnExecutable::effective() const {
-  const auto& notes = graph_.net->notes();
+  const auto& notes = graph().net->notes();
   const bool bf16 = dt_ == Dt::bf16;
+  std::string built;
+  for (const auto& [size, g] : graphs_)
+    built += (built.empty() ? "" : ", ") + std::to_string(size) +
+             (size == train_batch_ ? " (train)" : "");
   return {
       {"device", "cpu"},
       {"threads", std::to_string(max_threads())},
@@ -175,20 +215,21 @@ std::map<std::string, std::string> OnednnExecutable::effective() const {
            note_or(notes, "conv_layout",
                    note_or(notes, "linear_layout", "no conv or linear"))},
       {"conv_impl", note_or(notes, "conv_impl", "no convolution")},
-      {"built_for_batch", std::to_string(batch_)},
+      {"built_for_batches", built},
+      {"graph_builds", std::to_string(builds_)},
       {"reference_kernels", note_or(notes, "ref_impls", "none")},
-      {"optimizer", "SGD lr " + std::to_string(options_.learning_rate) +
-                        " momentum " + std::to_string(options_.momentum) +
+      {"optimizer", backend::describe_optimizer(rule_.options()) +
                         (bf16 ? ", fp32 master weights, bf16 copies" : "")},
-      {"parameters", std::to_string(model::analyze(model_).params)},
+      {"parameters", std::to_string(graph().params->count())},
   };
 }
 
 }  // namespace
 
-std::unique_ptr<backend::Executable> make_executable(const model::Model& m,
-                                                     const Options& o, Dt dt) {
-  return std::make_unique<OnednnExecutable>(m, o, dt);
+std::unique_ptr<backend::Executable> make_executable(
+    const model::Model& m, const Options& o, Dt dt,
+    const backend::Shapes& shapes) {
+  return std::make_unique<OnednnExecutable>(m, o, dt, shapes);
 }
 
 }  // namespace nnbench::backends::onednn

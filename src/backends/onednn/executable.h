@@ -1,6 +1,8 @@
 #pragma once
-// The oneDNN executable: a graph built for the loaded batch size, whose
-// steps only execute recorded primitives on one stream.
+// The oneDNN executable: one graph per batch size of the run's shapes, all
+// built in compile, whose steps only execute recorded primitives on one
+// stream. Loading a batch of a size not compiled is an error, never a
+// rebuild inside a timed region.
 #include <memory>
 
 #include "backend/backend.h"
@@ -9,11 +11,8 @@
 
 namespace nnbench::backends::onednn {
 
-// Builds once at batch 1 so that every primitive is validated (and the
-// implementations reported) at compile; load_batches rebuilds for the
-// batches' size.
-std::unique_ptr<backend::Executable> make_executable(const model::Model& m,
-                                                     const backend::Options& o,
-                                                     Dt dt);
+std::unique_ptr<backend::Executable> make_executable(
+    const model::Model& m, const backend::Options& o, Dt dt,
+    const backend::Shapes& shapes);
 
 }  // namespace nnbench::backends::onednn

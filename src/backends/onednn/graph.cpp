@@ -160,8 +160,8 @@ void check_supported(const model::Model& m) {
 }
 
 Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
-                  const dnnl::engine& eng, ParamStates* params,
-                  RunState* state) {
+                  const dnnl::engine& eng, ParamStates* params, RunState* state,
+                  int state_arrays) {
   const auto shapes = model::infer_shapes(m);
   const int n = static_cast<int>(m.layers.size());
   Graph g{std::make_unique<Net>(eng, dt, n),
@@ -188,7 +188,7 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
     build_layer(c, dt);
   }
   net.finalize();
-  g.params->finalize(net.stream());
+  g.params->finalize(net.stream(), state_arrays);
   g.loss = std::make_unique<LossHead>(net, n - 1, m.loss);
   return g;
 }

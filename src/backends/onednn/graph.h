@@ -1,5 +1,6 @@
 #pragma once
-// Builds the executable graph of a model for one batch size: which values
+// Builds the executable graph of a model for one batch size (forward for
+// training and inference, backward, optimizer state): which values
 // need gradients, which ReLUs fuse into the conv or linear before them, and
 // one op builder per layer.
 #include <cstdint>
@@ -24,8 +25,8 @@ struct Graph {
 void check_supported(const model::Model& m);
 
 Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
-                  const dnnl::engine& eng, ParamStates* params,
-                  RunState* state);
+                  const dnnl::engine& eng, ParamStates* params, RunState* state,
+                  int state_arrays);
 
 // A layout in oneDNN's notation (e.g. OIhw16i16o) from the descriptor;
 // `names` are the logical dims' letters.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "backend/optimizer.h"
 #include "backends/onednn/executable.h"
 #include "backends/onednn/graph.h"
 #include "backends/onednn/threads.h"
@@ -69,15 +70,17 @@ class OnednnBackend : public backend::Backend {
            std::to_string(v->minor) + "." + std::to_string(v->patch);
   }
   std::unique_ptr<backend::Executable> compile(
-      const model::Model& m, const backend::Options& o) override {
+      const model::Model& m, const backend::Options& o,
+      const backend::Shapes& shapes) override {
     if (o.device != "cpu")
       throw Error("device '" + o.device +
                   "' is not supported by the oneDNN backend (CPU only); use "
                   "--device cpu");
     const Dt dt = data_type(o.precision);
     check_supported(m);
+    backend::HostOptimizer check(o);  // throws for what it cannot run
     if (o.threads > 0) set_threads(o.threads);
-    return make_executable(m, o, dt);
+    return make_executable(m, o, dt, shapes);
   }
 };
 

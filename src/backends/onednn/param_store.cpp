@@ -38,56 +38,55 @@ ParamStore::Ref ParamStore::add(const std::string& name, const Md& canonical,
   total_ += (floats(grad) + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
   slot.master = memory(grad, eng_, DNNL_MEMORY_NONE);
   slot.grad = memory(grad, eng_, DNNL_MEMORY_NONE);
-  slot.momentum = memory(grad, eng_, DNNL_MEMORY_NONE);
   slot.weights = weights == grad ? slot.master : memory(weights, eng_);
   slots_.push_back(slot);
   return {slot.weights, slot.grad};
 }
 
-void ParamStore::finalize(dnnl::stream& s) {
+void ParamStore::finalize(dnnl::stream& s, int state_arrays) {
   const Md flat({static_cast<memory::dim>(std::max<size_t>(total_, 1))},
                 Dt::f32, Tag::a);
   flat_master_ = memory(flat, eng_);
   flat_grad_ = memory(flat, eng_);
-  flat_momentum_ = memory(flat, eng_);
+  flat_state_.clear();
+  for (int k = 0; k < state_arrays; ++k) flat_state_.emplace_back(flat, eng_);
   for (auto& slot : slots_) {
+    // set_data_handle, not new objects: the ops hold copies of these.
     slot.master.set_data_handle(
         at(flat_master_, slot.master_md, slot.offset).get_data_handle());
     slot.grad.set_data_handle(
         at(flat_grad_, slot.master_md, slot.offset).get_data_handle());
-    slot.momentum.set_data_handle(
-        at(flat_momentum_, slot.master_md, slot.offset).get_data_handle());
-    ParamState& st = states_->at(slot.name);
-    copy(s, memory(slot.canonical, eng_, st.value.data()), slot.master);
-    copy(s, memory(slot.canonical, eng_, st.momentum.data()), slot.momentum);
+    slot.state.clear();
+    for (const auto& f : flat_state_)
+      slot.state.push_back(at(f, slot.master_md, slot.offset));
     if (slot.weights.get() != slot.master.get())
       slot.sync = make_reorder(slot.master, slot.weights);
   }
   // Padding inside blocked layouts and between parameters stays zero: the
-  // gradients there are zero, so the updates keep it so.
-  std::fill_n(static_cast<float*>(flat_grad_.get_data_handle()),
-              flat.get_size() / sizeof(float), 0.f);
-  sync_all(s);
-  momentum_args_ = {{DNNL_ARG_MULTIPLE_SRC, flat_momentum_},
-                    {DNNL_ARG_MULTIPLE_SRC + 1, flat_grad_},
-                    {DNNL_ARG_DST, flat_momentum_}};
-  weight_args_ = {{DNNL_ARG_MULTIPLE_SRC, flat_master_},
-                  {DNNL_ARG_MULTIPLE_SRC + 1, flat_momentum_},
-                  {DNNL_ARG_DST, flat_master_}};
+  // gradients there are zero, so every rule's update keeps it so.
+  for (memory* m : {&flat_master_, &flat_grad_})
+    std::fill_n(static_cast<float*>(m->get_data_handle()), floats(flat), 0.f);
+  for (auto& f : flat_state_)
+    std::fill_n(static_cast<float*>(f.get_data_handle()), floats(flat), 0.f);
+  load(s);
 }
 
-void ParamStore::step(dnnl::stream& s, float lr, float momentum) {
-  if (!momentum_update_ || scales_ != std::pair{lr, momentum}) {
-    // Built on first use: lr and momentum are fixed per executable.
-    const Md flat = flat_master_.get_desc();
-    momentum_update_ = dnnl::sum(
-        dnnl::sum::primitive_desc(flat, {momentum, 1.f}, {flat, flat}, eng_));
-    weight_update_ = dnnl::sum(
-        dnnl::sum::primitive_desc(flat, {1.f, -lr}, {flat, flat}, eng_));
-    scales_ = {lr, momentum};
-  }
-  momentum_update_.execute(s, momentum_args_);
-  weight_update_.execute(s, weight_args_);
+void ParamStore::step(dnnl::stream& s, const backend::HostOptimizer& rule) {
+  s.wait();  // the backward primitives have written the gradients
+  auto* p = static_cast<float*>(flat_master_.get_data_handle());
+  const auto* g = static_cast<const float*>(flat_grad_.get_data_handle());
+  float* s1 = flat_state_.empty()
+                  ? nullptr
+                  : static_cast<float*>(flat_state_[0].get_data_handle());
+  float* s2 = flat_state_.size() < 2
+                  ? nullptr
+                  : static_cast<float*>(flat_state_[1].get_data_handle());
+  const auto n = static_cast<int64_t>(total_);
+  constexpr int64_t kChunk = 1 << 14;
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < n; b += kChunk)
+    rule.update(p + b, g + b, s1 ? s1 + b : nullptr, s2 ? s2 + b : nullptr,
+                std::min(kChunk, n - b));
   sync_all(s);
 }
 
@@ -102,8 +101,29 @@ void ParamStore::save(dnnl::stream& s) {
   for (const auto& slot : slots_) {
     ParamState& st = states_->at(slot.name);
     copy(s, slot.master, memory(slot.canonical, eng_, st.value.data()));
-    copy(s, slot.momentum, memory(slot.canonical, eng_, st.momentum.data()));
+    st.state.resize(slot.state.size());
+    for (size_t k = 0; k < slot.state.size(); ++k) {
+      st.state[k].resize(st.value.size());
+      copy(s, slot.state[k], memory(slot.canonical, eng_, st.state[k].data()));
+    }
   }
+}
+
+void ParamStore::load(dnnl::stream& s) {
+  for (auto& slot : slots_) {
+    ParamState& st = states_->at(slot.name);
+    copy(s, memory(slot.canonical, eng_, st.value.data()), slot.master);
+    for (size_t k = 0; k < slot.state.size() && k < st.state.size(); ++k)
+      copy(s, memory(slot.canonical, eng_, st.state[k].data()), slot.state[k]);
+  }
+  sync_all(s);
+}
+
+int64_t ParamStore::count() const {
+  int64_t n = 0;
+  for (const auto& slot : slots_)
+    n += static_cast<int64_t>(floats(slot.canonical));
+  return n;
 }
 
 std::map<std::string, backend::Tensor> ParamStore::export_canonical(

@@ -1,16 +1,19 @@
 #pragma once
-// Trainable parameters of one build. The fp32 master weights, gradients and
-// momentum buffers live in the layout the backward-weights primitive writes,
-// inside three flat buffers, so the SGD update is two sum primitives over the
-// whole model and needs no reorder. Where the forward reads another layout
-// or bf16, a per-parameter reorder refreshes that copy after each update.
-// Values persist across builds (batch sizes) in the canonical layout.
+// Trainable parameters of one graph. The fp32 master weights, gradients and
+// optimizer state live in the layout the backward-weights primitive writes,
+// inside flat buffers, so the update is one elementwise pass over the whole
+// model (backend::HostOptimizer, PyTorch's rules) with no reorder; padding
+// inside blocked layouts stays zero under every rule. Where the forward
+// reads another layout or bf16, a per-parameter reorder refreshes that copy
+// after each update. Graphs of other batch sizes exchange values through
+// the canonical layout (save, load).
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/optimizer.h"
 #include "backends/onednn/net.h"
 #include "model/model.h"
 
@@ -19,7 +22,8 @@ namespace nnbench::backends::onednn {
 // A parameter between builds: canonical (PyTorch) layout, fp32.
 struct ParamState {
   model::Shape shape;
-  std::vector<float> value, momentum;
+  std::vector<float> value;
+  std::vector<std::vector<float>> state;  // the optimizer's, zero at start
 };
 using ParamStates = std::map<std::string, ParamState>;
 
@@ -38,13 +42,17 @@ class ParamStore {
   // grouped convs); weights, grad: what the primitives want.
   Ref add(const std::string& name, const Md& canonical, const Md& weights,
           const Md& grad);
-  // Allocates the flat buffers and loads the values from the states.
-  void finalize(dnnl::stream& s);
-  // SGD with momentum as torch.optim.SGD (buffer starts at zero, so the
-  // first step sets it to the gradient).
-  void step(dnnl::stream& s, float lr, float momentum);
-  // Writes values and momentum back to the states.
+  // Allocates the flat buffers (with `state_arrays` optimizer state arrays)
+  // and loads the values from the states.
+  void finalize(dnnl::stream& s, int state_arrays);
+  // One optimizer step over every parameter; the caller has called
+  // rule.begin_step().
+  void step(dnnl::stream& s, const backend::HostOptimizer& rule);
+  // Writes values and optimizer state back to the states, or reads them.
   void save(dnnl::stream& s);
+  void load(dnnl::stream& s);
+  // Elements of the canonical tensors: the parameter count.
+  int64_t count() const;
   std::map<std::string, backend::Tensor> values(dnnl::stream& s);
   std::map<std::string, backend::Tensor> grads(dnnl::stream& s);
 
@@ -53,7 +61,8 @@ class ParamStore {
     std::string name;
     Md canonical, master_md;
     size_t offset = 0;  // floats into the flat buffers
-    memory master, grad, momentum, weights;
+    memory master, grad, weights;
+    std::vector<memory> state;
     dnnl::primitive sync;  // master -> weights, where they differ
   };
   void sync_all(dnnl::stream& s);
@@ -64,10 +73,8 @@ class ParamStore {
   ParamStates* states_;
   std::vector<Slot> slots_;
   size_t total_ = 0;
-  memory flat_master_, flat_grad_, flat_momentum_;
-  dnnl::primitive momentum_update_, weight_update_;
-  Args momentum_args_, weight_args_;
-  std::pair<float, float> scales_{0.f, 0.f};  // lr, momentum of the sums
+  memory flat_master_, flat_grad_;
+  std::vector<memory> flat_state_;
 };
 
 }  // namespace nnbench::backends::onednn

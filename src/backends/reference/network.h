@@ -39,6 +39,7 @@ class Network {
 
   const Tensor<T>& output() const { return outs_.back(); }
   std::vector<Tensor<T>>& params() { return params_; }
+  const std::vector<Tensor<T>>& params() const { return params_; }
   const std::vector<Tensor<T>>& grads() const { return grads_; }
   const std::vector<model::ParamSpec>& specs() const { return specs_; }
   const Tensor<T>& input_grad() const { return d_input_; }

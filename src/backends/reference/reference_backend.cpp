@@ -6,7 +6,7 @@
 #include <string>
 
 #include "backends/reference/network.h"
-#include "backends/reference/sgd.h"
+#include "backends/reference/update.h"
 #include "util/error.h"
 
 namespace nnbench::backends::reference {
@@ -24,7 +24,7 @@ void check_options(const Options& o) {
   if (o.precision != "fp32")
     throw backend::Unimplemented("precision " + o.precision +
                                  " (the reference backend runs fp32)");
-  backend::require_plain_sgd(o, "reference");
+  backend::HostOptimizer check(o);  // throws for what it cannot run
 }
 
 Batch<float> to_batch(const backend::Batch& b) {
@@ -51,7 +51,7 @@ backend::Tensor to_host(const Tensor<float>& t) {
 class ReferenceExecutable : public backend::Executable {
  public:
   ReferenceExecutable(const model::Model& m, const Options& o)
-      : options_(o), net_(m, o.seed), sgd_(o.learning_rate, o.momentum) {}
+      : net_(m, o.seed), update_(o) {}
 
   void load_batches(const std::vector<backend::Batch>& batches) override {
     batches_.clear();
@@ -64,15 +64,12 @@ class ReferenceExecutable : public backend::Executable {
     net_.forward(batches_.at(batch), true);
     loss_ = net_.loss();
     net_.backward();
-    sgd_.step(net_.params(), net_.grads());
+    update_.step(net_.params(), net_.grads());
     stepped_ = true;
   }
 
   double last_loss() override { return loss_; }
-  void set_learning_rate(double lr) override {
-    sgd_.set_learning_rate(lr);
-    options_.learning_rate = lr;
-  }
+  void set_learning_rate(double lr) override { update_.set_learning_rate(lr); }
   void synchronize() override {}
 
   backend::Tensor output() override { return to_host(net_.output()); }
@@ -89,14 +86,14 @@ class ReferenceExecutable : public backend::Executable {
 
   std::map<std::string, std::string> effective() const override {
     int64_t count = 0;
-    for (const auto& s : net_.specs()) count += Tensor<float>::count(s.shape);
-    return {{"device", "cpu"},
-            {"threads", std::to_string(omp_get_max_threads())},
-            {"precision", "fp32"},
-            {"layout", "NCHW"},
-            {"optimizer", "SGD lr " + std::to_string(options_.learning_rate) +
-                              " momentum " + std::to_string(options_.momentum)},
-            {"parameters", std::to_string(count)}};
+    for (const auto& p : net_.params()) count += p.numel();
+    return {
+        {"device", "cpu"},
+        {"threads", std::to_string(omp_get_max_threads())},
+        {"precision", "fp32"},
+        {"layout", "NCHW"},
+        {"optimizer", backend::describe_optimizer(update_.rule().options())},
+        {"parameters", std::to_string(count)}};
   }
 
  private:
@@ -108,9 +105,8 @@ class ReferenceExecutable : public backend::Executable {
     return out;
   }
 
-  Options options_;
   Network<float> net_;
-  Sgd<float> sgd_;
+  Update update_;
   std::vector<Batch<float>> batches_;
   double loss_ = std::nan("");
   bool stepped_ = false;
@@ -120,8 +116,10 @@ class ReferenceBackend : public backend::Backend {
  public:
   std::string name() const override { return "reference"; }
   std::string version() const override { return "nnbench reference 1"; }
-  std::unique_ptr<backend::Executable> compile(const model::Model& m,
-                                               const Options& o) override {
+  // Dynamic shapes: any batch size runs, so `shapes` needs no preparation.
+  std::unique_ptr<backend::Executable> compile(
+      const model::Model& m, const Options& o,
+      const backend::Shapes& /*shapes*/) override {
     check_options(o);
     if (o.threads > 0) omp_set_num_threads(o.threads);
     return std::make_unique<ReferenceExecutable>(m, o);

@@ -69,21 +69,4 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(
                                "' (known: sgd adam rmsprop adadelta)");
 }
 
-std::string describe_optimizer(const backend::Options& o) {
-  const std::string wd = o.weight_decay != 0
-                             ? fmt::format(" weight_decay {}", o.weight_decay)
-                             : "";
-  if (o.optimizer == "sgd")
-    return fmt::format("SGD lr {} momentum {}{}{}", o.learning_rate, o.momentum,
-                       o.nesterov ? " nesterov" : "", wd);
-  if (o.optimizer == "adam")
-    return fmt::format("Adam lr {} betas ({}, {}) eps {}{}", o.learning_rate,
-                       o.beta1, o.beta2, o.eps, wd);
-  if (o.optimizer == "rmsprop")
-    return fmt::format("RMSprop lr {} alpha {} eps {} momentum {}{}",
-                       o.learning_rate, o.alpha, o.eps, o.momentum, wd);
-  return fmt::format("Adadelta lr {} rho {} eps {}{}", o.learning_rate, o.rho,
-                     o.eps, wd);
-}
-
 }  // namespace nnbench::backends::torch_backend

@@ -28,7 +28,4 @@ class Adadelta : public torch::optim::Optimizer {
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(
     std::vector<torch::Tensor> params, const backend::Options& o);
 
-// A one-line description for Executable::effective().
-std::string describe_optimizer(const backend::Options& o);
-
 }  // namespace nnbench::backends::torch_backend

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include "backend/optimizer.h"
 #include "backends/torch/network.h"
 #include "backends/torch/optimizer.h"
 #include "util/error.h"
@@ -123,6 +124,7 @@ class TorchExecutable : public backend::Executable {
 
   void set_learning_rate(double lr) override {
     for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
+    options_.learning_rate = lr;  // effective() reports the rate in use
   }
 
   void synchronize() override {
@@ -151,7 +153,7 @@ class TorchExecutable : public backend::Executable {
         {"interop_threads", std::to_string(torch::get_num_interop_threads())},
         {"precision", "fp32"},
         {"layout", "NCHW (LibTorch default)"},
-        {"optimizer", describe_optimizer(options_)},
+        {"optimizer", backend::describe_optimizer(options_)},
         {"parameters", std::to_string(count_parameters())}};
   }
 
@@ -192,8 +194,10 @@ class TorchBackend : public backend::Backend {
   std::string version() const override {
     return std::string("LibTorch ") + TORCH_VERSION;
   }
-  std::unique_ptr<backend::Executable> compile(const model::Model& m,
-                                               const Options& o) override {
+  // Dynamic shapes: any batch size runs, so `shapes` needs no preparation.
+  std::unique_ptr<backend::Executable> compile(
+      const model::Model& m, const Options& o,
+      const backend::Shapes& /*shapes*/) override {
     // LibTorch defaults to one intra-op thread on some VMs: always set it.
     if (o.threads > 0) torch::set_num_threads(o.threads);
     return translate_errors(

@@ -1,4 +1,5 @@
-// AlexNet as Caffe ships it, and DLBench's small CIFAR-10 variant.
+// AlexNet as Caffe ships it, DLBench's ungrouped AlexNet-S, and DLBench's
+// small CIFAR-10 variant.
 #include "model/zoo/builder.h"
 #include "model/zoo/models.h"
 
@@ -7,7 +8,8 @@ namespace nnbench::model::zoo {
 Model alexnet() {
   Model m;
   m.name = "alexnet";
-  m.study = std::string(kStudyCloudGpu) + ", " + kStudyDlbench + " (AlexNet-S)";
+  // Not DLBench's AlexNet-S, which has no groups and no LRN: alexnet-s.
+  m.study = kStudyCloudGpu;
   m.source =
       "BVLC Caffe models/bvlc_alexnet/train_val.prototxt (Krizhevsky, "
       "Sutskever, Hinton 2012)";
@@ -33,6 +35,41 @@ Model alexnet() {
   x = b.relu(b.conv(x, 384, 3, 1, 1, "conv3"));
   x = b.relu(b.groups(2).conv(x, 384, 3, 1, 1, "conv4"));
   x = b.relu(b.groups(2).conv(x, 256, 3, 1, 1, "conv5"));
+  x = b.flatten(pool(x));
+  x = b.dropout(b.relu(b.linear(x, 4096, "fc6")), 0.5);
+  x = b.dropout(b.relu(b.linear(x, 4096, "fc7")), 0.5);
+  b.linear(x, 1000, "fc8");
+  m.loss = Loss::kSoftmaxCrossEntropy;
+  return m;
+}
+
+Model alexnet_s() {
+  Model m;
+  m.name = "alexnet-s";
+  m.study = std::string(kStudyDlbench) + " (AlexNet-S)";
+  m.source =
+      "DLBench arXiv:1608.07249 (AlexNet-S, synthetic ImageNet-sized data: "
+      "150528 inputs, 1000 classes, ~62M parameters); layers as "
+      "hclhkbu/dlbench synthetic/experiments/caffe/cnn/alexnet/"
+      "alexnet.prototxt and cntk/cnn/alexnet/AlexNet.ndl";
+  m.notes =
+      "The AlexNet DLBench benchmarks on synthetic data, not Caffe's "
+      "bvlc_alexnet (model alexnet): no groups (conv2, conv4 and conv5 see "
+      "every input channel, as on one GPU) and no LRN, so 62,378,344 "
+      "parameters instead of 60,965,224. Input [3,224,224] (150528 values, "
+      "the paper's input size); Caffe's ceil-mode pooling then gives "
+      "54->27->13->6, so fc6 reads 9216 as in the CNTK script. DLBench's "
+      "TensorFlow script pads SAME instead (pool5 7x7, fc6 reads 12544); "
+      "the Caffe and CNTK definitions are followed here. Dropout 0.5 after "
+      "fc6 and fc7 as in the prototxt. Softmax folded into the loss.";
+  m.input.shape = {3, 224, 224};
+  Builder b(m);
+  auto pool = [&b](int x) { return b.max_pool(x, 3, 2, 0, true); };
+  int x = pool(b.relu(b.conv(-1, 96, 11, 4, 0, "conv1")));
+  x = pool(b.relu(b.conv(x, 256, 5, 1, 2, "conv2")));
+  x = b.relu(b.conv(x, 384, 3, 1, 1, "conv3"));
+  x = b.relu(b.conv(x, 384, 3, 1, 1, "conv4"));
+  x = b.relu(b.conv(x, 256, 3, 1, 1, "conv5"));
   x = b.flatten(pool(x));
   x = b.dropout(b.relu(b.linear(x, 4096, "fc6")), 0.5);
   x = b.dropout(b.relu(b.linear(x, 4096, "fc7")), 0.5);

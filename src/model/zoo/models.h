@@ -17,6 +17,7 @@ Model fcn_s();
 Model fcn_r();
 // alexnet.cpp
 Model alexnet();
+Model alexnet_s();
 Model alexnet_r();
 // resnet.cpp
 Model resnet50();

@@ -14,6 +14,7 @@ const std::vector<Entry>& entries() {
       {"inception-v3", inception_v3},
       {"fcn-s", fcn_s},
       {"fcn-r", fcn_r},
+      {"alexnet-s", alexnet_s},
       {"alexnet-r", alexnet_r},
       {"resnet-56", resnet56},
       {"lstm-ptb", [] { return lstm_ptb(32); }},

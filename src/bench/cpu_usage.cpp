@@ -1,0 +1,155 @@
+#include "bench/cpu_usage.h"
+
+#include <fmt/core.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <tuple>
+
+namespace nnbench::bench {
+namespace {
+
+double tv_seconds(const timeval& t) { return t.tv_sec + t.tv_usec * 1e-6; }
+
+// Busy and steal seconds summed over the CPUs in this process's affinity
+// mask, from the per-CPU lines of /proc/stat; {-1, -1} when unreadable.
+std::pair<double, double> proc_stat_seconds() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return {-1, -1};
+  std::ifstream in("/proc/stat");
+  if (!in) return {-1, -1};
+  const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  double busy = 0, steal = 0;
+  bool any = false;
+  std::string line;
+  while (std::getline(in, line)) {
+    int cpu = -1;
+    if (std::sscanf(line.c_str(), "cpu%d ", &cpu) != 1 || cpu < 0 ||
+        cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &mask))
+      continue;
+    std::istringstream fields(line.substr(line.find(' ')));
+    // user nice system idle iowait irq softirq steal (guest is in user)
+    double v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (double& x : v) fields >> x;
+    busy += (v[0] + v[1] + v[2] + v[5] + v[6]) * tick;
+    steal += v[7] * tick;
+    any = true;
+  }
+  return any ? std::pair{busy, steal} : std::pair{-1.0, -1.0};
+}
+
+int cpus_in_mask() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return 0;
+  return CPU_COUNT(&mask);
+}
+
+}  // namespace
+
+double CpuUsage::cpu_share() const {
+  return wall_seconds > 0 && threads > 0
+             ? process_cpu_seconds / (wall_seconds * threads)
+             : 0;
+}
+
+double CpuUsage::other_load() const {
+  return wall_seconds > 0 && other_cpu_seconds >= 0
+             ? other_cpu_seconds / wall_seconds
+             : 0;
+}
+
+double CpuUsage::steal_fraction() const {
+  return wall_seconds > 0 && cpus > 0 && steal_seconds >= 0
+             ? steal_seconds / (wall_seconds * cpus)
+             : 0;
+}
+
+double CpuUsage::switches_per_thread_second() const {
+  return wall_seconds > 0 && threads > 0
+             ? involuntary_switches / (wall_seconds * threads)
+             : 0;
+}
+
+void CpuUsage::add(const CpuUsage& next) {
+  const bool known = other_cpu_seconds >= 0 || wall_seconds == 0;
+  wall_seconds += next.wall_seconds;
+  process_cpu_seconds += next.process_cpu_seconds;
+  threads = next.threads;
+  cpus = next.cpus;
+  involuntary_switches += next.involuntary_switches;
+  voluntary_switches += next.voluntary_switches;
+  if (known && next.other_cpu_seconds >= 0) {
+    other_cpu_seconds =
+        std::max(0.0, other_cpu_seconds) + next.other_cpu_seconds;
+    steal_seconds = std::max(0.0, steal_seconds) + next.steal_seconds;
+  } else {
+    other_cpu_seconds = steal_seconds = -1;
+  }
+}
+
+bool judge_contention(const CpuUsage& u, const ContentionRule& rule,
+                      results::Validity& v) {
+  if (u.wall_seconds < rule.min_wall_seconds) return true;
+  const double spare = std::max(0, u.cpus - u.threads);
+  const double excess = u.other_load() - spare;
+  std::string why;
+  if (u.other_cpu_seconds >= 0 && excess > rule.max_excess_load)
+    why = fmt::format(
+        "other processes kept {:.2f} CPUs busy on average, {:.2f} more than "
+        "the {} this run left spare (limit {:.2f})",
+        u.other_load(), excess, static_cast<int>(spare), rule.max_excess_load);
+  if (u.steal_seconds >= 0 && u.steal_fraction() > rule.max_steal_fraction)
+    why += fmt::format("{}hypervisor steal {:.1f} % (limit {:.1f} %)",
+                       why.empty() ? "" : "; ", u.steal_fraction() * 100,
+                       rule.max_steal_fraction * 100);
+  if (why.empty()) return true;
+  v.add("contended",
+        why + fmt::format("; CPU share {:.2f}, {:.0f} involuntary switches "
+                          "per thread-second",
+                          u.cpu_share(), u.switches_per_thread_second()));
+  return false;
+}
+
+UsageProbe::Counters UsageProbe::read() {
+  Counters c;
+  c.wall = std::chrono::duration<double>(
+               std::chrono::steady_clock::now().time_since_epoch())
+               .count();
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  c.cpu = tv_seconds(ru.ru_utime) + tv_seconds(ru.ru_stime);
+  c.nivcsw = ru.ru_nivcsw;
+  c.nvcsw = ru.ru_nvcsw;
+  std::tie(c.busy, c.steal) = proc_stat_seconds();
+  return c;
+}
+
+void UsageProbe::start() { start_ = read(); }
+
+CpuUsage UsageProbe::stop(int threads) const {
+  const Counters end = read();
+  CpuUsage u;
+  u.wall_seconds = end.wall - start_.wall;
+  u.process_cpu_seconds = end.cpu - start_.cpu;
+  u.threads = threads;
+  u.cpus = cpus_in_mask();
+  u.involuntary_switches = end.nivcsw - start_.nivcsw;
+  u.voluntary_switches = end.nvcsw - start_.nvcsw;
+  if (start_.busy >= 0 && end.busy >= 0) {
+    // Tick rounding can make a quiet interval slightly negative.
+    u.other_cpu_seconds =
+        std::max(0.0, end.busy - start_.busy - u.process_cpu_seconds);
+    u.steal_seconds = end.steal - start_.steal;
+  }
+  return u;
+}
+
+}  // namespace nnbench::bench

@@ -1,0 +1,143 @@
+// Every backend runs the optimizer it is given exactly, or refuses it: the
+// parameter updates of three training steps (so that momentum and moment
+// estimates matter) match the reference's for every optimizer and setting.
+// The reference applies backend::HostOptimizer; LibTorch runs torch::optim,
+// an independent implementation, so the reference's rules are checked too.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backend/registry.h"
+#include "data/synthetic.h"
+#include "model/zoo/zoo.h"
+
+namespace nnbench::conformance {
+namespace {
+
+struct Setting {
+  std::string name;
+  backend::Options options;
+};
+
+std::vector<Setting> settings() {
+  std::vector<Setting> out;
+  backend::Options o;
+  o.threads = 2;
+  o.learning_rate = 0.05;
+  o.momentum = 0.9;
+  out.push_back({"sgd_momentum", o});
+  o.nesterov = true;
+  o.weight_decay = 0.05;  // large, so that a dropped decay shows
+  out.push_back({"sgd_nesterov_weight_decay", o});
+  o = {};
+  o.threads = 2;
+  o.optimizer = "adam";
+  o.learning_rate = 0.01;
+  o.weight_decay = 0.01;
+  out.push_back({"adam_weight_decay", o});
+  o.optimizer = "rmsprop";
+  o.momentum = 0.5;
+  o.weight_decay = 0;
+  out.push_back({"rmsprop_momentum", o});
+  o.optimizer = "adadelta";
+  o.learning_rate = 1.0;
+  out.push_back({"adadelta", o});
+  return out;
+}
+
+using Tensors = std::map<std::string, backend::Tensor>;
+
+// Parameters after `steps` training steps on one fixed batch.
+Tensors trained(const std::string& name, const model::Model& m,
+                const backend::Options& o, const backend::Batch& batch,
+                int steps) {
+  auto exe = backend::make_backend(name)->compile(
+      m, o, backend::Shapes::train(batch.input.shape.at(0)));
+  exe->load_batches({batch});
+  for (int i = 0; i < steps; ++i) exe->train_step(0);
+  exe->synchronize();
+  return exe->parameters();
+}
+
+// ||(got - init) - (want - init)|| / ||want - init||, over all parameters:
+// the error of the update, not of the (much larger) weights.
+double update_error(const Tensors& init, const Tensors& got,
+                    const Tensors& want) {
+  double diff = 0, scale = 0;
+  for (const auto& [name, w] : want) {
+    const auto& g = got.at(name).f;
+    const auto& i = init.at(name).f;
+    for (size_t k = 0; k < w.f.size(); ++k) {
+      diff += std::pow(double(g[k]) - w.f[k], 2);
+      scale += std::pow(double(w.f[k]) - i[k], 2);
+    }
+  }
+  return std::sqrt(diff / scale);
+}
+
+model::Model small_cnn() {
+  model::Model m = model::zoo::get("mnist-cnn");
+  for (auto& l : m.layers) l.p = 0;  // dropout masks differ per backend
+  return m;
+}
+
+TEST(OptimizerConformance, EveryBackendAppliesEveryOptimizerExactly) {
+  const model::Model m = small_cnn();
+  const backend::Batch batch = data::synthetic_batch(m, 4, 7);
+  for (const auto& s : settings()) {
+    SCOPED_TRACE(s.name);
+    const Tensors init = trained("reference", m, s.options, batch, 0);
+    const Tensors want = trained("reference", m, s.options, batch, 3);
+    for (const auto& b : backend::backend_names()) {
+      if (b == "reference") continue;
+      SCOPED_TRACE(b);
+      const Tensors got = trained(b, m, s.options, batch, 3);
+      EXPECT_LT(update_error(init, got, want), 2e-3);
+    }
+  }
+}
+
+// The comparison above can fail: Nesterov's first step is (1 + momentum)
+// times plain SGD's, and decay adds wd * p, so a backend that dropped
+// either would be far off.
+TEST(OptimizerConformance, DroppedSettingsWouldBeCaught) {
+  const model::Model m = small_cnn();
+  const backend::Batch batch = data::synthetic_batch(m, 4, 7);
+  const auto all = settings();
+  const Tensors init = trained("reference", m, all[0].options, batch, 0);
+  const Tensors plain = trained("reference", m, all[0].options, batch, 3);
+  const Tensors nesterov = trained("reference", m, all[1].options, batch, 3);
+  EXPECT_GT(update_error(init, plain, nesterov), 0.1);
+}
+
+TEST(OptimizerConformance, UnknownOptimizersAreRefusedByName) {
+  const model::Model m = small_cnn();
+  backend::Options o;
+  o.optimizer = "lamb";
+  for (const auto& b : backend::backend_names()) {
+    SCOPED_TRACE(b);
+    try {
+      backend::make_backend(b)->compile(m, o, backend::Shapes::train(2));
+      ADD_FAILURE() << "compiled with optimizer lamb";
+    } catch (const backend::Unimplemented& e) {
+      EXPECT_NE(std::string(e.what()).find("lamb"), std::string::npos);
+    }
+  }
+}
+
+TEST(OptimizerConformance, EffectiveNamesTheSettingsApplied) {
+  const model::Model m = small_cnn();
+  const auto s = settings()[1].options;  // nesterov, weight decay 0.05
+  for (const auto& b : backend::backend_names()) {
+    SCOPED_TRACE(b);
+    const auto eff = backend::make_backend(b)
+                         ->compile(m, s, backend::Shapes::train(2))
+                         ->effective();
+    const std::string opt = eff.at("optimizer");
+    EXPECT_NE(opt.find("nesterov"), std::string::npos) << opt;
+    EXPECT_NE(opt.find("weight_decay 0.05"), std::string::npos) << opt;
+  }
+}
+
+}  // namespace
+}  // namespace nnbench::conformance

@@ -1,0 +1,112 @@
+// Contention is caught while measuring: a run with busy processes pinned to
+// its CPUs is marked invalid ("contended"); the same run on a quiet machine
+// is valid. These tests run serially (tests/CMakeLists.txt): another test
+// beside them would be a co-runner too.
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "backend/registry.h"
+#include "bench/runner.h"
+#include "model/zoo/zoo.h"
+
+namespace nnbench {
+namespace {
+
+std::vector<int> allowed_cpus() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  sched_getaffinity(0, sizeof(mask), &mask);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &mask)) cpus.push_back(c);
+  return cpus;
+}
+
+// One spinning child process pinned to each CPU this process may use.
+class BusyProcesses {
+ public:
+  BusyProcesses() {
+    for (int cpu : allowed_cpus()) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        sched_setaffinity(0, sizeof(one), &one);
+        for (volatile unsigned long i = 0;; i = i + 1) {
+        }
+      }
+      pids_.push_back(pid);
+    }
+  }
+  ~BusyProcesses() {
+    for (pid_t p : pids_) kill(p, SIGKILL);
+    for (pid_t p : pids_) waitpid(p, nullptr, 0);
+  }
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+bench::RunRequest request(int threads) {
+  bench::RunRequest r;
+  r.backend = "reference";
+  r.mode = backend::Mode::kTrain;
+  r.batch = 32;
+  r.options.threads = threads;
+  r.warmup = {2, 0.2, 5};
+  r.stop.min_iterations = 5;
+  r.stop.min_seconds = 1.5;
+  r.contention.action = bench::ContentionPolicy::Action::kWarn;
+  return r;
+}
+
+results::RunResult measure(int threads) {
+  auto b = backend::make_backend("reference");
+  return bench::run(*b, model::zoo::get("mnist-mlp"), request(threads), {});
+}
+
+TEST(Contention, BusyProcessesOnTheRunsCpusMakeItInvalid) {
+  const int cpus = static_cast<int>(allowed_cpus().size());
+  results::RunResult r;
+  {
+    BusyProcesses busy;
+    r = measure(cpus);
+  }
+  ASSERT_EQ(r.state, results::State::kOk) << r.message;
+  ASSERT_FALSE(r.validity.valid());
+  EXPECT_EQ(r.validity.reasons.at(0).reason, "contended");
+  // One spinner per CPU: about `cpus` CPUs of other load.
+  EXPECT_GT(r.cpu_usage.other_load(), 0.5 * cpus);
+  EXPECT_EQ(r.attempts, 1);  // warn: no retry
+}
+
+TEST(Contention, TheSameRunOnAQuietMachineIsValid) {
+  const int cpus = static_cast<int>(allowed_cpus().size());
+  const auto r = measure(cpus);
+  ASSERT_EQ(r.state, results::State::kOk) << r.message;
+  EXPECT_TRUE(r.validity.valid()) << r.validity.reasons.at(0).detail;
+  EXPECT_GT(r.cpu_usage.process_cpu_seconds, 0);
+  EXPECT_GE(r.cpu_usage.wall_seconds, 1.5);
+}
+
+TEST(Contention, RetryRerunsAContendedRunThenRecordsItInvalid) {
+  bench::RunRequest req = request(static_cast<int>(allowed_cpus().size()));
+  req.stop.min_seconds = 0.5;
+  req.contention.action = bench::ContentionPolicy::Action::kRetry;
+  req.contention.retries = 1;
+  req.contention.pause_seconds = 0;
+  BusyProcesses busy;
+  auto b = backend::make_backend("reference");
+  const auto r = bench::run(*b, model::zoo::get("mnist-mlp"), req, {});
+  EXPECT_EQ(r.attempts, 2);
+  EXPECT_FALSE(r.validity.valid());
+}
+
+}  // namespace
+}  // namespace nnbench
