@@ -71,6 +71,36 @@ inline double relative_l2(const backend::Tensor& a, const backend::Tensor& b) {
   return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
 }
 
+// ||a|| / ||b||: the sizes of two tensors, whatever their directions.
+inline double norm_ratio(const backend::Tensor& a, const backend::Tensor& b) {
+  double na = 0, nb = 0;
+  for (double x : a.f) na += x * x;
+  for (double x : b.f) nb += x * x;
+  return nb > 0 ? std::sqrt(na / nb) : (na > 0 ? INFINITY : 1.0);
+}
+
+// A gradient that rounding may legitimately move a lot (bf16 in nets whose
+// ReLUs and max pools switch discretely, see agreement_test.cpp) must still
+// be the same gradient: close in direction (relative L2 error below
+// `max_l2`; a wrong layout, a flipped sign or an unrelated tensor gives 1 or
+// more) and of the same size (norm ratio within a factor kMaxNormRatio; a
+// gradient scaled by 0.01, or missing a 1/batch, is far outside). Returns
+// what is wrong, or "" when it passes.
+inline constexpr double kMaxNormRatio = 2.0;
+inline std::string gross_gradient_error(const backend::Tensor& got,
+                                        const backend::Tensor& want,
+                                        double max_l2) {
+  const double l2 = relative_l2(got, want), ratio = norm_ratio(got, want);
+  std::string out;
+  if (!(l2 < max_l2))
+    out += "relative L2 error " + std::to_string(l2) +
+           " >= " + std::to_string(max_l2);
+  if (!(ratio < kMaxNormRatio && ratio > 1 / kMaxNormRatio))
+    out += (out.empty() ? "" : "; ") + std::string("norm ratio ") +
+           std::to_string(ratio) + " outside [0.5, 2]";
+  return out;
+}
+
 // Tolerance for one tensor: a fixed value, or one per tensor name.
 using Tolerance = std::function<double(const std::string&)>;
 
