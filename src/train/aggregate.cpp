@@ -88,13 +88,16 @@ std::optional<cost::PricedTime> priced_training_time(
           "no training cost: the target was not reached (" + agg.reason + ")";
       return std::nullopt;
     }
+    const std::string runs_used =
+        agg.runs == 1 ? "one run"
+                      : fmt::format("mean of {} of {} runs{}",
+                                    agg.kept_seeds.size(), agg.runs,
+                                    agg.runs >= 3 ? " (MLPerf: fastest and "
+                                                    "slowest dropped)"
+                                                  : "");
     return cost::PricedTime{
         agg.mean_time_to_target,
-        fmt::format(
-            "time to target, mean of {} of {} runs{} ({})",
-            agg.kept_seeds.size(), agg.runs,
-            agg.runs >= 3 ? " (MLPerf: fastest and slowest dropped)" : "",
-            counted)};
+        fmt::format("time to target, {}, {}", runs_used, counted)};
   }
   std::vector<const TrainRun*> incomplete;
   double sum = 0;
@@ -110,8 +113,11 @@ std::optional<cost::PricedTime> priced_training_time(
   }
   return cost::PricedTime{
       sum / runs.size(),
-      fmt::format("training time of {} epochs, mean of {} runs ({})",
-                  runs.front().epochs.size(), runs.size(), counted)};
+      fmt::format(
+          "training time of {} epochs, {}, {}", runs.front().epochs.size(),
+          runs.size() == 1 ? "one run"
+                           : fmt::format("mean of {} runs", runs.size()),
+          counted)};
 }
 
 }  // namespace nnbench::train

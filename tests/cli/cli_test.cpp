@@ -148,6 +148,9 @@ TEST_F(Cli, OomIsAResultNotACrash) {
   EXPECT_EQ(o.code, 1) << o.output;
   const auto j = nlohmann::json::parse(std::ifstream(out));
   EXPECT_EQ(j["results"][0]["state"], "oom");
+  // Refused on its estimate, nothing allocated: said in the file and table.
+  EXPECT_EQ(j["results"][0]["oom_source"], "estimate");
+  EXPECT_NE(o.output.find("oom (estimate)"), std::string::npos) << o.output;
 }
 
 TEST_F(Cli, ModelsListsTheZoo) {
@@ -219,6 +222,43 @@ TEST_F(Cli, TrainOneEpochOnFashionMnistWritesEverything) {
     if (e["key"] == "submission_org") org = e["value"];
   }
   EXPECT_EQ(org, "My Lab");
+}
+
+// A training cost is the cost of reaching the target, with the time counted
+// as the run counted it. Each run is one epoch of the MLP (seconds).
+TEST_F(Cli, TrainCostOnlyForAReachedTargetAndCountedAsAsked) {
+  const std::string base =
+      "train --task fashion-mnist-mlp --epochs 1 --threads 2 "
+      "--price-per-hour 3.6 --out ";
+  // 99 % after one epoch is out of reach: no training cost, and it says so.
+  const Outcome missed = nnbench(base + path("missed.json") + " --target 0.99");
+  ASSERT_EQ(missed.code, 0) << missed.output;
+  const auto m = nlohmann::json::parse(std::ifstream(path("missed.json")));
+  EXPECT_EQ(m["runs"][0]["state"], "not_converged");
+  EXPECT_TRUE(m["costs"]["train_usd"].is_null());
+  EXPECT_NE(missed.output.find("no training cost: the target was not reached"),
+            std::string::npos)
+      << missed.output;
+  EXPECT_EQ(missed.output.find("training $"), std::string::npos);
+  // 50 % is reached in epoch 1. With --include-eval-time its evaluation is
+  // part of the time to target and of the cost: $3.60/h is $0.001 a second.
+  const Outcome reached = nnbench(base + path("reached.json") +
+                                  " --target 0.5 --include-eval-time");
+  ASSERT_EQ(reached.code, 0) << reached.output;
+  const auto r = nlohmann::json::parse(std::ifstream(path("reached.json")));
+  const auto& run = r["runs"][0];
+  ASSERT_EQ(run["state"], "converged");
+  const double ttt = run["time_to_target_seconds"].get<double>();
+  const double eval = run["epochs"][0]["eval_seconds"].get<double>();
+  EXPECT_GT(eval, 0);
+  EXPECT_DOUBLE_EQ(ttt, run["epochs"][0]["epoch_seconds"].get<double>() + eval);
+  EXPECT_NEAR(r["costs"]["train_usd"].get<double>(), ttt * 0.001, 1e-12);
+  EXPECT_EQ(r["timing"]["include_eval_time"], true);
+  EXPECT_NE(reached.output.find("s of training and evaluation"),
+            std::string::npos)
+      << reached.output;
+  EXPECT_EQ(reached.output.find("evaluation not counted"), std::string::npos)
+      << reached.output;
 }
 
 TEST_F(Cli, TrainRejectsBadSubmitterFieldsBeforeRunning) {
