@@ -112,10 +112,16 @@ TEST_F(Cli, RunWritesAResultsFile) {
       nnbench("run --model mnist-mlp --batch 8 --out " + out + kFast);
   ASSERT_EQ(o.code, 0) << o.output;
   const auto j = nlohmann::json::parse(std::ifstream(out));
-  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["schema_version"], 2);
   const auto& r = j["results"][0];
   EXPECT_EQ(r["state"], "ok");
   EXPECT_EQ(r["samples_seconds"].size(), r["stats_seconds"]["n"]);
+  // kFast stops at 3 samples: the CI of the median is [min, max], which
+  // covers with 1 - 2 x 2^-3 = 0.75, and is shown so, never as 95 %.
+  ASSERT_EQ(r["stats_seconds"]["n"], 3);
+  EXPECT_EQ(r["stats_seconds"]["median_ci_coverage"], 0.75);
+  EXPECT_EQ(r["stats_seconds"]["median_ci_lo"], r["stats_seconds"]["min"]);
+  EXPECT_NE(o.output.find("(75.0%)"), std::string::npos) << o.output;
   EXPECT_GT(r["throughput"]["samples_per_second"].get<double>(), 0);
   EXPECT_EQ(r["requested"]["batch"], 8);
   EXPECT_EQ(r["effective"]["threads"], "2");
