@@ -75,9 +75,11 @@ void print_run(const train::TrainRun& r, const train::TrainOptions& o) {
         pct(r.target), r.time_to_target, r.init_seconds, r.total_eval_seconds);
   if (!r.latency.is_null())
     fmt::print(
-        "latency, batch 1, {} items: mean {:.3f} ms, p50 {:.3f}, p90 "
-        "{:.3f}, p99 {:.3f}; accuracy {}%\n",
+        "latency, batch 1, {} items after {} untimed: mean {:.3f} ms, p50 "
+        "{:.3f}, p90 {:.3f}, p99 {:.3f} (percentiles interpolated "
+        "linearly, type 7); accuracy {}%\n",
         r.latency["items"].get<int64_t>(),
+        r.latency["warmup_items"].get<int64_t>(),
         r.latency["mean_seconds"].get<double>() * 1e3,
         r.latency["p50_seconds"].get<double>() * 1e3,
         r.latency["p90_seconds"].get<double>() * 1e3,
