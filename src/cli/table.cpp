@@ -60,13 +60,15 @@ std::string Table::str() const {
 
 std::string results_table(const std::vector<results::RunResult>& runs) {
   Table t({"model", "backend", "mode", "batch", "state", "validity",
-           "median ms",
-           "median CI ms (coverage)", "cv %", "n", "samples/s", "GFLOP/s",
-           "% peak"});
+           "median ms", "median CI ms (coverage)", "cv %", "n", "samples/s",
+           "GFLOP/s", "% peak"});
   for (const auto& r : runs) {
     std::vector<std::string> row = {
-        r.model, r.backend, backend::mode_name(r.requested.mode),
-        std::to_string(r.requested.batch), state_cell(r),
+        r.model,
+        r.backend,
+        backend::mode_name(r.requested.mode),
+        std::to_string(r.requested.batch),
+        state_cell(r),
         r.state == results::State::kOk ? r.validity.summary() : ""};
     if (r.state == results::State::kOk) {
       const auto& s = r.stats;
