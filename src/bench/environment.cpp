@@ -385,6 +385,7 @@ void fill_cpu(Environment& e, std::set<std::string>& flags) {
     CpuInfo cpu = read_cpuinfo();
     e.cpu_model = cpu.model;
     e.isa = selected_isa(cpu.flags);
+    e.bf16_path = bf16_path(e.isa);
     e.physical_cores = cpu.physical_cores;
     flags = std::move(cpu.flags);
   });
@@ -433,9 +434,19 @@ Environment capture_environment() {
   return e;
 }
 
+std::string bf16_path(const std::vector<std::string>& isa) {
+  const auto has = [&](const char* f) {
+    return std::find(isa.begin(), isa.end(), f) != isa.end();
+  };
+  if (has("amx_bf16")) return "AMX (amx_bf16)";
+  if (has("avx512_bf16")) return "AVX-512 BF16 (avx512_bf16)";
+  return "none (no bf16 instructions)";
+}
+
 nlohmann::json to_json(const Environment& e) {
   return {{"cpu_model", e.cpu_model},
           {"isa", e.isa},
+          {"bf16_path", e.bf16_path},
           {"logical_cpus", e.logical_cpus},
           {"usable_cpus", e.usable_cpus},
           {"physical_cores", e.physical_cores},

@@ -9,6 +9,7 @@
 #include "backend/registry.h"
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/session.h"
 #include "cli/train_report.h"
 #include "train/aggregate.h"
@@ -116,6 +117,12 @@ int train_command(TrainArgs& a) {
     o.seed = seed;
     runs.push_back(train::train_task(*b, task, d, o));
     print_run(runs.back(), o);
+    if (!runs.back().validity.valid() && o.on_contention == "fail") {
+      fmt::print(stderr,
+                 "nnbench: stopping after seed {} (--on-contention fail)\n",
+                 seed);
+      break;
+    }
   }
   const auto agg = train::aggregate(runs);
   print_summary(runs, agg, price, a.options);
@@ -125,9 +132,13 @@ int train_command(TrainArgs& a) {
                                                .dump(2) +
                                            "\n");
   write_exports(a, task, d, runs, price);
-  for (const auto& r : runs)
-    if (r.state == "failed" || r.state == "unimplemented" || r.state == "oom")
+  for (const auto& r : runs) {
+    if (r.state == "failed" || r.state == "unimplemented" || r.state == "oom" ||
+        r.state == "invalid_args")
       return kExitRunNotOk;
+    if (!r.validity.valid() && a.options.on_contention == "fail")
+      return kExitRunNotOk;
+  }
   return kExitOk;
 }
 
@@ -154,7 +165,9 @@ Action add_train(CLI::App& app) {
                  "Override the target validation accuracy, in (0, 1]")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--max-time", o.max_seconds,
-                 "Training-time budget in seconds (then not_converged)")
+                 "Training-time budget in seconds, checked at each epoch's "
+                 "end: then a target not reached is not_converged, fixed "
+                 "epochs cut short are stopped")
       ->check(CLI::PositiveNumber);
   app.add_flag("--include-eval-time", o.include_eval_time,
                "Count evaluation time as training time (DAWNBench excludes "
@@ -163,6 +176,13 @@ Action add_train(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--precision", o.precision, "fp32 or bf16")
       ->capture_default_str();
+  app.add_option("--on-contention", o.on_contention,
+                 "When a run's threads did not get their CPUs (other "
+                 "processes, hypervisor steal): fail (record it invalid, "
+                 "stop, exit 1) or warn (record it invalid, go on)")
+      ->check(CLI::IsMember({"warn", "fail"}))
+      ->capture_default_str();
+  add_contention_rule(app, o.contention);
   app.add_flag("--latency", o.latency,
                "Measure batch-1 inference latency on the trained model over "
                "the validation set");

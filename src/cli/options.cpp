@@ -2,6 +2,20 @@
 
 namespace nnbench::cli {
 
+void add_contention_rule(CLI::App& app, bench::ContentionRule& rule) {
+  app.add_option("--contention-max-load", rule.max_excess_load,
+                 "CPUs others may keep busy on average beyond those the run "
+                 "leaves spare before it is contended (recorded with the "
+                 "result)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--contention-max-steal", rule.max_steal_fraction,
+                 "Fraction of CPU time the hypervisor may steal before a run "
+                 "is contended (recorded with the result)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+}
+
 void add_measurement_options(CLI::App& app, bench::RunRequest& r) {
   auto& o = r.options;
   app.add_option("--threads", o.threads,
@@ -65,6 +79,7 @@ void add_measurement_options(CLI::App& app, bench::RunRequest& r) {
                  "Seconds to wait before rerunning a contended run")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  add_contention_rule(app, c.rule);
   app.add_flag("!--no-memory-check", r.memory_check,
                "Run even when the memory estimate exceeds available memory");
 }

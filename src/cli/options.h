@@ -7,5 +7,7 @@
 namespace nnbench::cli {
 
 void add_measurement_options(CLI::App& app, bench::RunRequest& r);
+// --contention-max-load and --contention-max-steal (run, suite and train).
+void add_contention_rule(CLI::App& app, bench::ContentionRule& rule);
 
 }  // namespace nnbench::cli

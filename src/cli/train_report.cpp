@@ -63,6 +63,8 @@ void print_run(const train::TrainRun& r, const train::TrainOptions& o) {
            fmt::format("{:.4f}", e.val_loss), pct(e.val_accuracy),
            fmt::format("{:.2f}", e.eval_seconds)});
   if (!r.epochs.empty()) fmt::print("{}", t.str());
+  for (const auto& why : r.validity.reasons)
+    fmt::print("INVALID ({}): {}\n", why.reason, why.detail);
   if (r.state == "converged" && o.include_eval_time)
     fmt::print(
         "time to {}%: {:.2f} s of training and evaluation (evaluation "
@@ -136,7 +138,12 @@ nlohmann::json train_report(const train::Task& task, const data::Dataset& d,
         {"load_seconds", load_seconds}}},
       {"timing",
        {{"include_eval_time", o.include_eval_time},
-        {"max_seconds", o.max_seconds}}},
+        {"max_seconds", o.max_seconds},
+        {"contention",
+         {{"action", o.on_contention},
+          {"max_excess_load", o.contention.max_excess_load},
+          {"max_steal_fraction", o.contention.max_steal_fraction},
+          {"min_wall_seconds", o.contention.min_wall_seconds}}}}},
       {"runs", jr},
       {"aggregate",
        {{"valid", agg.valid},

@@ -16,6 +16,21 @@ std::string list_runs(const std::vector<const TrainRun*>& runs) {
   return out;
 }
 
+// "seed 2 invalid: contended": runs whose measurement cannot be trusted.
+std::vector<const TrainRun*> invalid_runs(const std::vector<TrainRun>& runs) {
+  std::vector<const TrainRun*> out;
+  for (const auto& r : runs)
+    if (!r.validity.valid()) out.push_back(&r);
+  return out;
+}
+std::string list_invalid(const std::vector<const TrainRun*>& runs) {
+  std::string out;
+  for (const auto* r : runs)
+    out += fmt::format("{}seed {} {}", out.empty() ? "" : ", ", r->seed,
+                       r->validity.summary());
+  return out;
+}
+
 // Training time as the run counted it: the last epoch's cumulative time.
 double counted_seconds(const TrainRun& r) {
   return r.epochs.empty() ? 0 : r.epochs.back().train_seconds;
@@ -40,6 +55,13 @@ Aggregate aggregate(const std::vector<TrainRun>& runs) {
   for (const auto& r : runs)
     (r.state == "converged" ? ok : missed).push_back(&r);
   a.converged = static_cast<int>(ok.size());
+  // A contended run's time is inflated by the other process, not by the
+  // backend: no aggregate is made from it, not even by dropping it.
+  if (const auto bad = invalid_runs(runs); !bad.empty()) {
+    a.reason = fmt::format("{} of {} runs invalid ({})", bad.size(), a.runs,
+                           list_invalid(bad));
+    return a;
+  }
   std::sort(ok.begin(), ok.end(), [](const TrainRun* x, const TrainRun* y) {
     if (x->time_to_target != y->time_to_target)
       return x->time_to_target < y->time_to_target;
@@ -98,6 +120,11 @@ std::optional<cost::PricedTime> priced_training_time(
     return cost::PricedTime{
         agg.mean_time_to_target,
         fmt::format("time to target, {}, {}", runs_used, counted)};
+  }
+  if (const auto bad = invalid_runs(runs); !bad.empty()) {
+    *why_not = fmt::format("no training cost: {} of {} runs invalid ({})",
+                           bad.size(), runs.size(), list_invalid(bad));
+    return std::nullopt;
   }
   std::vector<const TrainRun*> incomplete;
   double sum = 0;

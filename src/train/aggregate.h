@@ -24,7 +24,9 @@ struct Aggregate {
 // the result invalid): the rule needs a fastest and a slowest to drop.
 // Every state other than converged (not_converged, failed, oom,
 // unimplemented) is a run that did not converge. Equal times are ordered by
-// seed, so the same runs always give the same kept and dropped seeds.
+// seed, so the same runs always give the same kept and dropped seeds. Any
+// invalid run (e.g. contended) makes the result invalid: its time is not the
+// backend's.
 Aggregate aggregate(const std::vector<TrainRun>& runs);
 
 // N distinct seeds derived from a base seed, recorded with the results.
@@ -32,7 +34,8 @@ std::vector<uint64_t> seeds_for(uint64_t base, int n);
 
 // The training time a price applies to: for a task with a target, the
 // aggregate time to target when it is valid; for a fixed-epoch task, the
-// mean training time of its runs when every run completed. Times are as the
+// mean training time of its runs when every run completed; never when a run
+// is invalid. Times are as the
 // runs counted them (evaluation included when `eval_counted`, i.e. with
 // --include-eval-time). Otherwise nullopt and `why_not` says why: the time
 // of a run that missed its target is not a cost of training.

@@ -1,14 +1,16 @@
 #include "train/trainer.h"
 
-#include <chrono>
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 
 #include "data/loader.h"
 #include "model/model_file.h"
-#include "results/result.h"
 #include "model/zoo/zoo.h"
+#include "results/result.h"
 #include "train/adapt.h"
 #include "train/latency.h"
 #include "util/error.h"
@@ -77,7 +79,8 @@ class Run {
         r_(r),
         m_(m),
         binary_(binary_loss(m)),
-        threads_(std::max(1, std::atoi(r.effective.value("threads", "1").c_str()))),
+        threads_(
+            std::max(1, std::atoi(r.effective.value("threads", "1").c_str()))),
         start_(Clock::now()) {
     r.start_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
@@ -174,7 +177,17 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
       r.time_to_target = row.train_seconds;
       break;
     }
-    if (o.max_seconds > 0 && row.train_seconds >= o.max_seconds) break;
+    // Checked at epoch ends only: an epoch, once begun, runs to its end.
+    if (o.max_seconds > 0 && row.train_seconds >= o.max_seconds &&
+        e + 1 < epochs) {
+      // A fixed-epoch run cut short is not "completed": it trained fewer
+      // epochs than asked, and must not be priced as a whole run.
+      if (r.state == "completed") r.state = "stopped";
+      r.message = fmt::format(
+          "time budget of {} s used up after {} of {} epochs ({:.3f} s)",
+          o.max_seconds, e + 1, epochs, row.train_seconds);
+      break;
+    }
   }
   bench::judge_contention(r.cpu_usage, o.contention, r.validity);
   if (o.latency)
@@ -231,6 +244,14 @@ TrainRun train_task(backend::Backend& b, const Task& t, const data::Dataset& d,
     r.message = e.what();
   } catch (const std::bad_alloc& e) {
     r.state = "oom";
+    r.message = std::string("allocation failed: ") + e.what();
+  } catch (const Error& e) {
+    // A configuration the backend refuses (e.g. Nesterov without momentum):
+    // the same state the throughput harness gives it.
+    r.state = "invalid_args";
+    r.message = e.what();
+  } catch (const std::exception& e) {
+    r.state = "failed";
     r.message = e.what();
   }
   return r;

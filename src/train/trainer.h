@@ -26,6 +26,9 @@ struct TrainOptions {
   bool latency = false;       // measure DAWNBench latency on the trained model
   int64_t latency_items = 0;  // 0: the full validation set
   bench::ContentionRule contention;
+  // What the CLI does with a contended run: "fail" (stop, exit 1) or
+  // "warn" (record it invalid, go on). Either way it is recorded invalid.
+  std::string on_contention = "fail";
 };
 
 struct EpochRow {
@@ -44,7 +47,8 @@ struct TrainRun {
   std::string task, backend, backend_version, model, model_hash;
   uint64_t seed = 0;
   // converged | not_converged (target not reached within the budget) |
-  // completed (fixed epochs) | failed | unimplemented | oom
+  // completed (fixed epochs, all run) | stopped (fixed epochs, cut short by
+  // the time budget) | failed | invalid_args | unimplemented | oom
   std::string state;
   std::string message;
   double target = 0;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 
 #include "backend/registry.h"
 #include "data/synthetic.h"
@@ -88,6 +89,32 @@ TEST(OnednnBackend, EffectiveSettings) {
   EXPECT_NE(eff.at("conv_impl").find("conv2d_1"), std::string::npos);
   EXPECT_EQ(eff.at("conv_impl").find("ref:"), std::string::npos)
       << eff.at("conv_impl");
+}
+
+// The bf16 path is read from oneDNN, and must agree with the CPU flags read
+// here from /proc/cpuinfo: AMX where amx_bf16 is present, else AVX-512 BF16.
+TEST(OnednnBackend, EffectiveNamesTheBf16Path) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line) && line.rfind("flags", 0) != 0) {
+  }
+  const bool amx = line.find(" amx_bf16") != std::string::npos;
+  const bool avx512 = line.find(" avx512_bf16") != std::string::npos;
+  backend::Options o = small_options();
+  auto b = backend::make_backend("onednn");
+  const auto fp32 =
+      b->compile(model::zoo::get("mnist-mlp"), o, backend::Shapes::train(2))
+          ->effective();
+  EXPECT_EQ(fp32.at("bf16_path"), "not used (fp32)");
+  EXPECT_FALSE(fp32.at("cpu_isa").empty());
+  if (!amx && !avx512) GTEST_SKIP() << "this CPU has no bf16 instructions";
+  o.precision = "bf16";
+  const auto eff =
+      b->compile(model::zoo::get("mnist-mlp"), o, backend::Shapes::train(2))
+          ->effective();
+  EXPECT_EQ(eff.at("bf16_path"),
+            amx ? "AMX (avx512_core_amx)" : "AVX-512 BF16 (avx512_core_bf16)");
+  EXPECT_EQ(eff.at("cpu_isa"), amx ? "avx512_core_amx" : "avx512_core_bf16");
 }
 
 std::vector<double> losses(const model::Model& m, int steps) {

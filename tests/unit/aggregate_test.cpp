@@ -171,5 +171,43 @@ TEST(PricedTrainingTime, AFixedEpochRunThatFailedIsNotPriced) {
             "no training cost: 1 of 2 runs did not complete (seed 2 failed)");
 }
 
+// A fixed-epoch run that the time budget cut short trained fewer epochs
+// than the others: the mean would price a shorter run as the whole.
+TEST(PricedTrainingTime, AFixedEpochRunStoppedByTheTimeBudgetIsNotPriced) {
+  const std::vector<TrainRun> runs = {fixed_run(1, "completed", {20, 40}),
+                                      fixed_run(2, "stopped", {21})};
+  std::string why;
+  EXPECT_FALSE(priced_training_time(runs, aggregate(runs), false, &why));
+  EXPECT_EQ(why,
+            "no training cost: 1 of 2 runs did not complete (seed 2 stopped)");
+}
+
+TrainRun contended(TrainRun r) {
+  r.validity.add("contended", "other load 1.00 CPUs");
+  return r;
+}
+
+// Three converged runs, one contended: MLPerf's dropping would discard it
+// as the slowest and report a clean mean, hiding that the machine was
+// shared. Invalid instead, naming the run.
+TEST(AggregateEdges, AContendedRunMakesTheResultInvalid) {
+  const auto a = aggregate({run(1, "converged", 10), run(2, "converged", 11),
+                            contended(run(3, "converged", 40))});
+  EXPECT_FALSE(a.valid);
+  EXPECT_EQ(a.converged, 3);
+  EXPECT_EQ(a.reason, "1 of 3 runs invalid (seed 3 invalid: contended)");
+}
+
+TEST(PricedTrainingTime, AContendedFixedEpochRunIsNotPriced) {
+  const std::vector<TrainRun> runs = {
+      fixed_run(1, "completed", {20, 40}),
+      contended(fixed_run(2, "completed", {30, 70}))};
+  std::string why;
+  EXPECT_FALSE(priced_training_time(runs, aggregate(runs), false, &why));
+  EXPECT_EQ(why,
+            "no training cost: 1 of 2 runs invalid (seed 2 invalid: "
+            "contended)");
+}
+
 }  // namespace
 }  // namespace nnbench::train

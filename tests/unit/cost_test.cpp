@@ -1,6 +1,7 @@
 // The shipped price catalog and the cost arithmetic, against prices and
 // products worked out by hand.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -95,8 +96,10 @@ class CatalogFile : public ::testing::Test {
     }
     return "";
   }
+  // One file per test process: ctest runs these tests in parallel.
   const std::string path_ =
-      (std::filesystem::temp_directory_path() / "nnbench_prices_test.json")
+      (std::filesystem::temp_directory_path() /
+       ("nnbench_prices_test_" + std::to_string(::getpid()) + ".json"))
           .string();
 };
 

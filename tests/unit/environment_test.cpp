@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <fstream>
+
 #include "bench/env_fixes.h"
 
 namespace nnbench::bench {
@@ -49,6 +51,7 @@ TEST(Environment, JsonHasTheStructsKeys) {
   const nlohmann::json j = to_json(capture_environment());
   for (const char* key : {"cpu_model",
                           "isa",
+                          "bf16_path",
                           "logical_cpus",
                           "usable_cpus",
                           "physical_cores",
@@ -106,6 +109,36 @@ TEST(EnvironmentFixes, DisabledByTheUser) {
   unsetenv("NNBENCH_NO_ENV_FIXES");
   unsetenv("NNBENCH_ENV_FIXED");
   unsetenv("NNBENCH_ENV_FIXES");
+}
+
+// AMX outranks AVX-512 BF16 (Sapphire Rapids has both flags); Zen 4 has
+// avx512_bf16 only; older CPUs have neither.
+TEST(Environment, Bf16PathFollowsTheFlags) {
+  EXPECT_EQ(bf16_path({"avx512f", "avx512_bf16", "amx_tile", "amx_bf16"}),
+            "AMX (amx_bf16)");
+  EXPECT_EQ(bf16_path({"avx2", "avx512f", "avx512_bf16"}),
+            "AVX-512 BF16 (avx512_bf16)");
+  EXPECT_EQ(bf16_path({"avx2", "fma"}), "none (no bf16 instructions)");
+}
+
+// On this machine, the field agrees with /proc/cpuinfo read here.
+TEST(Environment, Bf16PathOfThisCpu) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  bool amx = false, avx512 = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    amx = line.find(" amx_bf16") != std::string::npos;
+    avx512 = line.find(" avx512_bf16") != std::string::npos;
+    break;
+  }
+  const std::string path = capture_environment().bf16_path;
+  EXPECT_EQ(path.rfind(amx      ? "AMX"
+                       : avx512 ? "AVX-512 BF16"
+                                : "none",
+                       0),
+            0u)
+      << path;
 }
 
 }  // namespace

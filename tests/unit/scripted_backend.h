@@ -16,6 +16,7 @@
 
 #include "backend/backend.h"
 #include "model/analysis.h"
+#include "util/error.h"
 
 namespace nnbench::test {
 
@@ -26,8 +27,10 @@ struct Script {
   double step_seconds = 0;                 // slept in every train_step
   double infer_seconds = 0;                // slept in every infer
   double first_infer_seconds = 0;          // slept once more in the first infer
-  bool oom_in_compile = false;     // compile throws backend::OutOfMemory
-  bool bad_alloc_in_step = false;  // train_step throws std::bad_alloc
+  bool oom_in_compile = false;        // compile throws backend::OutOfMemory
+  bool bad_alloc_in_step = false;     // train_step throws std::bad_alloc
+  std::string throw_in_step;          // train_step throws nnbench::Error
+  std::string runtime_error_in_step;  // train_step throws runtime_error
 };
 
 // What the backend was asked to do, and its own clock's account of it.
@@ -50,6 +53,9 @@ class ScriptedExecutable : public backend::Executable {
   void train_step(int) override {
     const auto t0 = Clock::now();
     if (s_.bad_alloc_in_step) throw std::bad_alloc();
+    if (!s_.throw_in_step.empty()) throw Error(s_.throw_in_step);
+    if (!s_.runtime_error_in_step.empty())
+      throw std::runtime_error(s_.runtime_error_in_step);
     sleep(s_.step_seconds);
     last_was_train_ = true;
     ++r_.train_steps;

@@ -177,6 +177,51 @@ TEST(TimeToTarget, FixedEpochRunsComplete) {
   EXPECT_EQ(b.record.train_steps, 2 * kStepsPerEpoch);
 }
 
+// --max-time is checked at epoch ends: with 50 ms steps (150 ms an epoch)
+// and a 0.1 s budget, epoch 1 runs whole, then the run stops. A fixed-epoch
+// run cut short is "stopped", never "completed", and says why.
+TEST(TimeToTarget, FixedEpochRunCutShortByTheTimeBudgetIsStopped) {
+  Script s;
+  s.step_seconds = 0.05;
+  ScriptedBackend b(s);
+  TrainOptions o;
+  o.max_seconds = 0.1;
+  const TrainRun r = train_task(b, task(0, 4), tiny(), o);
+  EXPECT_EQ(r.state, "stopped");
+  EXPECT_EQ(r.epochs.size(), 1u);
+  EXPECT_EQ(b.record.train_steps, kStepsPerEpoch);
+  EXPECT_NE(r.message.find("after 1 of 4 epochs"), std::string::npos)
+      << r.message;
+}
+
+// A budget reached in the last epoch cuts nothing short: completed.
+TEST(TimeToTarget, BudgetReachedInTheLastEpochStillCompletes) {
+  Script s;
+  s.step_seconds = 0.05;
+  ScriptedBackend b(s);
+  TrainOptions o;
+  o.max_seconds = 0.1;
+  const TrainRun r = train_task(b, task(0, 1), tiny(), o);
+  EXPECT_EQ(r.state, "completed") << r.message;
+}
+
+// Any exception from the backend becomes the run's state, never an escape
+// that loses the other seeds' runs.
+TEST(TimeToTarget, ABackendErrorIsARunStateNotAnEscape) {
+  Script s;
+  s.throw_in_step = "scripted: unknown batch size 4";
+  ScriptedBackend b(s);
+  const TrainRun r = train_task(b, task(0.9, 3), tiny(), {});
+  EXPECT_EQ(r.state, "invalid_args");
+  EXPECT_EQ(r.message, "scripted: unknown batch size 4");
+  s.throw_in_step.clear();
+  s.runtime_error_in_step = "scripted: primitive failed";
+  ScriptedBackend c(s);
+  const TrainRun f = train_task(c, task(0.9, 3), tiny(), {});
+  EXPECT_EQ(f.state, "failed");
+  EXPECT_EQ(f.message, "scripted: primitive failed");
+}
+
 // A backend that runs out of memory is a result, not a crash.
 TEST(TimeToTarget, OutOfMemoryInCompileIsAnOomRun) {
   Script s;

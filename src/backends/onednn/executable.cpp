@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backend/optimizer.h"
+#include "backends/onednn/cpu_isa.h"
 #include "backends/onednn/graph.h"
 #include "backends/onednn/threads.h"
 #include "model/analysis.h"
@@ -210,6 +211,8 @@ std::map<std::string, std::string> OnednnExecutable::effective() const {
       {"device", "cpu"},
       {"threads", std::to_string(max_threads())},
       {"precision", bf16 ? "bf16" : "fp32"},
+      {"cpu_isa", cpu_isa_name()},
+      {"bf16_path", bf16 ? bf16_path() : "not used (fp32)"},
       {"layout",
        "oneDNN blocked (format_tag::any), e.g. " +
            note_or(notes, "conv_layout",

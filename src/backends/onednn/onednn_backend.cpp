@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backend/optimizer.h"
+#include "backends/onednn/cpu_isa.h"
 #include "backends/onednn/executable.h"
 #include "backends/onednn/graph.h"
 #include "backends/onednn/threads.h"
@@ -11,42 +12,6 @@
 
 namespace nnbench::backends::onednn {
 namespace {
-
-std::string isa_name(dnnl::cpu_isa isa) {
-  using I = dnnl::cpu_isa;
-  switch (isa) {
-    case I::sse41:
-      return "sse41";
-    case I::avx:
-      return "avx";
-    case I::avx2:
-      return "avx2";
-    case I::avx2_vnni:
-      return "avx2_vnni";
-    case I::avx512_mic:
-      return "avx512_mic";
-    case I::avx512_mic_4ops:
-      return "avx512_mic_4ops";
-    case I::avx512_core:
-      return "avx512_core";
-    case I::avx512_core_vnni:
-      return "avx512_core_vnni";
-    case I::avx512_core_bf16:
-      return "avx512_core_bf16";
-    case I::avx512_core_amx:
-      return "avx512_core_amx";
-    default:
-      return "unknown";
-  }
-}
-
-// The ISA values are bit sets (avx2_vnni > avx512_core_bf16 numerically
-// but has no bf16), so test the bits, not the order.
-bool cpu_has_bf16() {
-  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  const auto need = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
-  return (isa & need) == need;
-}
 
 Dt data_type(const std::string& precision) {
   if (precision == "fp32") return Dt::f32;
@@ -57,7 +22,7 @@ Dt data_type(const std::string& precision) {
     throw backend::Unimplemented(
         "precision bf16 needs AVX512-BF16 (oneDNN ISA avx512_core_bf16 or "
         "later); this CPU's is " +
-        isa_name(dnnl::get_effective_cpu_isa()));
+        cpu_isa_name());
   return Dt::bf16;
 }
 

@@ -1,0 +1,17 @@
+#pragma once
+// The instruction set oneDNN's JIT kernels target on this CPU, recorded with
+// every result: bf16 on AMX and on AVX-512 BF16 differ by an order of
+// magnitude, and fp32 kernels differ between AVX2 and AVX-512.
+#include <string>
+
+namespace nnbench::backends::onednn {
+
+// oneDNN's effective ISA, e.g. "avx512_core_bf16".
+std::string cpu_isa_name();
+// Whether the effective ISA includes AVX512-BF16 instructions.
+bool cpu_has_bf16();
+// The bf16 path the kernels take: "AMX (avx512_core_amx)" or "AVX-512 BF16
+// (avx512_core_bf16)"; "none" without bf16 instructions.
+std::string bf16_path();
+
+}  // namespace nnbench::backends::onednn
