@@ -36,7 +36,7 @@ u = r["cpu_usage"]
 print(f'{sys.argv[2]} duty {sys.argv[3]} median_ms {r["stats_seconds"]["median"]*1e3:.3f} '
       f'cpu_share {u["cpu_share"]:.3f} other_load {u["other_load_cpus"]:.3f} '
       f'nivcsw_per_thread_s {u["involuntary_switches_per_thread_second"]:.1f} '
-      f'{"valid" if r["validity"]["valid"] else "invalid"}')
+      f'steal {u["steal_fraction"]:.3f} {"valid" if r["validity"]["valid"] else "invalid"}')
 PY
 }
 uptime

@@ -80,6 +80,7 @@ double CpuUsage::switches_per_thread_second() const {
 
 void CpuUsage::add(const CpuUsage& next) {
   const bool known = other_cpu_seconds >= 0 || wall_seconds == 0;
+  intervals = wall_seconds == 0 ? next.intervals : intervals + next.intervals;
   wall_seconds += next.wall_seconds;
   process_cpu_seconds += next.process_cpu_seconds;
   threads = next.threads;
@@ -95,17 +96,26 @@ void CpuUsage::add(const CpuUsage& next) {
   }
 }
 
+double load_resolution(const CpuUsage& u) {
+  if (u.wall_seconds <= 0) return 0;
+  static const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return 2.0 * u.cpus * u.intervals * tick / u.wall_seconds;
+}
+
 bool judge_contention(const CpuUsage& u, const ContentionRule& rule,
                       results::Validity& v) {
   if (u.wall_seconds < rule.min_wall_seconds) return true;
   const double spare = std::max(0, u.cpus - u.threads);
   const double excess = u.other_load() - spare;
+  const double limit = rule.max_excess_load + load_resolution(u);
   std::string why;
-  if (u.other_cpu_seconds >= 0 && excess > rule.max_excess_load)
+  if (u.other_cpu_seconds >= 0 && excess > limit)
     why = fmt::format(
-        "other processes kept {:.2f} CPUs busy on average, {:.2f} more than "
-        "the {} this run left spare (limit {:.2f})",
-        u.other_load(), excess, static_cast<int>(spare), rule.max_excess_load);
+        "other processes kept {:.3f} CPUs busy on average, {:.3f} more than "
+        "the {} this run left spare (limit {:.3f}: {:.2f} + {:.3f} for "
+        "/proc/stat's ticks)",
+        u.other_load(), excess, static_cast<int>(spare), limit,
+        rule.max_excess_load, limit - rule.max_excess_load);
   if (u.steal_seconds >= 0 && u.steal_fraction() > rule.max_steal_fraction)
     why += fmt::format("{}hypervisor steal {:.1f} % (limit {:.1f} %)",
                        why.empty() ? "" : "; ", u.steal_fraction() * 100,

@@ -167,6 +167,7 @@ json to_json(const bench::CpuUsage& u) {
           {"voluntary_switches", u.voluntary_switches},
           {"other_cpu_seconds", known(u.other_cpu_seconds)},
           {"steal_seconds", known(u.steal_seconds)},
+          {"intervals", u.intervals},
           {"cpu_share", u.cpu_share()},
           {"other_load_cpus", u.other_load()},
           {"steal_fraction", u.steal_fraction()},
@@ -187,6 +188,7 @@ bench::CpuUsage cpu_usage_from_json(const json& j) {
   u.voluntary_switches = j.at("voluntary_switches");
   u.other_cpu_seconds = known(j.at("other_cpu_seconds"));
   u.steal_seconds = known(j.at("steal_seconds"));
+  u.intervals = j.value("intervals", 1);
   return u;
 }
 
