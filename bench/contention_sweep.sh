@@ -2,10 +2,10 @@
 # The measurements behind the contention rule (docs/performance.md,
 # "Contention"): training steps measured alone and beside one co-runner that
 # keeps a CPU busy a given fraction of the time (a duty-cycled spin loop,
-# 10 ms periods), interleaved over ROUNDS rounds. Prints, per run, the step
-# median, the slowdown against the idle median of the same round, and what
-# nnbench recorded: cpu_share, other_load_cpus, involuntary switches per
-# thread-second and the validity verdict. Run on an otherwise idle machine.
+# 10 ms periods, bench/spin.py), interleaved over ROUNDS rounds. Prints, per
+# run, the step median and what nnbench recorded: cpu_share,
+# other_load_cpus, involuntary switches per thread-second, steal and the
+# validity verdict. Run on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-2}
@@ -14,18 +14,9 @@ models=${MODELS:-"mnist-mlp resnet-56"}
 bin=build/release/bin/nnbench
 out=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$out"' EXIT
-spin() {  # duty: busy this fraction of every 10 ms, until killed
-  exec /usr/bin/python3 -c '
-import sys, time
-d = float(sys.argv[1]); period = 0.01
-while True:
-    t = time.perf_counter()
-    while time.perf_counter() - t < d * period: pass
-    if d < 1: time.sleep((1 - d) * period)' "$1"
-}
 measure() {  # model duty -> one line
   local model=$1 duty=$2 pid=""
-  if [ "$duty" != 0 ]; then spin "$duty" & pid=$!; sleep 0.5; fi
+  if [ "$duty" != 0 ]; then bench/spin.py "$duty" & pid=$!; sleep 0.5; fi
   $bin run --model "$model" --batch 32 --threads 2 --min-time 3 \
     --on-contention warn --out "$out/r.json" >/dev/null 2>&1 || true
   [ -n "$pid" ] && kill "$pid" && wait "$pid" 2>/dev/null || true
