@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "tensor/host.h"
 
 namespace nnbench::backend {
 
@@ -51,19 +52,6 @@ struct Shapes {
   static Shapes infer(int64_t batch) { return {0, {batch}}; }
 };
 
-// A host-side batch with the batch dimension first. Float inputs fill `f`,
-// token ids and class labels fill `i`.
-struct Tensor {
-  std::vector<int64_t> shape;
-  model::DType dtype = model::DType::kFloat32;
-  std::vector<float> f;
-  std::vector<int64_t> i;
-};
-
-struct Batch {
-  Tensor input, labels;
-};
-
 // Capability gaps and failures a backend reports by throwing; the harness
 // turns each into a result state and the suite goes on.
 class Unimplemented : public std::runtime_error {
@@ -78,7 +66,7 @@ class Executable {
   virtual ~Executable() = default;
   // Copies batches into the backend's memory, untimed; steps refer to them
   // by index so data preparation stays outside the timed region.
-  virtual void load_batches(const std::vector<Batch>& batches) = 0;
+  virtual void load_batches(const std::vector<host::Batch>& batches) = 0;
   virtual void infer(int batch) = 0;
   // Forward, loss, backward and optimizer update.
   virtual void train_step(int batch) = 0;
@@ -99,11 +87,11 @@ class Executable {
   // Inspection for verification (nnbench verify, conformance tests), never
   // on a timed path. Host copies, float32, batch first.
   // Output of the last infer() or train_step().
-  virtual Tensor output() = 0;
+  virtual host::Tensor output() = 0;
   // Parameters by canonical name (model/params.h), current values.
-  virtual std::map<std::string, Tensor> parameters() = 0;
+  virtual std::map<std::string, host::Tensor> parameters() = 0;
   // Gradients of the last train_step, by canonical name.
-  virtual std::map<std::string, Tensor> gradients() = 0;
+  virtual std::map<std::string, host::Tensor> gradients() = 0;
 };
 
 // Every backend starts from model::init_params(model, options.seed): the

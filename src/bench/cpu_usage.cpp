@@ -54,55 +54,8 @@ int cpus_in_mask() {
 
 }  // namespace
 
-double CpuUsage::cpu_share() const {
-  return wall_seconds > 0 && threads > 0
-             ? process_cpu_seconds / (wall_seconds * threads)
-             : 0;
-}
-
-double CpuUsage::other_load() const {
-  return wall_seconds > 0 && other_cpu_seconds >= 0
-             ? other_cpu_seconds / wall_seconds
-             : 0;
-}
-
-double CpuUsage::steal_fraction() const {
-  return wall_seconds > 0 && cpus > 0 && steal_seconds >= 0
-             ? steal_seconds / (wall_seconds * cpus)
-             : 0;
-}
-
-double CpuUsage::switches_per_thread_second() const {
-  return wall_seconds > 0 && threads > 0
-             ? involuntary_switches / (wall_seconds * threads)
-             : 0;
-}
-
-void CpuUsage::add(const CpuUsage& next) {
-  const bool known = other_cpu_seconds >= 0 || wall_seconds == 0;
-  intervals = wall_seconds == 0 ? next.intervals : intervals + next.intervals;
-  wall_seconds += next.wall_seconds;
-  process_cpu_seconds += next.process_cpu_seconds;
-  threads = next.threads;
-  cpus = next.cpus;
-  involuntary_switches += next.involuntary_switches;
-  voluntary_switches += next.voluntary_switches;
-  if (known && next.other_cpu_seconds >= 0) {
-    other_cpu_seconds =
-        std::max(0.0, other_cpu_seconds) + next.other_cpu_seconds;
-    steal_seconds = std::max(0.0, steal_seconds) + next.steal_seconds;
-  } else {
-    other_cpu_seconds = steal_seconds = -1;
-  }
-}
-
-double load_resolution(const CpuUsage& u) {
-  if (u.wall_seconds <= 0) return 0;
-  static const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
-  return 2.0 * u.cpus * u.intervals * tick / u.wall_seconds;
-}
-
-bool judge_contention(const CpuUsage& u, const ContentionRule& rule,
+bool judge_contention(const results::CpuUsage& u,
+                      const results::ContentionRule& rule,
                       results::Validity& v) {
   if (u.wall_seconds < rule.min_wall_seconds) return true;
   const double spare = std::max(0, u.cpus - u.threads);
@@ -144,9 +97,9 @@ UsageProbe::Counters UsageProbe::read() {
 
 void UsageProbe::start() { start_ = read(); }
 
-CpuUsage UsageProbe::stop(int threads) const {
+results::CpuUsage UsageProbe::stop(int threads) const {
   const Counters end = read();
-  CpuUsage u;
+  results::CpuUsage u;
   u.wall_seconds = end.wall - start_.wall;
   u.process_cpu_seconds = end.cpu - start_.cpu;
   u.threads = threads;

@@ -42,12 +42,12 @@ struct Failure {
 };
 
 // Synthetic batches, fewer when they would take much memory.
-std::vector<backend::Batch> make_batches(const model::Model& m,
-                                         const RunRequest& r) {
+std::vector<host::Batch> make_batches(const model::Model& m,
+                                      const results::RunRequest& r) {
   const double limit = 512.0 * (1 << 20);
   int n = std::max(1, r.distinct_batches);
   while (n > 1 && n * data::batch_bytes(m, r.batch) > limit) --n;
-  std::vector<backend::Batch> batches;
+  std::vector<host::Batch> batches;
   for (int i = 0; i < n; ++i)
     batches.push_back(data::synthetic_batch(m, r.batch, r.options.seed + i));
   return batches;
@@ -55,7 +55,7 @@ std::vector<backend::Batch> make_batches(const model::Model& m,
 
 class Loop {
  public:
-  Loop(backend::Executable& exe, const RunRequest& r, int n_batches)
+  Loop(backend::Executable& exe, const results::RunRequest& r, int n_batches)
       : exe_(exe), train_(r.mode == backend::Mode::kTrain), n_(n_batches) {}
 
   // One step, timed by the caller; the same path for warm-up and measurement.
@@ -74,7 +74,7 @@ class Loop {
   int n_, i_ = 0;
 };
 
-bool enough(const StopRule& s, const std::vector<double>& samples,
+bool enough(const results::StopRule& s, const std::vector<double>& samples,
             double elapsed) {
   const int n = static_cast<int>(samples.size());
   if (n >= s.max_iterations || elapsed >= s.max_seconds) return true;
@@ -83,7 +83,7 @@ bool enough(const StopRule& s, const std::vector<double>& samples,
   // Checking the CI is O(n log n): do it every few iterations only.
   if (n % 8 != 0) return false;
   const double med = median(samples);
-  const Interval ci = median_ci(samples);
+  const results::Interval ci = median_ci(samples);
   return (ci.hi - ci.lo) / 2 <= s.max_relative_ci * med;
 }
 
@@ -94,7 +94,7 @@ void check_loss(backend::Executable& exe, int step, double* loss) {
                                       " after step " + std::to_string(step)};
 }
 
-void warm_up(Loop& loop, backend::Executable& exe, const RunRequest& r,
+void warm_up(Loop& loop, backend::Executable& exe, const results::RunRequest& r,
              results::RunResult& res) {
   const auto t0 = Clock::now();
   while (loop.steps() < r.warmup.min_iterations ||
@@ -109,7 +109,8 @@ void warm_up(Loop& loop, backend::Executable& exe, const RunRequest& r,
 }
 
 // The threads the backend actually runs, for judging CPU share.
-int effective_threads(const results::RunResult& res, const RunRequest& r) {
+int effective_threads(const results::RunResult& res,
+                      const results::RunRequest& r) {
   const auto it = res.effective.find("threads");
   if (it != res.effective.end()) {
     const int t = std::atoi(it->second.c_str());
@@ -120,7 +121,8 @@ int effective_threads(const results::RunResult& res, const RunRequest& r) {
 
 // The operating system's view of the measured interval is recorded and
 // judged: a run whose threads did not get their CPUs is invalid.
-void measure(Loop& loop, const RunRequest& r, results::RunResult& res) {
+void measure(Loop& loop, const results::RunRequest& r,
+             results::RunResult& res) {
   UsageProbe probe;
   probe.start();
   const auto t0 = Clock::now();
@@ -133,8 +135,8 @@ void measure(Loop& loop, const RunRequest& r, results::RunResult& res) {
   judge_contention(res.cpu_usage, r.contention.rule, res.validity);
 }
 
-void finish(const model::Model& m, const RunRequest& r, const Peak& peak,
-            results::RunResult& res) {
+void finish(const model::Model& m, const results::RunRequest& r,
+            const Peak& peak, results::RunResult& res) {
   res.stats = summarize(res.samples);
   const double per_sample = r.mode == backend::Mode::kTrain
                                 ? res.cost.train_flops
@@ -144,8 +146,9 @@ void finish(const model::Model& m, const RunRequest& r, const Peak& peak,
   if (peak.gflops > 0) res.peak_fraction = res.gflops / peak.gflops;
 }
 
-void run_stages(backend::Backend& b, const model::Model& m, const RunRequest& r,
-                const Peak& peak, results::RunResult& res) {
+void run_stages(backend::Backend& b, const model::Model& m,
+                const results::RunRequest& r, const Peak& peak,
+                results::RunResult& res) {
   if (r.batch <= 0) throw Failure{State::kInvalidArgs, "batch must be > 0"};
   const double need = estimate_memory_bytes(m, r);
   const double have = available_memory_bytes();
@@ -179,7 +182,8 @@ void run_stages(backend::Backend& b, const model::Model& m, const RunRequest& r,
 
 }  // namespace
 
-double estimate_memory_bytes(const model::Model& m, const RunRequest& r) {
+double estimate_memory_bytes(const model::Model& m,
+                             const results::RunRequest& r) {
   const model::Cost c = model::analyze(m);
   const bool train = r.mode == backend::Mode::kTrain;
   // Weights; training adds gradients and momentum buffers.
@@ -195,7 +199,7 @@ double estimate_memory_bytes(const model::Model& m, const RunRequest& r) {
 namespace {
 
 results::RunResult describe(backend::Backend& b, const model::Model& m,
-                            const RunRequest& r) {
+                            const results::RunRequest& r) {
   results::RunResult res;
   res.model = m.name;
   res.requested = r;
@@ -210,7 +214,8 @@ results::RunResult describe(backend::Backend& b, const model::Model& m,
 }  // namespace
 
 results::RunResult failed_result(backend::Backend& b, const model::Model& m,
-                                 const RunRequest& r, results::State state,
+                                 const results::RunRequest& r,
+                                 results::State state,
                                  const std::string& message) {
   results::RunResult res = describe(b, m, r);
   res.state = state;
@@ -221,7 +226,7 @@ results::RunResult failed_result(backend::Backend& b, const model::Model& m,
 namespace {
 
 results::RunResult run_once(backend::Backend& b, const model::Model& m,
-                            const RunRequest& r, const Peak& peak) {
+                            const results::RunRequest& r, const Peak& peak) {
   results::RunResult res = describe(b, m, r);
   try {
     run_stages(b, m, r, peak, res);
@@ -252,12 +257,13 @@ results::RunResult run_once(backend::Backend& b, const model::Model& m,
 }  // namespace
 
 results::RunResult run(backend::Backend& b, const model::Model& m,
-                       const RunRequest& r, const Peak& peak) {
-  const ContentionPolicy& p = r.contention;
+                       const results::RunRequest& r, const Peak& peak) {
+  const results::ContentionPolicy& p = r.contention;
   for (int attempt = 1;; ++attempt) {
     results::RunResult res = run_once(b, m, r, peak);
     res.attempts = attempt;
-    if (res.validity.valid() || p.action != ContentionPolicy::Action::kRetry ||
+    if (res.validity.valid() ||
+        p.action != results::ContentionPolicy::Action::kRetry ||
         attempt > p.retries)
       return res;
     std::this_thread::sleep_for(std::chrono::duration<double>(p.pause_seconds));

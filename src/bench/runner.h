@@ -3,8 +3,8 @@
 // stopping rule holds, and turns every failure into a result state.
 #include "backend/backend.h"
 #include "bench/peak.h"
-#include "bench/run_config.h"
 #include "model/model.h"
+#include "results/request.h"
 #include "results/result.h"
 
 namespace nnbench::bench {
@@ -12,17 +12,18 @@ namespace nnbench::bench {
 // Never throws for failures of the run itself: those become the result's
 // state (oom, unimplemented, invalid_args, failed) with a message.
 results::RunResult run(backend::Backend& backend, const model::Model& m,
-                       const RunRequest& request, const Peak& peak);
+                       const results::RunRequest& request, const Peak& peak);
 
 // A result that was not measured, with its state and why.
 results::RunResult failed_result(backend::Backend& backend,
                                  const model::Model& m,
-                                 const RunRequest& request,
+                                 const results::RunRequest& request,
                                  results::State state,
                                  const std::string& message);
 
 // Bytes a run is estimated to need: weights, gradients and optimizer state,
 // plus activations kept for the backward pass and the input batches.
-double estimate_memory_bytes(const model::Model& m, const RunRequest& r);
+double estimate_memory_bytes(const model::Model& m,
+                             const results::RunRequest& r);
 
 }  // namespace nnbench::bench

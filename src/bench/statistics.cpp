@@ -79,7 +79,7 @@ double quantile(const std::vector<double>& x, double q) {
 
 // [x(k), x(n-k+1)] misses the median only when at most k - 1 samples fall on
 // one side of it, so its coverage is 1 - 2 P(B <= k - 1).
-Interval median_ci(const std::vector<double>& x, double level) {
+results::Interval median_ci(const std::vector<double>& x, double level) {
   require_non_empty(x, "median_ci");
   if (!(level > 0 && level <= 1)) {
     throw Error("median_ci: level must be in (0, 1], got " +
@@ -95,8 +95,8 @@ Interval median_ci(const std::vector<double>& x, double level) {
   return {s[r.k - 1], s[n - r.k], 1 - 2 * r.below};
 }
 
-Summary summarize(const std::vector<double>& x) {
-  Summary s;
+results::Summary summarize(const std::vector<double>& x) {
+  results::Summary s;
   s.n = static_cast<int>(x.size());
   s.median = median(x);
   s.mean = mean(x);

@@ -11,13 +11,13 @@ namespace {
 
 // Everything verification compares, from one backend.
 struct Observed {
-  backend::Tensor infer_output, train_output;
+  host::Tensor infer_output, train_output;
   double loss = 0;
-  std::map<std::string, backend::Tensor> gradients, parameters;
+  std::map<std::string, host::Tensor> gradients, parameters;
 };
 
 Observed observe(backend::Backend& b, const model::Model& m,
-                 const backend::Batch& batch, const VerifyOptions& vo,
+                 const host::Batch& batch, const VerifyOptions& vo,
                  const std::string& precision) {
   backend::Options o;
   o.seed = vo.seed;
@@ -43,7 +43,7 @@ void check(Verification& v, const std::string& what, double error,
   v.checks.push_back({what, error, tolerance, error <= tolerance});
 }
 
-double norm(const backend::Tensor& t) {
+double norm(const host::Tensor& t) {
   double n = 0;
   for (float x : t.f) n += double(x) * x;
   return std::sqrt(n);
@@ -52,7 +52,7 @@ double norm(const backend::Tensor& t) {
 // `floor` keeps tensors that are zero in exact arithmetic (the bias of a
 // layer followed by batch norm) from comparing rounding noise with noise.
 void check_tensor(Verification& v, const std::string& what,
-                  const backend::Tensor* got, const backend::Tensor& want,
+                  const host::Tensor* got, const host::Tensor& want,
                   double tolerance, double floor = 0) {
   if (got == nullptr || got->shape != want.shape) {
     check(v, what + (got ? " (shape differs)" : " (missing)"), INFINITY,
@@ -68,8 +68,8 @@ void check_tensor(Verification& v, const std::string& what,
 // Gradients and parameters: each tensor's norm is floored at 1e-3 of the
 // largest norm of its kind in the model.
 void check_maps(Verification& v, const std::string& kind,
-                const std::map<std::string, backend::Tensor>& got,
-                const std::map<std::string, backend::Tensor>& want,
+                const std::map<std::string, host::Tensor>& got,
+                const std::map<std::string, host::Tensor>& want,
                 double tolerance) {
   double largest = 0;
   for (const auto& [name, w] : want) largest = std::max(largest, norm(w));
@@ -107,8 +107,7 @@ void conclude(Verification& v) {
 
 }  // namespace
 
-double max_relative_error(const backend::Tensor& got,
-                          const backend::Tensor& want) {
+double max_relative_error(const host::Tensor& got, const host::Tensor& want) {
   if (got.f.size() != want.f.size()) return INFINITY;
   double diff = 0, norm = 0;
   for (size_t i = 0; i < want.f.size(); ++i) {
@@ -152,7 +151,7 @@ Verification verify(backend::Backend& oracle, backend::Backend& candidate,
   v.precision = vo.precision;
   v.batch = vo.batch;
   const model::Model plain = without_dropout(m);
-  const backend::Batch batch = data::synthetic_batch(plain, vo.batch, vo.seed);
+  const host::Batch batch = data::synthetic_batch(plain, vo.batch, vo.seed);
   Observed got;
   try {
     got = observe(candidate, plain, batch, vo, vo.precision);

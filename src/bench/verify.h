@@ -17,8 +17,7 @@ namespace nnbench::bench {
 // pre-activation sits within rounding noise of the kink and lands on the
 // other side in another summation order (a real formula error moves the
 // whole tensor, and the norm with it).
-double max_relative_error(const backend::Tensor& got,
-                          const backend::Tensor& want);
+double max_relative_error(const host::Tensor& got, const host::Tensor& want);
 
 struct Tolerances {
   double output = 0, loss = 0, gradient = 0, parameter = 0;

@@ -19,14 +19,14 @@ namespace {
 
 struct RunArgs {
   std::string model, model_file, mode = "train", out;
-  bench::RunRequest request;
+  results::RunRequest request;
   bool verify = false;
 };
 
 // Verification against the reference before measuring: a backend that
 // computes a different function gets no timing recorded.
 results::RunResult verify_then_run(backend::Backend& b, const model::Model& m,
-                                   const bench::RunRequest& r,
+                                   const results::RunRequest& r,
                                    const bench::Peak& peak) {
   auto oracle = backend::make_backend("reference");
   bench::VerifyOptions vo;

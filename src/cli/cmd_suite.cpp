@@ -17,7 +17,7 @@ namespace {
 
 struct SuiteArgs {
   std::string name = "quick", out;
-  bench::RunRequest request;
+  results::RunRequest request;
   bool list = false;
 };
 
@@ -45,13 +45,13 @@ int suite_command(SuiteArgs& a) {
              suite.name, b->name(), a.request.options.threads, peak.gflops);
   std::vector<results::RunResult> runs;
   for (const auto& e : suite.entries) {
-    bench::RunRequest r = a.request;
+    results::RunRequest r = a.request;
     r.mode = e.mode;
     r.batch = e.batch;
     runs.push_back(bench::run(*b, model::zoo::get(e.model), r, peak));
     print_progress(runs.back());
     if (!runs.back().validity.valid() &&
-        r.contention.action == bench::ContentionPolicy::Action::kFail) {
+        r.contention.action == results::ContentionPolicy::Action::kFail) {
       fmt::print(stderr,
                  "nnbench: stopping the suite (--on-contention fail)\n");
       break;

@@ -2,7 +2,7 @@
 
 namespace nnbench::cli {
 
-void add_contention_rule(CLI::App& app, bench::ContentionRule& rule) {
+void add_contention_rule(CLI::App& app, results::ContentionRule& rule) {
   app.add_option("--contention-max-load", rule.max_excess_load,
                  "CPUs others may keep busy on average beyond those the run "
                  "leaves spare before it is contended (recorded with the "
@@ -16,7 +16,7 @@ void add_contention_rule(CLI::App& app, bench::ContentionRule& rule) {
       ->capture_default_str();
 }
 
-void add_measurement_options(CLI::App& app, bench::RunRequest& r) {
+void add_measurement_options(CLI::App& app, results::RunRequest& r) {
   auto& o = r.options;
   app.add_option("--threads", o.threads,
                  "Intra-op threads (0: every CPU this process may use)")
@@ -65,7 +65,9 @@ void add_measurement_options(CLI::App& app, bench::RunRequest& r) {
   auto& c = r.contention;
   app.add_option_function<std::string>(
          "--on-contention",
-         [&c](const std::string& s) { c.action = bench::action_from_name(s); },
+         [&c](const std::string& s) {
+           c.action = results::action_from_name(s);
+         },
          "When a run's threads did not get their CPUs (other processes, "
          "hypervisor steal): warn (record it invalid), fail (record it "
          "invalid and stop), retry (pause, rerun, then record it invalid)")

@@ -62,7 +62,7 @@ void print_progress(const results::RunResult& r) {
 
 bool invalid_counts(const results::RunResult& r) {
   return !r.validity.valid() && r.requested.contention.action !=
-                                    bench::ContentionPolicy::Action::kWarn;
+                                    results::ContentionPolicy::Action::kWarn;
 }
 
 }  // namespace nnbench::cli

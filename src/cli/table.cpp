@@ -20,7 +20,7 @@ std::string pad(const std::string& s, size_t w, bool right) {
 
 // The coverage the interval achieves, never an assumed 95 %: fewer than 6
 // samples give [min, max] at less (93.8 % at 5), one sample none at all.
-std::string median_ci_cell(const bench::Interval& ci) {
+std::string median_ci_cell(const results::Interval& ci) {
   if (ci.coverage <= 0) return "-";
   return fmt::format("{:.3f}-{:.3f} ({:.1f}%)", ci.lo * 1e3, ci.hi * 1e3,
                      ci.coverage * 100);

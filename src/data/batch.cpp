@@ -17,13 +17,12 @@ model::Shape with_batch(int64_t n, const model::Shape& s) {
 
 }  // namespace
 
-backend::Batch gather_batch(const Split& split,
-                            const std::vector<int64_t>& order, int64_t first,
-                            int64_t last) {
+host::Batch gather_batch(const Split& split, const std::vector<int64_t>& order,
+                         int64_t first, int64_t last) {
   const int64_t n = last - first;
   const int64_t in = model::numel(split.input.shape);
   const int64_t lab = model::numel(split.label_shape);
-  backend::Batch b;
+  host::Batch b;
   b.input.shape = with_batch(n, split.input.shape);
   b.input.dtype = split.input.dtype;
   b.labels.shape = with_batch(n, split.label_shape);
@@ -48,7 +47,7 @@ backend::Batch gather_batch(const Split& split,
   return b;
 }
 
-void augment_crop_flip(backend::Tensor& images, const Split& split,
+void augment_crop_flip(host::Tensor& images, const Split& split,
                        int64_t padding, uint64_t seed) {
   const int64_t n = images.shape[0], channels = images.shape[1];
   const int64_t h = images.shape[2], w = images.shape[3];

@@ -40,17 +40,17 @@ struct Loader::State {
   std::thread worker;
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<backend::Batch> queue;
+  std::deque<host::Batch> queue;
   bool stop = false, done = false;
   std::exception_ptr error;
 
   std::atomic<int64_t> wait_ns{0}, prepare_ns{0};
 
-  backend::Batch build(int64_t k) {
+  host::Batch build(int64_t k) {
     const auto t0 = Clock::now();
     const int64_t first = k * o.batch;
     const int64_t last = std::min(first + o.batch, split.size);
-    backend::Batch b = gather_batch(split, order, first, last);
+    host::Batch b = gather_batch(split, order, first, last);
     if (o.augment) {
       augment_crop_flip(
           b.input, split, o.crop_padding,
@@ -67,7 +67,7 @@ struct Loader::State {
           std::lock_guard<std::mutex> l(mu);
           if (stop) return;
         }
-        backend::Batch b = build(k);
+        host::Batch b = build(k);
         std::unique_lock<std::mutex> l(mu);
         cv.wait(l, [&] {
           return stop || static_cast<int>(queue.size()) < o.prefetch;
@@ -137,13 +137,13 @@ void Loader::start_epoch(int epoch) {
   if (s.o.prefetch > 0) s.worker = std::thread([&s] { s.run(); });
 }
 
-std::optional<backend::Batch> Loader::next() {
+std::optional<host::Batch> Loader::next() {
   State& s = *s_;
   if (s.epoch < 0) throw nnbench::Error("loader: next() before start_epoch()");
   const auto t0 = Clock::now();
   if (s.o.prefetch == 0) {
     if (s.next_sync >= s.batches) return std::nullopt;
-    backend::Batch b = s.build(s.next_sync++);
+    host::Batch b = s.build(s.next_sync++);
     s.wait_ns += ns_since(t0);
     return b;
   }
@@ -151,7 +151,7 @@ std::optional<backend::Batch> Loader::next() {
   s.cv.wait(l, [&] { return !s.queue.empty() || s.done; });
   s.wait_ns += ns_since(t0);
   if (!s.queue.empty()) {
-    backend::Batch b = std::move(s.queue.front());
+    host::Batch b = std::move(s.queue.front());
     s.queue.pop_front();
     s.cv.notify_all();
     return b;

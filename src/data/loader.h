@@ -7,8 +7,8 @@
 #include <memory>
 #include <optional>
 
-#include "backend/backend.h"
 #include "data/dataset.h"
+#include "tensor/host.h"
 
 namespace nnbench::data {
 
@@ -45,7 +45,7 @@ class Loader {
   // The next batch of the current epoch; nullopt at its end. Rethrows an
   // exception raised while preparing. Throws nnbench::Error before the
   // first start_epoch.
-  std::optional<backend::Batch> next();
+  std::optional<host::Batch> next();
 
   int64_t batches_per_epoch() const;
   // Samples in the current epoch's order (indices into the split).
@@ -64,14 +64,13 @@ class Loader {
 // Builds batch `index` of an epoch from the samples `order[first, last)`:
 // shapes {n, ...input} and {n, ...label_shape}. Exposed for tests and for
 // callers that want batches without a thread.
-backend::Batch gather_batch(const Split& split,
-                            const std::vector<int64_t>& order, int64_t first,
-                            int64_t last);
+host::Batch gather_batch(const Split& split, const std::vector<int64_t>& order,
+                         int64_t first, int64_t last);
 
 // Random crop with zero padding (the value black takes after
 // standardisation, per channel) and horizontal flip, in place, for every
 // sample of a float [N,C,H,W] batch.
-void augment_crop_flip(backend::Tensor& images, const Split& split,
+void augment_crop_flip(host::Tensor& images, const Split& split,
                        int64_t padding, uint64_t seed);
 
 }  // namespace nnbench::data

@@ -22,10 +22,10 @@ model::Shape label_shape(const model::Model& m, const model::Shape& out) {
 
 }  // namespace
 
-backend::Batch synthetic_batch(const model::Model& m, int64_t batch,
-                               uint64_t seed) {
+host::Batch synthetic_batch(const model::Model& m, int64_t batch,
+                            uint64_t seed) {
   std::mt19937_64 rng(seed);
-  backend::Batch b;
+  host::Batch b;
   b.input.shape = with_batch(batch, m.input.shape);
   b.input.dtype = m.input.dtype;
   const int64_t n_in = model::numel(b.input.shape);

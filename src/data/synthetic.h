@@ -5,16 +5,16 @@
 #include <cstdint>
 #include <vector>
 
-#include "backend/backend.h"
 #include "model/model.h"
+#include "tensor/host.h"
 
 namespace nnbench::data {
 
 // Float inputs ~ N(0, 1); token ids uniform in [0, vocab). Labels: class ids
 // uniform in [0, classes) with the output's shape minus its last dim for
 // softmax cross-entropy, 0/1 of the output's shape for binary cross-entropy.
-backend::Batch synthetic_batch(const model::Model& m, int64_t batch,
-                               uint64_t seed);
+host::Batch synthetic_batch(const model::Model& m, int64_t batch,
+                            uint64_t seed);
 
 // Bytes one batch of this model occupies on the host.
 double batch_bytes(const model::Model& m, int64_t batch);

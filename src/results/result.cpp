@@ -40,7 +40,7 @@ namespace {
 constexpr std::array<const char*, 5> kStateNames = {
     "ok", "oom", "unimplemented", "invalid_args", "failed"};
 
-json request_json(const bench::RunRequest& r) {
+json request_json(const RunRequest& r) {
   const auto& o = r.options;
   return {{"backend", r.backend},
           {"mode", backend::mode_name(r.mode)},
@@ -63,7 +63,7 @@ json request_json(const bench::RunRequest& r) {
           {"distinct_batches", r.distinct_batches},
           {"memory_check", r.memory_check},
           {"contention",
-           {{"action", bench::action_name(r.contention.action)},
+           {{"action", action_name(r.contention.action)},
             {"retries", r.contention.retries},
             {"pause_seconds", r.contention.pause_seconds},
             {"max_excess_load", r.contention.rule.max_excess_load},
@@ -72,8 +72,8 @@ json request_json(const bench::RunRequest& r) {
           {"data", "synthetic"}};
 }
 
-bench::RunRequest request_from_json(const json& j) {
-  bench::RunRequest r;
+RunRequest request_from_json(const json& j) {
+  RunRequest r;
   r.backend = j.at("backend");
   r.mode = backend::mode_from_name(j.at("mode"));
   r.batch = j.at("batch");
@@ -91,7 +91,7 @@ bench::RunRequest request_from_json(const json& j) {
   r.distinct_batches = j.at("distinct_batches");
   r.memory_check = j.at("memory_check");
   const auto& c = j.at("contention");
-  r.contention.action = bench::action_from_name(c.at("action"));
+  r.contention.action = action_from_name(c.at("action"));
   r.contention.retries = c.at("retries");
   r.contention.pause_seconds = c.at("pause_seconds");
   r.contention.rule = {c.at("max_excess_load"), c.at("max_steal_fraction"),
@@ -99,7 +99,7 @@ bench::RunRequest request_from_json(const json& j) {
   return r;
 }
 
-json stats_json(const bench::Summary& s) {
+json stats_json(const Summary& s) {
   return {{"n", s.n},
           {"median", s.median},
           {"mean", s.mean},
@@ -112,8 +112,8 @@ json stats_json(const bench::Summary& s) {
           {"median_ci_coverage", s.median_ci.coverage}};
 }
 
-bench::Summary stats_from_json(const json& j) {
-  bench::Summary s;
+Summary stats_from_json(const json& j) {
+  Summary s;
   s.n = j.at("n");
   s.median = j.at("median");
   s.mean = j.at("mean");
@@ -157,7 +157,7 @@ Validity validity_from_json(const json& j) {
 }
 
 // Raw counters and the derived figures the contention judgment used.
-json to_json(const bench::CpuUsage& u) {
+json to_json(const CpuUsage& u) {
   const auto known = [](double x) { return x >= 0 ? json(x) : json(); };
   return {{"wall_seconds", u.wall_seconds},
           {"process_cpu_seconds", u.process_cpu_seconds},
@@ -175,11 +175,11 @@ json to_json(const bench::CpuUsage& u) {
            u.switches_per_thread_second()}};
 }
 
-bench::CpuUsage cpu_usage_from_json(const json& j) {
+CpuUsage cpu_usage_from_json(const json& j) {
   const auto known = [](const json& x) {
     return x.is_null() ? -1.0 : x.get<double>();
   };
-  bench::CpuUsage u;
+  CpuUsage u;
   u.wall_seconds = j.at("wall_seconds");
   u.process_cpu_seconds = j.at("process_cpu_seconds");
   u.threads = j.at("threads");

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "bench/cpu_usage.h"
-#include "bench/run_config.h"
-#include "bench/statistics.h"
 #include "model/analysis.h"
+#include "results/cpu_usage.h"
+#include "results/request.h"
+#include "results/summary.h"
 #include "results/validity.h"
 
 namespace nnbench::results {
@@ -26,7 +26,7 @@ struct RunResult {
   // What ran.
   std::string model, model_hash, backend, backend_version;
   model::Cost cost;
-  bench::RunRequest requested;
+  RunRequest requested;
   std::map<std::string, std::string> effective;
 
   State state = State::kOk;
@@ -35,7 +35,7 @@ struct RunResult {
   // operating system's view of its measured interval and the attempts the
   // contention policy made.
   Validity validity;
-  bench::CpuUsage cpu_usage;
+  CpuUsage cpu_usage;
   int attempts = 1;
   // For state oom, where it came from: "estimate" when the run was refused
   // because its estimated memory exceeded what was available (nothing was
@@ -48,7 +48,7 @@ struct RunResult {
   int warmup_iterations = 0;
   double warmup_seconds = 0;
   std::vector<double> samples;  // seconds per mini-batch, in order
-  bench::Summary stats;
+  Summary stats;
 
   // From the median time per mini-batch.
   double samples_per_second = 0;
@@ -65,8 +65,8 @@ void optimizer_from_json(const nlohmann::json& j, backend::Options& o);
 
 nlohmann::json to_json(const Validity& v);
 Validity validity_from_json(const nlohmann::json& j);
-nlohmann::json to_json(const bench::CpuUsage& u);
-bench::CpuUsage cpu_usage_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const CpuUsage& u);
+CpuUsage cpu_usage_from_json(const nlohmann::json& j);
 
 nlohmann::json to_json(const RunResult& r);
 RunResult run_result_from_json(const nlohmann::json& j);

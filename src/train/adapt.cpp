@@ -56,7 +56,7 @@ model::Model adapt_model(model::Model m, const data::Dataset& d) {
   return m;
 }
 
-void reshape_inputs(backend::Batch& b, const model::Model& m) {
+void reshape_inputs(host::Batch& b, const model::Model& m) {
   b.input.shape.resize(1);
   b.input.shape.insert(b.input.shape.end(), m.input.shape.begin(),
                        m.input.shape.end());

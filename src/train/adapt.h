@@ -13,6 +13,6 @@ namespace nnbench::train {
 model::Model adapt_model(model::Model m, const data::Dataset& d);
 
 // Gives a batch the model's per-sample input shape (same element count).
-void reshape_inputs(backend::Batch& b, const model::Model& m);
+void reshape_inputs(host::Batch& b, const model::Model& m);
 
 }  // namespace nnbench::train

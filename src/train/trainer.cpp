@@ -34,7 +34,7 @@ bool binary_loss(const model::Model& m) {
 
 // Pads a short last batch with zero rows to `rows`, so that it runs on the
 // executable compiled for the evaluation batch; returns the real row count.
-int64_t pad_rows(backend::Tensor& t, int64_t rows) {
+int64_t pad_rows(host::Tensor& t, int64_t rows) {
   const int64_t have = t.shape.at(0);
   if (have >= rows) return have;
   const auto grow = [&](auto& v) { v.resize(v.size() / have * rows); };
@@ -60,7 +60,7 @@ std::pair<double, double> evaluate(backend::Executable& exe,
     exe.load_batches({*b});
     exe.infer(0);
     exe.synchronize();
-    backend::Tensor logits = exe.output();
+    host::Tensor logits = exe.output();
     logits.f.resize(logits.f.size() / t.eval_batch * real);  // drop padding
     score(logits, b->labels, binary, s);
   }
@@ -197,8 +197,8 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
 
 }  // namespace
 
-void score(const backend::Tensor& logits, const backend::Tensor& labels,
-           bool binary, Score& s) {
+void score(const host::Tensor& logits, const host::Tensor& labels, bool binary,
+           Score& s) {
   const int64_t rows = static_cast<int64_t>(labels.i.size());
   const int64_t k = static_cast<int64_t>(logits.f.size()) / rows;
   for (int64_t r = 0; r < rows; ++r) {

@@ -25,7 +25,7 @@ struct TrainOptions {
   double target = -1;              // override the task's target (-1: keep)
   bool latency = false;       // measure DAWNBench latency on the trained model
   int64_t latency_items = 0;  // 0: the full validation set
-  bench::ContentionRule contention;
+  results::ContentionRule contention;
   // What the CLI does with a contended run: "fail" (stop, exit 1) or
   // "warn" (record it invalid, go on). Either way it is recorded invalid.
   std::string on_contention = "fail";
@@ -62,7 +62,7 @@ struct TrainRun {
   nlohmann::json latency;  // train::to_json(Latency) when measured
   // The training loops' CPU usage over all epochs, judged for contention:
   // a converged run whose threads did not get their CPUs is invalid.
-  bench::CpuUsage cpu_usage;
+  results::CpuUsage cpu_usage;
   results::Validity validity;
 };
 
@@ -78,7 +78,7 @@ struct Score {
   double loss_sum = 0;
   int64_t correct = 0, count = 0;
 };
-void score(const backend::Tensor& logits, const backend::Tensor& labels,
-           bool binary, Score& s);
+void score(const host::Tensor& logits, const host::Tensor& labels, bool binary,
+           Score& s);
 
 }  // namespace nnbench::train

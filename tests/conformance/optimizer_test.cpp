@@ -45,11 +45,11 @@ std::vector<Setting> settings() {
   return out;
 }
 
-using Tensors = std::map<std::string, backend::Tensor>;
+using Tensors = std::map<std::string, host::Tensor>;
 
 // Parameters after `steps` training steps on one fixed batch.
 Tensors trained(const std::string& name, const model::Model& m,
-                const backend::Options& o, const backend::Batch& batch,
+                const backend::Options& o, const host::Batch& batch,
                 int steps) {
   auto exe = backend::make_backend(name)->compile(
       m, o, backend::Shapes::train(batch.input.shape.at(0)));
@@ -83,7 +83,7 @@ model::Model small_cnn() {
 
 TEST(OptimizerConformance, EveryBackendAppliesEveryOptimizerExactly) {
   const model::Model m = small_cnn();
-  const backend::Batch batch = data::synthetic_batch(m, 4, 7);
+  const host::Batch batch = data::synthetic_batch(m, 4, 7);
   for (const auto& s : settings()) {
     SCOPED_TRACE(s.name);
     const Tensors init = trained("reference", m, s.options, batch, 0);
@@ -102,7 +102,7 @@ TEST(OptimizerConformance, EveryBackendAppliesEveryOptimizerExactly) {
 // either would be far off.
 TEST(OptimizerConformance, DroppedSettingsWouldBeCaught) {
   const model::Model m = small_cnn();
-  const backend::Batch batch = data::synthetic_batch(m, 4, 7);
+  const host::Batch batch = data::synthetic_batch(m, 4, 7);
   const auto all = settings();
   const Tensors init = trained("reference", m, all[0].options, batch, 0);
   const Tensors plain = trained("reference", m, all[0].options, batch, 3);

@@ -53,8 +53,8 @@ class BusyProcesses {
   std::vector<pid_t> pids_;
 };
 
-bench::RunRequest request(int threads) {
-  bench::RunRequest r;
+results::RunRequest request(int threads) {
+  results::RunRequest r;
   r.backend = "reference";
   r.mode = backend::Mode::kTrain;
   r.batch = 32;
@@ -62,7 +62,7 @@ bench::RunRequest request(int threads) {
   r.warmup = {2, 0.2, 5};
   r.stop.min_iterations = 5;
   r.stop.min_seconds = 1.5;
-  r.contention.action = bench::ContentionPolicy::Action::kWarn;
+  r.contention.action = results::ContentionPolicy::Action::kWarn;
   return r;
 }
 
@@ -100,9 +100,9 @@ TEST(Contention, TheSameRunOnAQuietMachineIsValid) {
 }
 
 TEST(Contention, RetryRerunsAContendedRunThenRecordsItInvalid) {
-  bench::RunRequest req = request(static_cast<int>(allowed_cpus().size()));
+  results::RunRequest req = request(static_cast<int>(allowed_cpus().size()));
   req.stop.min_seconds = 0.5;
-  req.contention.action = bench::ContentionPolicy::Action::kRetry;
+  req.contention.action = results::ContentionPolicy::Action::kRetry;
   req.contention.retries = 1;
   req.contention.pause_seconds = 0;
   BusyProcesses busy;

@@ -78,11 +78,11 @@ void expect_agreement(const StepResult& got, const StepResult& want,
   expect_close(got.params, want.params, tolerance, "parameter");
 }
 
-StepResult torch_step(const model::Model& m, const backend::Batch& batch) {
+StepResult torch_step(const model::Model& m, const host::Batch& batch) {
   return run_step(*backend::make_backend("torch"), m, options("fp32"), batch);
 }
 
-StepResult onednn_step(const model::Model& m, const backend::Batch& batch,
+StepResult onednn_step(const model::Model& m, const host::Batch& batch,
                        const std::string& precision) {
   return run_step(*backend::make_backend("onednn"), m, options(precision),
                   batch);
@@ -170,10 +170,10 @@ INSTANTIATE_TEST_SUITE_P(Models, SmoothZoo,
 // 0.01), by 0.4 or 2.5 (norm ratio outside [0.5, 2]) or negated (L2 error
 // 2) it fails, even at the looser bound.
 TEST(Bf16Check, GrossErrorsFailOnPlainNumbers) {
-  backend::Tensor g;
+  host::Tensor g;
   g.f = {0.3f, -1.2f, 0.05f, 2.0f, -0.7f};
   auto scaled = [&](float k) {
-    backend::Tensor t = g;
+    host::Tensor t = g;
     for (float& x : t.f) x *= k;
     return t;
   };
@@ -194,7 +194,7 @@ TEST(Bf16Check, RealGradientsScaledByAHundredthFail) {
     const StepResult want = torch_step(m, data);
     const StepResult got = onednn_step(m, data, "bf16");
     for (const auto& [name, t] : want.grads) {
-      backend::Tensor small = got.grads.at(name);
+      host::Tensor small = got.grads.at(name);
       for (float& x : small.f) x *= 0.01f;
       EXPECT_EQ(gross_gradient_error(got.grads.at(name), t, gross_l2_bound(m)),
                 "")

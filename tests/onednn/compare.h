@@ -14,12 +14,12 @@
 
 namespace nnbench::onednn_test {
 
-using Tensors = std::map<std::string, backend::Tensor>;
+using Tensors = std::map<std::string, host::Tensor>;
 
 // What one backend computes from the initial weights: the inference
 // output, then one training step's loss, gradients and updated parameters.
 struct StepResult {
-  backend::Tensor output;
+  host::Tensor output;
   double loss = 0;
   Tensors grads, params;
 };
@@ -27,8 +27,8 @@ struct StepResult {
 // With steps > 1, the loss, gradients and parameters are the last step's,
 // and the output is inferred after training (running statistics).
 inline StepResult run_step(backend::Backend& b, const model::Model& m,
-                           const backend::Options& o,
-                           const backend::Batch& batch, int steps = 1) {
+                           const backend::Options& o, const host::Batch& batch,
+                           int steps = 1) {
   auto exe = b.compile(m, o, backend::Shapes::train(batch.input.shape.at(0)));
   exe->load_batches({batch});
   StepResult r;
@@ -49,8 +49,7 @@ inline StepResult run_step(backend::Backend& b, const model::Model& m,
 }
 
 // max |a - b| / max |b|: error relative to the tensor's scale.
-inline double relative_error(const backend::Tensor& a,
-                             const backend::Tensor& b) {
+inline double relative_error(const host::Tensor& a, const host::Tensor& b) {
   if (a.f.size() != b.f.size()) return INFINITY;
   double diff = 0, scale = 0;
   for (size_t i = 0; i < a.f.size(); ++i) {
@@ -61,7 +60,7 @@ inline double relative_error(const backend::Tensor& a,
 }
 
 // ||a - b|| / ||b||: insensitive to a few entries that differ a lot.
-inline double relative_l2(const backend::Tensor& a, const backend::Tensor& b) {
+inline double relative_l2(const host::Tensor& a, const host::Tensor& b) {
   if (a.f.size() != b.f.size()) return INFINITY;
   double diff = 0, norm = 0;
   for (size_t i = 0; i < a.f.size(); ++i) {
@@ -72,7 +71,7 @@ inline double relative_l2(const backend::Tensor& a, const backend::Tensor& b) {
 }
 
 // ||a|| / ||b||: the sizes of two tensors, whatever their directions.
-inline double norm_ratio(const backend::Tensor& a, const backend::Tensor& b) {
+inline double norm_ratio(const host::Tensor& a, const host::Tensor& b) {
   double na = 0, nb = 0;
   for (double x : a.f) na += x * x;
   for (double x : b.f) nb += x * x;
@@ -87,8 +86,8 @@ inline double norm_ratio(const backend::Tensor& a, const backend::Tensor& b) {
 // gradient scaled by 0.01, or missing a 1/batch, is far outside). Returns
 // what is wrong, or "" when it passes.
 inline constexpr double kMaxNormRatio = 2.0;
-inline std::string gross_gradient_error(const backend::Tensor& got,
-                                        const backend::Tensor& want,
+inline std::string gross_gradient_error(const host::Tensor& got,
+                                        const host::Tensor& want,
                                         double max_l2) {
   const double l2 = relative_l2(got, want), ratio = norm_ratio(got, want);
   std::string out;

@@ -102,7 +102,7 @@ TEST(ReferenceBackend, SgdMomentumMatchesAHandComputation) {
   o.learning_rate = 0.5;
   o.momentum = 0.9;
   auto exe = backend::make_backend("reference")->compile(m, o, {});
-  const backend::Batch batch = data::synthetic_batch(m, 1, 4);
+  const host::Batch batch = data::synthetic_batch(m, 1, 4);
   exe->load_batches({batch});
   auto p = exe->parameters();
   std::vector<float> w = p["fc.weight"].f, bias = p["fc.bias"].f, buf_w, buf_b;
@@ -164,7 +164,7 @@ TEST(ReferenceBackend, ThreadCountDoesNotChangeTheResult) {
   for (const char* name : {"mnist-cnn", "lstm-text-gen"}) {
     SCOPED_TRACE(name);
     const model::Model m = model::zoo::get(name);
-    std::map<std::string, backend::Tensor> params[2];
+    std::map<std::string, host::Tensor> params[2];
     for (int threads : {1, 2}) {
       auto exe = b->compile(m, small_options(threads), {});
       EXPECT_EQ(exe->effective().at("threads"), std::to_string(threads));
@@ -201,7 +201,7 @@ TEST(ReferenceBackend, UnsupportedSettingsAreReported) {
 TEST(ReferenceBackend, TheHarnessMeasuresIt) {
   auto b = backend::make_backend("reference");
   for (auto mode : {backend::Mode::kTrain, backend::Mode::kInfer}) {
-    bench::RunRequest r;
+    results::RunRequest r;
     r.mode = mode;
     r.batch = 8;
     r.options = small_options(2);

@@ -50,7 +50,7 @@ double compare(Network<double>& net, const Batch<double>& b,
 }  // namespace
 
 Batch<double> double_batch(const model::Model& m, int64_t n, uint64_t seed) {
-  const backend::Batch src = data::synthetic_batch(m, n, seed);
+  const host::Batch src = data::synthetic_batch(m, n, seed);
   Batch<double> b;
   if (m.input.dtype == model::DType::kFloat32) {
     b.x.shape = src.input.shape;

@@ -26,7 +26,7 @@ model::Model without_dropout(model::Model m) {
   return m;
 }
 
-double max_abs(const backend::Tensor& t) {
+double max_abs(const host::Tensor& t) {
   double m = 0;
   for (float v : t.f) m = std::max(m, double(std::abs(v)));
   return m;
@@ -35,7 +35,7 @@ double max_abs(const backend::Tensor& t) {
 // Largest difference relative to max(the largest magnitude of `want`,
 // floor): the floor keeps gradients that are zero in exact arithmetic
 // (a bias feeding batch norm) from comparing rounding noise with noise.
-double relative_diff(const backend::Tensor& got, const backend::Tensor& want,
+double relative_diff(const host::Tensor& got, const host::Tensor& want,
                      double floor = 1e-6) {
   EXPECT_EQ(got.shape, want.shape);
   if (got.f.size() != want.f.size()) return INFINITY;
@@ -45,9 +45,9 @@ double relative_diff(const backend::Tensor& got, const backend::Tensor& want,
   return diff / std::max(max_abs(want), floor);
 }
 
-void expect_close(const std::map<std::string, backend::Tensor>& got,
-                  const std::map<std::string, backend::Tensor>& want,
-                  double tol, const char* what) {
+void expect_close(const std::map<std::string, host::Tensor>& got,
+                  const std::map<std::string, host::Tensor>& want, double tol,
+                  const char* what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   double largest = 0;
   for (const auto& [name, t] : want) largest = std::max(largest, max_abs(t));
@@ -70,7 +70,7 @@ void expect_agreement(const model::Model& described, int64_t batch,
   o.threads = 1;  // see backend_test.cpp: threads do not change the result
   auto ref = backend::make_backend("reference")->compile(m, o, {});
   auto torch = backend::make_backend("torch")->compile(m, o, {});
-  const std::vector<backend::Batch> batches = {
+  const std::vector<host::Batch> batches = {
       data::synthetic_batch(m, batch, 11)};
   ref->load_batches(batches);
   torch->load_batches(batches);

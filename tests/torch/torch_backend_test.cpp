@@ -118,8 +118,8 @@ TEST(TorchBackend, Bf16IsUnimplementedNotACrash) {
                backend::Unimplemented);
 }
 
-bench::RunRequest tiny_request(backend::Mode mode, int64_t batch) {
-  bench::RunRequest r;
+results::RunRequest tiny_request(backend::Mode mode, int64_t batch) {
+  results::RunRequest r;
   r.mode = mode;
   r.batch = batch;
   r.options = small_options();

@@ -8,9 +8,9 @@
 namespace nnbench::bench {
 namespace {
 
-CpuUsage usage(double wall, int cpus, int threads, double other_cpu,
-               double steal = 0) {
-  CpuUsage u;
+results::CpuUsage usage(double wall, int cpus, int threads, double other_cpu,
+                        double steal = 0) {
+  results::CpuUsage u;
   u.wall_seconds = wall;
   u.cpus = cpus;
   u.threads = threads;
@@ -20,9 +20,9 @@ CpuUsage usage(double wall, int cpus, int threads, double other_cpu,
   return u;
 }
 
-bool contended(const CpuUsage& u) {
+bool contended(const results::CpuUsage& u) {
   results::Validity v;
-  const bool ok = judge_contention(u, ContentionRule{}, v);
+  const bool ok = judge_contention(u, results::ContentionRule{}, v);
   EXPECT_EQ(ok, v.valid());
   return !ok;
 }
@@ -60,7 +60,7 @@ TEST(ContentionRule, ShortIntervalsAllowForTickResolution) {
 // Summed intervals carry each one's tick error: 3 epochs of 10 s on 2 CPUs,
 // 3 x 0.04 CPU-s over 30 s = 0.004 CPU.
 TEST(ContentionRule, SummedIntervalsAddTheirTickErrors) {
-  CpuUsage total;
+  results::CpuUsage total;
   for (int i = 0; i < 3; ++i) total.add(usage(10, 2, 2, 0.1));
   EXPECT_EQ(total.intervals, 3);
   EXPECT_DOUBLE_EQ(total.wall_seconds, 30);
@@ -76,7 +76,7 @@ TEST(ContentionRule, HypervisorStealBeyondFivePercent) {
 
 TEST(ContentionRule, TheReasonNamesTheFigures) {
   results::Validity v;
-  judge_contention(usage(10, 2, 2, 10), ContentionRule{}, v);
+  judge_contention(usage(10, 2, 2, 10), results::ContentionRule{}, v);
   ASSERT_EQ(v.reasons.size(), 1u);
   EXPECT_EQ(v.reasons[0].reason, "contended");
   EXPECT_NE(v.reasons[0].detail.find("1.000 CPUs busy"), std::string::npos)

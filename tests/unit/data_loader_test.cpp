@@ -147,7 +147,7 @@ TEST(DataLoader, AugmentationCropsAndFlipsDeterministically) {
   EXPECT_GT(changed, samples * 3 / 4);
   // Padding is black after standardisation: -mean / std per channel.
   Split one = images(1, 8);
-  backend::Tensor t{{1, 3, 8, 8}, model::DType::kFloat32, one.f, {}};
+  host::Tensor t{{1, 3, 8, 8}, model::DType::kFloat32, one.f, {}};
   augment_crop_flip(t, one, 8, 5);  // padding 8 on 8x8: mostly fill
   int fill = 0;
   for (int c = 0; c < 3; ++c) {

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "bench/statistics.h"
 #include "results/result.h"
 #include "util/error.h"
 

@@ -14,8 +14,8 @@ namespace {
 using test::Script;
 using test::ScriptedBackend;
 
-RunRequest request(int64_t batch) {
-  RunRequest r;
+results::RunRequest request(int64_t batch) {
+  results::RunRequest r;
   r.backend = "scripted";
   r.batch = batch;
   r.distinct_batches = 1;

@@ -46,7 +46,7 @@ class ScriptedExecutable : public backend::Executable {
   ScriptedExecutable(const Script& s, Record& r, int64_t classes)
       : s_(s), r_(r), classes_(classes) {}
 
-  void load_batches(const std::vector<backend::Batch>& b) override {
+  void load_batches(const std::vector<host::Batch>& b) override {
     batch_ = b.at(0);
   }
 
@@ -92,9 +92,9 @@ class ScriptedExecutable : public backend::Executable {
   std::map<std::string, std::string> effective() const override {
     return {{"backend", "scripted"}};
   }
-  backend::Tensor output() override { return output_; }
-  std::map<std::string, backend::Tensor> parameters() override { return {}; }
-  std::map<std::string, backend::Tensor> gradients() override { return {}; }
+  host::Tensor output() override { return output_; }
+  std::map<std::string, host::Tensor> parameters() override { return {}; }
+  std::map<std::string, host::Tensor> gradients() override { return {}; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -120,8 +120,8 @@ class ScriptedExecutable : public backend::Executable {
   const Script& s_;
   Record& r_;
   int64_t classes_;
-  backend::Batch batch_;
-  backend::Tensor output_;
+  host::Batch batch_;
+  host::Tensor output_;
   bool last_was_train_ = false;
   int evaluations_ = 0;
 };

@@ -52,7 +52,7 @@ TEST(Statistics, EmptyInputAndBadArgumentsThrow) {
 }
 
 TEST(Statistics, SummaryHasCoefficientOfVariation) {
-  const Summary s = summarize({2, 4, 4, 4, 5, 5, 7, 9});
+  const results::Summary s = summarize({2, 4, 4, 4, 5, 5, 7, 9});
   EXPECT_EQ(s.n, 8);
   EXPECT_DOUBLE_EQ(s.median, 4.5);
   EXPECT_DOUBLE_EQ(s.cv, std::sqrt(32.0 / 7.0) / 5.0);
@@ -76,15 +76,15 @@ std::vector<double> shuffled_ranks(int n) {
 //         and 15, coverage 1 - 43400/1048576.
 // n = 100: P(B <= 39) = 0.0176 <= 0.025 < P(B <= 40) = 0.0284: ranks 40, 61.
 TEST(MedianCi, ExactBinomialRanks) {
-  const Interval ci10 = median_ci(shuffled_ranks(10));
+  const results::Interval ci10 = median_ci(shuffled_ranks(10));
   EXPECT_EQ(ci10.lo, 2);
   EXPECT_EQ(ci10.hi, 9);
   EXPECT_DOUBLE_EQ(ci10.coverage, 1002.0 / 1024);  // 0.9785
-  const Interval ci20 = median_ci(shuffled_ranks(20));
+  const results::Interval ci20 = median_ci(shuffled_ranks(20));
   EXPECT_EQ(ci20.lo, 6);
   EXPECT_EQ(ci20.hi, 15);
   EXPECT_NEAR(ci20.coverage, 1005176.0 / 1048576, 1e-12);  // 0.9586
-  const Interval ci100 = median_ci(shuffled_ranks(100));
+  const results::Interval ci100 = median_ci(shuffled_ranks(100));
   EXPECT_EQ(ci100.lo, 40);
   EXPECT_EQ(ci100.hi, 61);
   // 1 - 2 x 0.0176001: at least the level, as every n >= 6 gives.
@@ -95,16 +95,16 @@ TEST(MedianCi, ExactBinomialRanks) {
 // 95 %, so no narrower interval exists and none reaches the level),
 // 31/32 = 0.96875 for n = 6 (first n that reaches 95 %), 0 for n = 1.
 TEST(MedianCi, SmallSamplesGiveMinMaxWithTheirTrueCoverage) {
-  const Interval ci5 = median_ci({5, 1, 4, 2, 3});
+  const results::Interval ci5 = median_ci({5, 1, 4, 2, 3});
   EXPECT_EQ(ci5.lo, 1);
   EXPECT_EQ(ci5.hi, 5);
   EXPECT_DOUBLE_EQ(ci5.coverage, 0.9375);
   EXPECT_LT(ci5.coverage, 0.95);
-  const Interval ci6 = median_ci(shuffled_ranks(6));
+  const results::Interval ci6 = median_ci(shuffled_ranks(6));
   EXPECT_EQ(ci6.lo, 1);
   EXPECT_EQ(ci6.hi, 6);
   EXPECT_DOUBLE_EQ(ci6.coverage, 0.96875);
-  const Interval ci2 = median_ci({2.0, 1.0});
+  const results::Interval ci2 = median_ci({2.0, 1.0});
   EXPECT_DOUBLE_EQ(ci2.coverage, 0.5);  // both samples on one side: 2/4
   EXPECT_EQ(median_ci({3.0}).lo, 3.0);
   EXPECT_EQ(median_ci({3.0}).coverage, 0.0);
@@ -118,7 +118,7 @@ TEST(MedianCi, SummaryKeepsTheAchievedCoverage) {
 
 TEST(MedianCi, HigherLevelIsWider) {
   // n = 100 at 99 %: P(B <= 36) = 0.0033 <= 0.005 < P(B <= 37) = 0.0060.
-  const Interval ci = median_ci(shuffled_ranks(100), 0.99);
+  const results::Interval ci = median_ci(shuffled_ranks(100), 0.99);
   EXPECT_EQ(ci.lo, 37);
   EXPECT_EQ(ci.hi, 64);
   EXPECT_NEAR(ci.coverage, 1 - 2 * 0.0033186, 1e-6);
@@ -130,7 +130,7 @@ TEST(MedianCi, HigherLevelIsWider) {
 // A million samples: 2^-n underflows, so this needs the log-space sum. The
 // normal approximation gives ranks n/2 -+ 1.96 sqrt(n) / 2 = 500000 -+ 980.
 TEST(MedianCi, LargeSampleMatchesNormalApproximation) {
-  const Interval ci = median_ci(shuffled_ranks(1000000));
+  const results::Interval ci = median_ci(shuffled_ranks(1000000));
   EXPECT_NEAR(ci.lo, 499020, 2);
   EXPECT_NEAR(ci.hi, 500981, 2);
   EXPECT_EQ(ci.lo + ci.hi, 1000001);  // symmetric ranks
@@ -148,7 +148,7 @@ TEST(MedianCi, CoversTheTrueMedianByDesign) {
   for (int t = 0; t < trials; ++t) {
     std::vector<double> x(20);
     for (double& v : x) v = dist(rng);
-    const Interval ci = median_ci(x);
+    const results::Interval ci = median_ci(x);
     covered += ci.lo <= true_median && true_median <= ci.hi;
   }
   EXPECT_GE(covered / static_cast<double>(trials), 0.94);
@@ -168,7 +168,7 @@ TEST(MedianCi, SmallSampleCoverageIsWhatItClaims) {
   for (int t = 0; t < trials; ++t) {
     std::vector<double> x(5);
     for (double& v : x) v = dist(rng);
-    const Interval ci = median_ci(x);
+    const results::Interval ci = median_ci(x);
     covered += ci.lo <= 0.5 && 0.5 <= ci.hi;
     claimed = ci.coverage;
   }

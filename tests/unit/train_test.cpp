@@ -78,7 +78,7 @@ TEST(Aggregate, SeedsAreDistinct) {
 }
 
 TEST(Score, CrossEntropyAndAccuracy) {
-  backend::Tensor logits, labels;
+  host::Tensor logits, labels;
   logits.f = {2, 0, 0, 0, 0, 1};  // rows: predicts 0; predicts 2
   labels.i = {0, 1};
   Score s;
@@ -91,7 +91,7 @@ TEST(Score, CrossEntropyAndAccuracy) {
 }
 
 TEST(Score, BinaryCrossEntropy) {
-  backend::Tensor logits, labels;
+  host::Tensor logits, labels;
   logits.f = {3, -1};
   labels.i = {1, 1};
   Score s;

@@ -10,8 +10,8 @@
 namespace nnbench::bench {
 namespace {
 
-backend::Tensor t(std::vector<float> v) {
-  backend::Tensor x;
+host::Tensor t(std::vector<float> v) {
+  host::Tensor x;
   x.shape = {static_cast<int64_t>(v.size())};
   x.f = std::move(v);
   return x;

@@ -14,8 +14,8 @@
 namespace nnbench::backends::onednn {
 namespace {
 
-using backend::Batch;
 using backend::Options;
+using host::Batch;
 
 // oneDNN's allocation failures and unsupported cases become result states.
 template <typename F>
@@ -106,17 +106,17 @@ class OnednnExecutable : public backend::Executable {
 
   void synchronize() override { graph().net->stream().wait(); }
 
-  backend::Tensor output() override {
+  host::Tensor output() override {
     synchronize();
     graph().loss->read_logits();
     return graph().loss->output();
   }
 
-  std::map<std::string, backend::Tensor> parameters() override {
+  std::map<std::string, host::Tensor> parameters() override {
     return graph().params->values(graph().net->stream());
   }
 
-  std::map<std::string, backend::Tensor> gradients() override {
+  std::map<std::string, host::Tensor> gradients() override {
     if (!trained_) return {};
     return graph().params->grads(graph().net->stream());
   }
@@ -156,7 +156,7 @@ class OnednnExecutable : public backend::Executable {
   }
 
   // A float batch in the layout the first layer reads.
-  memory to_net(const backend::Tensor& t) {
+  memory to_net(const host::Tensor& t) {
     Net& net = *graph().net;
     const memory host(net.plain(-1, Dt::f32), eng_,
                       const_cast<float*>(t.f.data()));
@@ -188,7 +188,7 @@ class OnednnExecutable : public backend::Executable {
   int builds_ = 0;
   std::vector<memory> inputs_;
   std::vector<std::vector<int64_t>> tokens_;
-  std::vector<backend::Tensor> labels_;
+  std::vector<host::Tensor> labels_;
   int bound_ = -1;
   double loss_ = std::nan("");
   bool trained_ = false;

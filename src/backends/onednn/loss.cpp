@@ -34,7 +34,7 @@ void LossHead::read_logits() {
   net_.stream().wait();
 }
 
-double LossHead::loss_and_grad(const backend::Tensor& labels) {
+double LossHead::loss_and_grad(const host::Tensor& labels) {
   read_logits();
   const double loss = loss_ == model::Loss::kSigmoidBinaryCrossEntropy
                           ? binary_cross_entropy(labels)
@@ -77,7 +77,7 @@ double LossHead::cross_entropy(const std::vector<int64_t>& labels) {
 // Mean over elements of the numerically stable
 // max(x,0) - x*y + log(1 + exp(-|x|)); gradient (sigmoid(x) - y) / count.
 // Labels are 0/1, as int64 (synthetic data) or float.
-double LossHead::binary_cross_entropy(const backend::Tensor& labels) {
+double LossHead::binary_cross_entropy(const host::Tensor& labels) {
   const bool ints = labels.dtype == model::DType::kInt64;
   const size_t n = logits_.size();
   const auto* logits = static_cast<const float*>(logits_mem_.get_data_handle());
@@ -95,8 +95,8 @@ double LossHead::binary_cross_entropy(const backend::Tensor& labels) {
   return total / static_cast<double>(n);
 }
 
-backend::Tensor LossHead::output() const {
-  backend::Tensor t;
+host::Tensor LossHead::output() const {
+  host::Tensor t;
   t.shape.assign(dims_.begin(), dims_.end());
   const auto* logits = static_cast<const float*>(logits_mem_.get_data_handle());
   t.f.assign(logits, logits + logits_.size());

@@ -16,12 +16,12 @@ class LossHead {
   // Copies the logits out of the net (plain fp32).
   void read_logits();
   // Mean loss over the batch; writes dLoss/dlogits into the net.
-  double loss_and_grad(const backend::Tensor& labels);
-  backend::Tensor output() const;
+  double loss_and_grad(const host::Tensor& labels);
+  host::Tensor output() const;
 
  private:
   double cross_entropy(const std::vector<int64_t>& labels);
-  double binary_cross_entropy(const backend::Tensor& labels);
+  double binary_cross_entropy(const host::Tensor& labels);
 
   Net& net_;
   model::Loss loss_;

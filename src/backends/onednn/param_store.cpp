@@ -126,11 +126,11 @@ int64_t ParamStore::count() const {
   return n;
 }
 
-std::map<std::string, backend::Tensor> ParamStore::export_canonical(
+std::map<std::string, host::Tensor> ParamStore::export_canonical(
     dnnl::stream& s, memory Slot::*which) {
-  std::map<std::string, backend::Tensor> out;
+  std::map<std::string, host::Tensor> out;
   for (const auto& slot : slots_) {
-    backend::Tensor& t = out[slot.name];
+    host::Tensor& t = out[slot.name];
     t.shape = states_->at(slot.name).shape;
     t.f.resize(floats(slot.canonical));
     copy(s, slot.*which, memory(slot.canonical, eng_, t.f.data()));
@@ -138,11 +138,11 @@ std::map<std::string, backend::Tensor> ParamStore::export_canonical(
   return out;
 }
 
-std::map<std::string, backend::Tensor> ParamStore::values(dnnl::stream& s) {
+std::map<std::string, host::Tensor> ParamStore::values(dnnl::stream& s) {
   return export_canonical(s, &Slot::master);
 }
 
-std::map<std::string, backend::Tensor> ParamStore::grads(dnnl::stream& s) {
+std::map<std::string, host::Tensor> ParamStore::grads(dnnl::stream& s) {
   return export_canonical(s, &Slot::grad);
 }
 

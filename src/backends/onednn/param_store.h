@@ -53,8 +53,8 @@ class ParamStore {
   void load(dnnl::stream& s);
   // Elements of the canonical tensors: the parameter count.
   int64_t count() const;
-  std::map<std::string, backend::Tensor> values(dnnl::stream& s);
-  std::map<std::string, backend::Tensor> grads(dnnl::stream& s);
+  std::map<std::string, host::Tensor> values(dnnl::stream& s);
+  std::map<std::string, host::Tensor> grads(dnnl::stream& s);
 
  private:
   struct Slot {
@@ -66,8 +66,8 @@ class ParamStore {
     dnnl::primitive sync;  // master -> weights, where they differ
   };
   void sync_all(dnnl::stream& s);
-  std::map<std::string, backend::Tensor> export_canonical(dnnl::stream& s,
-                                                          memory Slot::*which);
+  std::map<std::string, host::Tensor> export_canonical(dnnl::stream& s,
+                                                       memory Slot::*which);
 
   dnnl::engine eng_;
   ParamStates* states_;

@@ -27,7 +27,7 @@ void check_options(const Options& o) {
   backend::HostOptimizer check(o);  // throws for what it cannot run
 }
 
-Batch<float> to_batch(const backend::Batch& b) {
+Batch<float> to_batch(const host::Batch& b) {
   Batch<float> out;
   if (b.input.dtype == model::DType::kFloat32) {
     out.x.shape = b.input.shape;
@@ -41,8 +41,8 @@ Batch<float> to_batch(const backend::Batch& b) {
   return out;
 }
 
-backend::Tensor to_host(const Tensor<float>& t) {
-  backend::Tensor out;
+host::Tensor to_host(const Tensor<float>& t) {
+  host::Tensor out;
   out.shape = t.shape;
   out.f = t.data;
   return out;
@@ -53,7 +53,7 @@ class ReferenceExecutable : public backend::Executable {
   ReferenceExecutable(const model::Model& m, const Options& o)
       : net_(m, o.seed), update_(o) {}
 
-  void load_batches(const std::vector<backend::Batch>& batches) override {
+  void load_batches(const std::vector<host::Batch>& batches) override {
     batches_.clear();
     for (const auto& b : batches) batches_.push_back(to_batch(b));
   }
@@ -72,14 +72,14 @@ class ReferenceExecutable : public backend::Executable {
   void set_learning_rate(double lr) override { update_.set_learning_rate(lr); }
   void synchronize() override {}
 
-  backend::Tensor output() override { return to_host(net_.output()); }
+  host::Tensor output() override { return to_host(net_.output()); }
 
-  std::map<std::string, backend::Tensor> parameters() override {
+  std::map<std::string, host::Tensor> parameters() override {
     return by_name(net_.params());
   }
 
   // Like the LibTorch backend: none before the first train_step.
-  std::map<std::string, backend::Tensor> gradients() override {
+  std::map<std::string, host::Tensor> gradients() override {
     if (!stepped_) return {};
     return by_name(net_.grads());
   }
@@ -97,9 +97,9 @@ class ReferenceExecutable : public backend::Executable {
   }
 
  private:
-  std::map<std::string, backend::Tensor> by_name(
+  std::map<std::string, host::Tensor> by_name(
       const std::vector<Tensor<float>>& ts) const {
-    std::map<std::string, backend::Tensor> out;
+    std::map<std::string, host::Tensor> out;
     for (size_t i = 0; i < ts.size(); ++i)
       out[net_.specs()[i].name] = to_host(ts[i]);
     return out;

@@ -11,8 +11,8 @@
 namespace nnbench::backends::torch_backend {
 namespace {
 
-using backend::Batch;
 using backend::Options;
+using host::Batch;
 
 torch::Device parse_device(const std::string& name) {
   std::unique_ptr<torch::Device> d;
@@ -50,7 +50,7 @@ auto translate_errors(F&& f) {
   }
 }
 
-torch::Tensor to_tensor(const backend::Tensor& t, torch::Device device) {
+torch::Tensor to_tensor(const host::Tensor& t, torch::Device device) {
   if (t.dtype == model::DType::kFloat32)
     return torch::from_blob(const_cast<float*>(t.f.data()), t.shape,
                             torch::kFloat32)
@@ -60,9 +60,9 @@ torch::Tensor to_tensor(const backend::Tensor& t, torch::Device device) {
       .to(device, false, true);
 }
 
-backend::Tensor to_host(const torch::Tensor& t) {
+host::Tensor to_host(const torch::Tensor& t) {
   const auto c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
-  backend::Tensor out;
+  host::Tensor out;
   out.shape.assign(c.sizes().begin(), c.sizes().end());
   out.f.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
   return out;
@@ -131,16 +131,16 @@ class TorchExecutable : public backend::Executable {
     if (device_.is_cuda()) torch::cuda::synchronize();
   }
 
-  backend::Tensor output() override { return to_host(output_); }
+  host::Tensor output() override { return to_host(output_); }
 
-  std::map<std::string, backend::Tensor> parameters() override {
-    std::map<std::string, backend::Tensor> out;
+  std::map<std::string, host::Tensor> parameters() override {
+    std::map<std::string, host::Tensor> out;
     for (const auto& [name, t] : net_->canonical()) out[name] = to_host(t);
     return out;
   }
 
-  std::map<std::string, backend::Tensor> gradients() override {
-    std::map<std::string, backend::Tensor> out;
+  std::map<std::string, host::Tensor> gradients() override {
+    std::map<std::string, host::Tensor> out;
     for (const auto& [name, t] : net_->canonical())
       if (t.grad().defined()) out[name] = to_host(t.grad());
     return out;

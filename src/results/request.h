@@ -5,9 +5,8 @@
 #include <string>
 
 #include "backend/backend.h"
-#include "bench/cpu_usage.h"
 
-namespace nnbench::bench {
+namespace nnbench::results {
 
 // Warm-up runs the same code path as measurement and is then discarded.
 struct WarmupRule {
@@ -25,6 +24,20 @@ struct StopRule {
   int max_iterations = 1000000;
   double max_seconds = 60.0;
   double max_relative_ci = 0;  // 0: off; e.g. 0.01 for +-1 %
+};
+
+// Thresholds, justified in docs/performance.md ("Contention"): a co-runner
+// busy 10 % of the time (0.1 CPU) slowed ResNet-56 steps by 6-20 %, while
+// idle runs showed 0.000-0.030 CPU of other load (AMD EPYC, 2 vCPU).
+struct ContentionRule {
+  // Others may use the CPUs the run leaves spare, plus this many CPUs on
+  // average (plus the resolution of /proc/stat, see load_resolution) before
+  // the run's threads must have waited for a CPU.
+  double max_excess_load = 0.05;
+  double max_steal_fraction = 0.05;
+  // Intervals shorter than this are not judged: /proc/stat counts in
+  // 10 ms ticks.
+  double min_wall_seconds = 0.25;
 };
 
 // What to do with a run whose threads did not get their CPUs (cpu_usage.h):
@@ -52,4 +65,4 @@ struct RunRequest {
   ContentionPolicy contention;
 };
 
-}  // namespace nnbench::bench
+}  // namespace nnbench::results

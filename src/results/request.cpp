@@ -1,8 +1,8 @@
-#include "bench/run_config.h"
+#include "results/request.h"
 
 #include "util/error.h"
 
-namespace nnbench::bench {
+namespace nnbench::results {
 
 std::string action_name(ContentionPolicy::Action a) {
   switch (a) {
@@ -22,4 +22,4 @@ ContentionPolicy::Action action_from_name(const std::string& s) {
   throw Error("unknown contention action '" + s + "'; known: warn fail retry");
 }
 
-}  // namespace nnbench::bench
+}  // namespace nnbench::results

@@ -1,0 +1,22 @@
+#pragma once
+// A run's per-iteration times summarised (bench/statistics.h computes it).
+
+namespace nnbench::results {
+
+struct Interval {
+  double lo = 0, hi = 0;
+  // The probability that [lo, hi] covers the true median, from the ranks
+  // alone: 1 - 2 P(B <= k - 1) for order statistics k and n - k + 1,
+  // B ~ Binomial(n, 1/2). What the interval actually achieves, which may be
+  // below the level asked for (see median_ci); 0 for a single sample.
+  double coverage = 0;
+};
+
+struct Summary {
+  int n = 0;
+  double median = 0, mean = 0, stddev = 0, cv = 0, min = 0, max = 0;
+  // Asked at 95 %; `coverage` says what it is (lower for n < 6).
+  Interval median_ci;
+};
+
+}  // namespace nnbench::results
