@@ -94,6 +94,19 @@ class Executable {
   virtual std::map<std::string, host::Tensor> gradients() = 0;
 };
 
+// What a backend is and what it can run, answered without compiling
+// anything: the conformance suite, `nnbench env` and the results read it
+// instead of knowing backends by name.
+struct Description {
+  std::string name;
+  // Libraries it runs on and their versions as loaded, e.g. {"oneDNN",
+  // "2.6.3"}; empty for plain C++.
+  std::map<std::string, std::string> libraries;
+  std::vector<std::string> devices;     // usable in this process
+  std::vector<std::string> precisions;  // compile() accepts these
+  std::vector<std::string> optimizers;  // Options::optimizer names it runs
+};
+
 // Every backend starts from model::init_params(model, options.seed): the
 // same initial weights everywhere, so backends can be checked against the
 // reference. Dropout draws its masks from each backend's own generator;
@@ -103,6 +116,7 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
   virtual std::string version() const = 0;
+  virtual Description describe() const = 0;
   // Builds everything the run needs for `shapes`. Throws Unimplemented
   // naming the layer, op or setting (optimizer included) it cannot run
   // exactly, and nnbench::Error for invalid options (e.g. an unknown

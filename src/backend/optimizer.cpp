@@ -2,11 +2,18 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/error.h"
 
 namespace nnbench::backend {
+
+const std::vector<std::string>& known_optimizers() {
+  static const std::vector<std::string> names = {"sgd", "adam", "rmsprop",
+                                                 "adadelta"};
+  return names;
+}
 
 std::string describe_optimizer(const Options& o) {
   const std::string wd = o.weight_decay != 0
@@ -26,8 +33,8 @@ std::string describe_optimizer(const Options& o) {
 }
 
 HostOptimizer::HostOptimizer(const Options& o) : o_(o) {
-  if (o.optimizer != "sgd" && o.optimizer != "adam" &&
-      o.optimizer != "rmsprop" && o.optimizer != "adadelta")
+  const auto& known = known_optimizers();
+  if (std::find(known.begin(), known.end(), o.optimizer) == known.end())
     throw Unimplemented("optimizer '" + o.optimizer +
                         "' (known: sgd adam rmsprop adadelta)");
   if (o.optimizer == "sgd" && o.nesterov && o.momentum <= 0)

@@ -6,6 +6,7 @@
 // check both sides against each other.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "backend/backend.h"
 
@@ -14,6 +15,9 @@ namespace nnbench::backend {
 // "SGD lr 0.01 momentum 0.9 nesterov weight_decay 0.0005", from the
 // settings that the optimizer named in `o` uses, and only those.
 std::string describe_optimizer(const Options& o);
+// The optimizers HostOptimizer applies (and LibTorch's backend too):
+// sgd adam rmsprop adadelta.
+const std::vector<std::string>& known_optimizers();
 
 class HostOptimizer {
  public:

@@ -155,28 +155,6 @@ std::string compiler_name() {
 #endif
 }
 
-// Mirrors oneDNN's dnnl_version_t, so no oneDNN headers are needed.
-struct DnnlVersion {
-  int major, minor, patch;
-  const char* hash;
-  unsigned cpu_runtime, gpu_runtime;
-};
-
-std::string onednn_version() {
-  void* lib = dlopen("libdnnl.so.2", RTLD_LAZY | RTLD_NOLOAD);
-  if (lib == nullptr) lib = dlopen("libdnnl.so.2", RTLD_LAZY);
-  if (lib == nullptr) return "";
-  std::string version;
-  using Fn = const DnnlVersion* (*)();
-  if (auto fn = reinterpret_cast<Fn>(dlsym(lib, "dnnl_version"))) {
-    const DnnlVersion* v = fn();
-    version = std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-              std::to_string(v->patch);
-  }
-  dlclose(lib);
-  return version;
-}
-
 // Looked up at run time, not linked: what matters is the OpenBLAS that the
 // process actually bound to (LibTorch may bring its own through libblas).
 template <class Fn>
@@ -400,7 +378,6 @@ void fill_software(Environment& e) {
   guarded([&] { e.os = os_name(); });
   guarded([&] { e.kernel = kernel_release(); });
   guarded([&] { e.compiler = compiler_name(); });
-  guarded([&] { e.onednn_version = onednn_version(); });
   guarded([&] { e.openblas_config = openblas_string("openblas_get_config"); });
   guarded([&] { e.openblas_core = openblas_string("openblas_get_corename"); });
   guarded([&] { e.openblas_threading = openblas_threading(); });
@@ -443,6 +420,20 @@ std::string bf16_path(const std::vector<std::string>& isa) {
   return "none (no bf16 instructions)";
 }
 
+namespace {
+
+nlohmann::json backends_json(const std::vector<backend::Description>& all) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& d : all)
+    j[d.name] = {{"libraries", d.libraries},
+                 {"devices", d.devices},
+                 {"precisions", d.precisions},
+                 {"optimizers", d.optimizers}};
+  return j;
+}
+
+}  // namespace
+
 nlohmann::json to_json(const Environment& e) {
   return {{"cpu_model", e.cpu_model},
           {"isa", e.isa},
@@ -455,8 +446,7 @@ nlohmann::json to_json(const Environment& e) {
           {"os", e.os},
           {"kernel", e.kernel},
           {"compiler", e.compiler},
-          {"libtorch_version", e.libtorch_version},
-          {"onednn_version", e.onednn_version},
+          {"backends", backends_json(e.backends)},
           {"openblas_config", e.openblas_config},
           {"openblas_core", e.openblas_core},
           {"openblas_threading", e.openblas_threading},

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
+
 namespace nnbench::bench {
 
 struct Environment {
@@ -23,8 +25,9 @@ struct Environment {
   std::string os;      // /etc/os-release PRETTY_NAME
   std::string kernel;  // uname -r
   std::string compiler;
-  std::string libtorch_version;    // empty without the LibTorch backend
-  std::string onednn_version;      // of the loaded libdnnl
+  // Every built backend as it describes itself (libraries and versions,
+  // devices, precisions, optimizers); filled by the CLI from the registry.
+  std::vector<backend::Description> backends;
   std::string openblas_config;     // openblas_get_config()
   std::string openblas_core;       // openblas_get_corename()
   std::string openblas_threading;  // "sequential", "pthreads", "openmp"

@@ -13,23 +13,29 @@ struct EnvArgs {
   int threads = 0;
 };
 
+// A value on one line: strings as they are, lists joined by commas,
+// objects as "key: value" pairs (e.g. a backend's libraries and devices).
+std::string plain(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  std::string out;
+  if (v.is_array())
+    for (const auto& x : v) out += (out.empty() ? "" : ", ") + plain(x);
+  else if (v.is_object())
+    for (const auto& [k, x] : v.items())
+      out += (out.empty() ? "" : "; ") + k + ": " + plain(x);
+  else
+    out = v.dump();
+  return out;
+}
+
 void print_text(const nlohmann::json& env, const bench::Peak& peak) {
   for (const auto& [key, value] : env.items()) {
-    if (value.is_string()) {
-      fmt::print("{:<22} {}\n", key, value.get<std::string>());
-    } else if (value.is_array()) {
-      std::string joined;
-      for (const auto& v : value)
-        joined += (joined.empty() ? "" : ", ") +
-                  (v.is_string() ? v.get<std::string>() : v.dump());
-      fmt::print("{:<22} {}\n", key, joined);
-    } else if (value.is_object()) {
+    if (value.is_object()) {
       fmt::print("{}\n", key);
       for (const auto& [k, v] : value.items())
-        fmt::print("  {:<20} {}\n", k,
-                   v.is_string() ? v.get<std::string>() : v.dump());
+        fmt::print("  {:<20} {}\n", k, plain(v));
     } else {
-      fmt::print("{:<22} {}\n", key, value.dump());
+      fmt::print("{:<22} {}\n", key, plain(value));
     }
   }
   if (peak.gflops > 0)

@@ -28,7 +28,7 @@ struct RunArgs {
 results::RunResult verify_then_run(backend::Backend& b, const model::Model& m,
                                    const results::RunRequest& r,
                                    const bench::Peak& peak) {
-  auto oracle = backend::make_backend("reference");
+  auto oracle = backend::make_backend(backend::kOracle);
   bench::VerifyOptions vo;
   vo.batch = std::min<int64_t>(r.batch, 4);
   vo.seed = r.options.seed;
@@ -77,6 +77,7 @@ Action add_run(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   app.add_option("--model", a->model, "Zoo model name (see `nnbench models`)");
   app.add_option("--model-file", a->model_file, "Model description (JSON)");
+  a->request.backend = backend::default_backend();
   app.add_option("--backend", a->request.backend, "Backend")
       ->capture_default_str();
   app.add_option("--mode", a->mode, "train or infer")

@@ -79,6 +79,7 @@ Action add_suite(CLI::App& app) {
   app.add_option("name", a->name, "Suite name (see --list)")
       ->capture_default_str();
   app.add_flag("--list", a->list, "List the suites and their runs");
+  a->request.backend = backend::default_backend();
   app.add_option("--backend", a->request.backend, "Backend")
       ->capture_default_str();
   app.add_option("--out", a->out, "Write the results as JSON to this file");

@@ -21,7 +21,8 @@ namespace nnbench::cli {
 namespace {
 
 struct TrainArgs {
-  std::string task, backend = "torch", data, out, dawnbench_dir, mllog_file;
+  std::string task, backend = nnbench::backend::default_backend(), data, out,
+                    dawnbench_dir, mllog_file;
   std::string instance, prices = cost::default_catalog_path();
   double price_per_hour = 0;
   int seeds = 1;

@@ -25,7 +25,7 @@ std::vector<std::string> candidates(const std::string& list) {
   std::vector<std::string> out;
   if (list.empty()) {
     for (const auto& n : backend::backend_names())
-      if (n != "reference") out.push_back(n);
+      if (n != backend::kOracle) out.push_back(n);
     return out;
   }
   std::stringstream in(list);
@@ -65,7 +65,7 @@ int verify_command(VerifyArgs& a) {
       resolve_threads(a.options.threads, bench::capture_environment());
   const auto names = candidates(a.backends);
   if (!a.out.empty()) util::check_writable(a.out);
-  auto oracle = backend::make_backend("reference");
+  auto oracle = backend::make_backend(backend::kOracle);
   nlohmann::json all = nlohmann::json::array();
   bool failed = false;
   for (const auto& name : names) {

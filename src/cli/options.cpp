@@ -26,7 +26,9 @@ void add_measurement_options(CLI::App& app, results::RunRequest& r) {
       ->capture_default_str();
   app.add_option("--seed", o.seed, "Seed for weights and synthetic data")
       ->capture_default_str();
-  app.add_option("--precision", o.precision, "fp32, or bf16 (onednn backend)")
+  app.add_option("--precision", o.precision,
+                 "fp32, or bf16 where the backend has it (nnbench env lists "
+                 "each backend's precisions)")
       ->capture_default_str();
   app.add_option("--lr", o.learning_rate, "SGD learning rate")
       ->check(CLI::PositiveNumber)

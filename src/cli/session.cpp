@@ -19,8 +19,7 @@ model::Model resolve_model(const std::string& name, const std::string& file) {
 bench::Environment capture_and_warn() {
   bench::Environment env = bench::capture_environment();
   for (const auto& name : backend::backend_names())
-    if (name == "torch")
-      env.libtorch_version = backend::make_backend(name)->version();
+    env.backends.push_back(backend::make_backend(name)->describe());
   for (const auto& f : env.fixes_applied)
     fmt::print(stderr, "nnbench: applied: {}\n", f);
   for (const auto& w : env.warnings)

@@ -54,7 +54,7 @@ std::string action_name(ContentionPolicy::Action a);
 ContentionPolicy::Action action_from_name(const std::string& s);  // throws
 
 struct RunRequest {
-  std::string backend = "torch";
+  std::string backend;  // the CLI defaults it to backend::default_backend()
   backend::Mode mode = backend::Mode::kTrain;
   int64_t batch = 32;
   backend::Options options;

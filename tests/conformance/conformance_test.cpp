@@ -18,16 +18,12 @@ struct Param {
   int64_t batch = 3;
 };
 
-std::vector<std::string> precisions(const std::string& backend) {
-  if (backend == "onednn") return {"fp32", "bf16"};
-  return {"fp32"};
-}
-
+// Every registered backend but the oracle, at every precision it states.
 std::vector<Param> params() {
   std::vector<Param> out;
   for (const auto& b : backend::backend_names()) {
-    if (b == "reference") continue;
-    for (const auto& p : precisions(b)) {
+    if (b == backend::kOracle) continue;
+    for (const auto& p : backend::make_backend(b)->describe().precisions) {
       for (auto& c : layer_cases()) out.push_back({b, p, c.name, c.model});
       for (const auto& z : zoo_cases())
         // Batch 8: with 2-3 samples, batch norm in deep ReLU nets puts
@@ -46,7 +42,7 @@ TEST_P(Conformance, MatchesTheReference) {
     GTEST_SKIP() << "known gap: bf16 gradients of some batch-norm weights "
                     "of resnet-56 differ from the fp32 reference by ~100 % "
                     "normwise (docs/backends.md); not yet explained";
-  auto oracle = backend::make_backend("reference");
+  auto oracle = backend::make_backend(backend::kOracle);
   auto candidate = backend::make_backend(p.backend);
   bench::VerifyOptions o;
   o.batch = p.batch;

@@ -5,7 +5,9 @@
 // an independent implementation, so the reference's rules are checked too.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iostream>
 
 #include "backend/registry.h"
 #include "data/synthetic.h"
@@ -81,18 +83,47 @@ model::Model small_cnn() {
   return m;
 }
 
+// The backends that run `m` at all (the layer conformance suite reports the
+// others' gaps); each is then held to the optimizers it states.
+std::vector<std::string> backends_running(const model::Model& m) {
+  std::vector<std::string> out;
+  for (const auto& b : backend::backend_names()) {
+    try {
+      backend::make_backend(b)->compile(m, {}, backend::Shapes::train(2));
+      out.push_back(b);
+    } catch (const backend::Unimplemented& e) {
+      std::cout << b << " does not run " << m.name << ": " << e.what() << "\n";
+    }
+  }
+  return out;
+}
+
+bool states(const std::string& backend, const std::string& optimizer) {
+  const auto all = backend::make_backend(backend)->describe().optimizers;
+  return std::find(all.begin(), all.end(), optimizer) != all.end();
+}
+
+// A backend applies every optimizer it states exactly (three steps against
+// the oracle's) and refuses, naming it, every one it does not.
 TEST(OptimizerConformance, EveryBackendAppliesEveryOptimizerExactly) {
   const model::Model m = small_cnn();
   const host::Batch batch = data::synthetic_batch(m, 4, 7);
+  const auto backends = backends_running(m);
+  ASSERT_GE(backends.size(), 1u);
   for (const auto& s : settings()) {
     SCOPED_TRACE(s.name);
-    const Tensors init = trained("reference", m, s.options, batch, 0);
-    const Tensors want = trained("reference", m, s.options, batch, 3);
-    for (const auto& b : backend::backend_names()) {
-      if (b == "reference") continue;
+    const Tensors init = trained(backend::kOracle, m, s.options, batch, 0);
+    const Tensors want = trained(backend::kOracle, m, s.options, batch, 3);
+    for (const auto& b : backends) {
+      if (b == backend::kOracle) continue;
       SCOPED_TRACE(b);
-      const Tensors got = trained(b, m, s.options, batch, 3);
-      EXPECT_LT(update_error(init, got, want), 2e-3);
+      if (states(b, s.options.optimizer)) {
+        const Tensors got = trained(b, m, s.options, batch, 3);
+        EXPECT_LT(update_error(init, got, want), 2e-3);
+      } else {
+        EXPECT_THROW(trained(b, m, s.options, batch, 0),
+                     backend::Unimplemented);
+      }
     }
   }
 }
@@ -104,9 +135,10 @@ TEST(OptimizerConformance, DroppedSettingsWouldBeCaught) {
   const model::Model m = small_cnn();
   const host::Batch batch = data::synthetic_batch(m, 4, 7);
   const auto all = settings();
-  const Tensors init = trained("reference", m, all[0].options, batch, 0);
-  const Tensors plain = trained("reference", m, all[0].options, batch, 3);
-  const Tensors nesterov = trained("reference", m, all[1].options, batch, 3);
+  const Tensors init = trained(backend::kOracle, m, all[0].options, batch, 0);
+  const Tensors plain = trained(backend::kOracle, m, all[0].options, batch, 3);
+  const Tensors nesterov =
+      trained(backend::kOracle, m, all[1].options, batch, 3);
   EXPECT_GT(update_error(init, plain, nesterov), 0.1);
 }
 
@@ -114,7 +146,7 @@ TEST(OptimizerConformance, UnknownOptimizersAreRefusedByName) {
   const model::Model m = small_cnn();
   backend::Options o;
   o.optimizer = "lamb";
-  for (const auto& b : backend::backend_names()) {
+  for (const auto& b : backends_running(m)) {
     SCOPED_TRACE(b);
     try {
       backend::make_backend(b)->compile(m, o, backend::Shapes::train(2));
@@ -128,7 +160,7 @@ TEST(OptimizerConformance, UnknownOptimizersAreRefusedByName) {
 TEST(OptimizerConformance, EffectiveNamesTheSettingsApplied) {
   const model::Model m = small_cnn();
   const auto s = settings()[1].options;  // nesterov, weight decay 0.05
-  for (const auto& b : backend::backend_names()) {
+  for (const auto& b : backends_running(m)) {
     SCOPED_TRACE(b);
     const auto eff = backend::make_backend(b)
                          ->compile(m, s, backend::Shapes::train(2))

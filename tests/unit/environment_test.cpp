@@ -26,7 +26,7 @@ TEST(Environment, CapturesThisMachine) {
   EXPECT_FALSE(e.openblas_core.empty());
   EXPECT_FALSE(e.openblas_threading.empty());
   EXPECT_FALSE(e.blas_libraries.empty());
-  EXPECT_TRUE(e.libtorch_version.empty());  // the CLI fills it in
+  EXPECT_TRUE(e.backends.empty());  // the CLI fills them in
 }
 
 // The warnings are derived from the captured facts; check the two that the
@@ -60,8 +60,7 @@ TEST(Environment, JsonHasTheStructsKeys) {
                           "os",
                           "kernel",
                           "compiler",
-                          "libtorch_version",
-                          "onednn_version",
+                          "backends",
                           "openblas_config",
                           "openblas_core",
                           "openblas_threading",

@@ -131,6 +131,9 @@ class ScriptedBackend : public backend::Backend {
   explicit ScriptedBackend(Script s) : s_(std::move(s)) {}
   std::string name() const override { return "scripted"; }
   std::string version() const override { return "test"; }
+  backend::Description describe() const override {
+    return {name(), {}, {"cpu"}, {"fp32"}, {"sgd"}};
+  }
   std::unique_ptr<backend::Executable> compile(
       const model::Model& m, const backend::Options&,
       const backend::Shapes&) override {

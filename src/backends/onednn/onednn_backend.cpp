@@ -26,13 +26,25 @@ Dt data_type(const std::string& precision) {
   return Dt::bf16;
 }
 
+// The version of the libdnnl this process loaded.
+std::string library() {
+  const dnnl_version_t* v = dnnl_version();
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+         std::to_string(v->patch);
+}
+
 class OnednnBackend : public backend::Backend {
  public:
   std::string name() const override { return "onednn"; }
-  std::string version() const override {
-    const dnnl_version_t* v = dnnl_version();
-    return "oneDNN " + std::to_string(v->major) + "." +
-           std::to_string(v->minor) + "." + std::to_string(v->patch);
+  std::string version() const override { return "oneDNN " + library(); }
+  backend::Description describe() const override {
+    std::vector<std::string> precisions = {"fp32"};
+    if (cpu_has_bf16()) precisions.push_back("bf16");
+    return {name(),
+            {{"oneDNN", library()}},
+            {"cpu"},
+            precisions,
+            backend::known_optimizers()};
   }
   std::unique_ptr<backend::Executable> compile(
       const model::Model& m, const backend::Options& o,

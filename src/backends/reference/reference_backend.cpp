@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "backend/optimizer.h"
 #include "backends/reference/network.h"
 #include "backends/reference/update.h"
 #include "util/error.h"
@@ -116,6 +117,9 @@ class ReferenceBackend : public backend::Backend {
  public:
   std::string name() const override { return "reference"; }
   std::string version() const override { return "nnbench reference 1"; }
+  backend::Description describe() const override {
+    return {name(), {}, {"cpu"}, {"fp32"}, backend::known_optimizers()};
+  }
   // Dynamic shapes: any batch size runs, so `shapes` needs no preparation.
   std::unique_ptr<backend::Executable> compile(
       const model::Model& m, const Options& o,

@@ -194,6 +194,16 @@ class TorchBackend : public backend::Backend {
   std::string version() const override {
     return std::string("LibTorch ") + TORCH_VERSION;
   }
+  backend::Description describe() const override {
+    std::vector<std::string> devices = {"cpu"};
+    for (int i = 0; i < static_cast<int>(torch::cuda::device_count()); ++i)
+      devices.push_back("cuda:" + std::to_string(i));
+    return {name(),
+            {{"LibTorch", TORCH_VERSION}},
+            devices,
+            {"fp32"},
+            backend::known_optimizers()};
+  }
   // Dynamic shapes: any batch size runs, so `shapes` needs no preparation.
   std::unique_ptr<backend::Executable> compile(
       const model::Model& m, const Options& o,
