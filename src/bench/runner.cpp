@@ -11,6 +11,7 @@
 
 #include "bench/cpu_usage.h"
 #include "bench/statistics.h"
+#include "bench/threads.h"
 #include "data/synthetic.h"
 #include "model/analysis.h"
 #include "model/model_file.h"
@@ -116,7 +117,7 @@ int effective_threads(const results::RunResult& res,
     const int t = std::atoi(it->second.c_str());
     if (t > 0) return t;
   }
-  return std::max(1, r.options.threads);
+  return resolve_threads(r.options.threads);
 }
 
 // The operating system's view of the measured interval is recorded and
@@ -161,7 +162,9 @@ void run_stages(backend::Backend& b, const model::Model& m,
   }
   auto t0 = Clock::now();
   const bool train = r.mode == backend::Mode::kTrain;
-  auto exe = b.compile(m, r.options,
+  backend::Options o = r.options;  // the request keeps what was asked
+  o.threads = resolve_threads(o.threads);
+  auto exe = b.compile(m, o,
                        train ? backend::Shapes::train(r.batch)
                              : backend::Shapes::infer(r.batch));
   res.compile_seconds = seconds_since(t0);

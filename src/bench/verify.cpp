@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "bench/threads.h"
 #include "data/synthetic.h"
 #include "util/error.h"
 
@@ -21,7 +22,7 @@ Observed observe(backend::Backend& b, const model::Model& m,
                  const std::string& precision) {
   backend::Options o;
   o.seed = vo.seed;
-  o.threads = vo.threads;
+  o.threads = resolve_threads(vo.threads);
   o.precision = precision;
   auto exe = b.compile(m, o, backend::Shapes::train(batch.input.shape.at(0)));
   exe->load_batches({batch});

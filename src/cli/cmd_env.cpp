@@ -1,6 +1,7 @@
 // `nnbench env`: what results would be measured on, and what distorts them.
 #include <fmt/core.h>
 
+#include "bench/threads.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/session.h"
@@ -46,7 +47,8 @@ void print_text(const nlohmann::json& env, const bench::Peak& peak) {
 int env_command(const EnvArgs& a) {
   const bench::Environment env = capture_and_warn();
   bench::Peak peak;
-  if (a.peak) peak = bench::measure_gemm_peak(resolve_threads(a.threads, env));
+  if (a.peak)
+    peak = bench::measure_gemm_peak(bench::resolve_threads(a.threads));
   nlohmann::json j = bench::to_json(env);
   if (a.json) {
     fmt::print(

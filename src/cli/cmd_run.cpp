@@ -3,6 +3,7 @@
 
 #include "backend/registry.h"
 #include "bench/runner.h"
+#include "bench/threads.h"
 #include "bench/verify.h"
 #include "cli/app.h"
 #include "cli/commands.h"
@@ -60,8 +61,8 @@ int run_command(RunArgs& a) {
   if (!a.out.empty()) util::check_writable(a.out);
 
   const bench::Environment env = capture_and_warn();
-  a.request.options.threads = resolve_threads(a.request.options.threads, env);
-  const bench::Peak peak = bench::measure_gemm_peak(a.request.options.threads);
+  const bench::Peak peak = bench::measure_gemm_peak(
+      bench::resolve_threads(a.request.options.threads));
   const auto r = a.verify ? verify_then_run(*b, m, a.request, peak)
                           : bench::run(*b, m, a.request, peak);
   print_progress(r);

@@ -4,6 +4,7 @@
 #include "backend/registry.h"
 #include "bench/runner.h"
 #include "bench/suites.h"
+#include "bench/threads.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -38,11 +39,11 @@ int suite_command(SuiteArgs& a) {
   if (!a.out.empty()) util::check_writable(a.out);
 
   const bench::Environment env = capture_and_warn();
-  a.request.options.threads = resolve_threads(a.request.options.threads, env);
-  const bench::Peak peak = bench::measure_gemm_peak(a.request.options.threads);
+  const int threads = bench::resolve_threads(a.request.options.threads);
+  const bench::Peak peak = bench::measure_gemm_peak(threads);
   fmt::print(stderr,
              "nnbench: suite {} on {} ({} threads), peak {:.0f} GFLOP/s\n",
-             suite.name, b->name(), a.request.options.threads, peak.gflops);
+             suite.name, b->name(), threads, peak.gflops);
   std::vector<results::RunResult> runs;
   for (const auto& e : suite.entries) {
     results::RunRequest r = a.request;

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "backend/registry.h"
+#include "bench/threads.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -38,13 +39,13 @@ int list_tasks() {
   return kExitOk;
 }
 
-std::optional<cost::Price> resolve_price(const TrainArgs& a) {
+std::optional<cost::Price> resolve_price(const TrainArgs& a, int threads) {
   if (a.price_per_hour > 0)
     return cost::Price{a.price_per_hour, "--price-per-hour"};
   if (a.instance.empty()) return std::nullopt;
   const auto catalog = cost::load_catalog(a.prices);
   return cost::instance_price(cost::find_instance(catalog, a.instance),
-                              a.options.threads);
+                              threads);
 }
 
 // MLPerf's checker takes one run per log (run_start is EXACTLY_ONE), so
@@ -95,14 +96,13 @@ int train_command(TrainArgs& a) {
   const train::Task& task = train::task(a.task);
   auto b = backend::make_backend(a.backend);
   const bench::Environment env = capture_and_warn();
-  a.options.threads = resolve_threads(a.options.threads, env);
+  const int threads = bench::resolve_threads(a.options.threads);
   a.who = train::with_defaults(a.who);
   if (a.who.platform.empty())
-    a.who.platform =
-        fmt::format("{} ({} threads)", env.cpu_model, a.options.threads);
+    a.who.platform = fmt::format("{} ({} threads)", env.cpu_model, threads);
   train::check_submitter(a.who);  // before any long work
   check_outputs(a);
-  const auto price = resolve_price(a);
+  const auto price = resolve_price(a, threads);
   const auto t0 = std::chrono::steady_clock::now();
   data::DatasetOptions dopt;
   dopt.seq_len = task.seq_len;

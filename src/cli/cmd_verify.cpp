@@ -61,8 +61,6 @@ void print_verification(const bench::Verification& v, bool verbose) {
 
 int verify_command(VerifyArgs& a) {
   const model::Model m = resolve_model(a.model, a.model_file);
-  a.options.threads =
-      resolve_threads(a.options.threads, bench::capture_environment());
   const auto names = candidates(a.backends);
   if (!a.out.empty()) util::check_writable(a.out);
   auto oracle = backend::make_backend(backend::kOracle);

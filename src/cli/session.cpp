@@ -27,11 +27,6 @@ bench::Environment capture_and_warn() {
   return env;
 }
 
-int resolve_threads(int requested, const bench::Environment& env) {
-  if (requested > 0) return requested;
-  return env.usable_cpus > 0 ? env.usable_cpus : 1;
-}
-
 void write_report(const std::string& path, const bench::Environment& env,
                   const bench::Peak& peak,
                   const std::vector<results::RunResult>& runs) {

@@ -18,9 +18,6 @@ model::Model resolve_model(const std::string& name, const std::string& file);
 // prints its warnings to stderr.
 bench::Environment capture_and_warn();
 
-// Threads to use: the request, or every CPU this process may run on.
-int resolve_threads(int requested, const bench::Environment& env);
-
 // Writes the report atomically (nothing half-written on failure).
 void write_report(const std::string& path, const bench::Environment& env,
                   const bench::Peak& peak,

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "bench/threads.h"
 #include "data/loader.h"
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
@@ -150,7 +151,7 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
   r.model_hash = model::model_hash(m);
   backend::Options bo = t.optimizer;
   bo.seed = o.seed;
-  bo.threads = o.threads;
+  bo.threads = bench::resolve_threads(o.threads);
   bo.precision = o.precision;
   bo.learning_rate = learning_rate(t.schedule, 0, 1);
   // Every batch size the run uses is compiled here, before any clock.

@@ -1,5 +1,6 @@
 // The command line as a user meets it: exit codes, messages, files written.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -129,6 +130,29 @@ TEST_F(Cli, RunWritesAResultsFile) {
   EXPECT_GT(j["peak"]["gflops"].get<double>(), 0);
   // No temporary files left beside the output.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), {}), 1);
+}
+
+// --threads 0 asks for every usable CPU: the request records 0, what the
+// user asked, and the backend's effective count is the affinity mask's size
+// (counted here with sched_getaffinity, not by nnbench), on every backend.
+TEST_F(Cli, ThreadsZeroStaysZeroInTheRequestAndResolvesInEffective) {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
+  const std::string cpus = std::to_string(CPU_COUNT(&mask));
+  for (const char* backend : {"reference", "torch", "onednn"}) {
+    SCOPED_TRACE(backend);
+    const std::string out = path(std::string(backend) + ".json");
+    const Outcome o = nnbench(
+        std::string("run --model mnist-mlp --batch 8 --threads 0 --backend ") +
+        backend + " --warmup-iters 1 --warmup-time 0 --min-iters 3" +
+        " --min-time 0 --on-contention warn --out " + out);
+    if (o.output.find("unknown backend") != std::string::npos) continue;
+    ASSERT_EQ(o.code, 0) << o.output;
+    const auto r = nlohmann::json::parse(std::ifstream(out))["results"][0];
+    EXPECT_EQ(r["requested"]["threads"], 0);
+    EXPECT_EQ(r["effective"]["threads"], cpus);
+  }
 }
 
 TEST_F(Cli, ExportedModelFileRunsAsTheSameModel) {
