@@ -1,6 +1,7 @@
 #include "backend/optimizer.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -35,8 +36,8 @@ std::string describe_optimizer(const Options& o) {
 HostOptimizer::HostOptimizer(const Options& o) : o_(o) {
   const auto& known = known_optimizers();
   if (std::find(known.begin(), known.end(), o.optimizer) == known.end())
-    throw Unimplemented("optimizer '" + o.optimizer +
-                        "' (known: sgd adam rmsprop adadelta)");
+    throw Unimplemented(fmt::format("optimizer '{}' (known: {})", o.optimizer,
+                                    fmt::join(known, " ")));
   if (o.optimizer == "sgd" && o.nesterov && o.momentum <= 0)
     throw Error("SGD with nesterov needs a momentum > 0 (as torch.optim.SGD)");
 }

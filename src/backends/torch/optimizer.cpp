@@ -1,6 +1,9 @@
 #include "backends/torch/optimizer.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include "backend/optimizer.h"
 
 namespace nnbench::backends::torch_backend {
 
@@ -65,8 +68,9 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(
   if (o.optimizer == "adadelta")
     return std::make_unique<Adadelta>(params, o.learning_rate, o.rho, o.eps,
                                       o.weight_decay);
-  throw backend::Unimplemented("optimizer '" + o.optimizer +
-                               "' (known: sgd adam rmsprop adadelta)");
+  throw backend::Unimplemented(
+      fmt::format("optimizer '{}' (known: {})", o.optimizer,
+                  fmt::join(backend::known_optimizers(), " ")));
 }
 
 }  // namespace nnbench::backends::torch_backend
