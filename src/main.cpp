@@ -1,8 +1,8 @@
-#include "bench/env_fixes.h"
 #include "cli/app.h"
+#include "machine/env_fixes.h"
 
 int main(int argc, char** argv) {
   // Before anything loads OpenBLAS: may re-execute this binary once.
-  nnbench::bench::apply_environment_fixes(argv);
+  nnbench::machine::apply_environment_fixes(argv);
   return nnbench::cli::main(argc, argv);
 }

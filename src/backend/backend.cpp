@@ -14,4 +14,40 @@ Mode mode_from_name(const std::string& name) {
   throw Error("unknown mode '" + name + "'; known: train, infer");
 }
 
+namespace {
+
+bool listed(const std::vector<std::string>& names, const std::string& x) {
+  for (const auto& n : names)
+    if (n == x || (x == "cuda" && n.rfind("cuda:", 0) == 0)) return true;
+  return false;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+Support supports_options(const Description& d, const Options& o) {
+  if (!listed(d.devices, o.device))
+    return Support::no("device " + o.device + " (" + d.name +
+                       " has: " + joined(d.devices) + ")");
+  if (!listed(d.precisions, o.precision))
+    return Support::no("precision " + o.precision + " (" + d.name +
+                       " runs: " + joined(d.precisions) + ")");
+  if (!listed(d.optimizers, o.optimizer))
+    return Support::no("optimizer '" + o.optimizer + "' (" + d.name +
+                       " runs: " + joined(d.optimizers) + ")");
+  return Support::yes();
+}
+
+Support supports_model(const Backend& b, const model::Model& m,
+                       const Options& o) {
+  for (const auto& l : m.layers)
+    if (Support s = b.supports(l, o); !s) return s;
+  return Support::yes();
+}
+
 }  // namespace nnbench::backend

@@ -107,6 +107,15 @@ struct Description {
   std::vector<std::string> optimizers;  // Options::optimizer names it runs
 };
 
+// Whether a backend runs something exactly; `why` names the gap.
+struct Support {
+  bool ok = true;
+  std::string why;
+  static Support yes() { return {}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+  explicit operator bool() const { return ok; }
+};
+
 // Every backend starts from model::init_params(model, options.seed): the
 // same initial weights everywhere, so backends can be checked against the
 // reference. Dropout draws its masks from each backend's own generator;
@@ -117,6 +126,13 @@ class Backend {
   virtual std::string name() const = 0;
   virtual std::string version() const = 0;
   virtual Description describe() const = 0;
+  // Whether this backend runs `layer` exactly with `options` (device,
+  // precision, optimizer), answered without compiling. A "no" is final:
+  // compile refuses it too. A "yes" can still meet a gap that
+  // depends on shapes (e.g. oneDNN's average pooling in ceil mode with
+  // padding), which only compile finds.
+  virtual Support supports(const model::Layer& layer,
+                           const Options& options) const = 0;
   // Builds everything the run needs for `shapes`. Throws Unimplemented
   // naming the layer, op or setting (optimizer included) it cannot run
   // exactly, and nnbench::Error for invalid options (e.g. an unknown
@@ -125,5 +141,13 @@ class Backend {
                                               const Options& options,
                                               const Shapes& shapes) = 0;
 };
+
+// The device, precision and optimizer of `options` against a description:
+// the part of supports() every backend shares. "cuda" matches any cuda:N.
+Support supports_options(const Description& d, const Options& options);
+
+// The first layer of `m` that `b` does not support, or yes.
+Support supports_model(const Backend& b, const model::Model& m,
+                       const Options& options);
 
 }  // namespace nnbench::backend

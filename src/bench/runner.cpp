@@ -11,21 +11,20 @@
 
 #include "bench/cpu_usage.h"
 #include "bench/statistics.h"
-#include "bench/threads.h"
+#include "bench/stopping/criterion.h"
 #include "data/synthetic.h"
+#include "machine/threads.h"
 #include "model/analysis.h"
 #include "model/model_file.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 namespace nnbench::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using results::State;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using util::Clock;
+using util::seconds_since;
 
 double available_memory_bytes() {
   std::ifstream in("/proc/meminfo");
@@ -36,11 +35,6 @@ double available_memory_bytes() {
       return kib * 1024.0;
   return 0;  // unknown: the check is skipped
 }
-
-struct Failure {
-  State state;
-  std::string message;
-};
 
 // Synthetic batches, fewer when they would take much memory.
 std::vector<host::Batch> make_batches(const model::Model& m,
@@ -75,24 +69,12 @@ class Loop {
   int n_, i_ = 0;
 };
 
-bool enough(const results::StopRule& s, const std::vector<double>& samples,
-            double elapsed) {
-  const int n = static_cast<int>(samples.size());
-  if (n >= s.max_iterations || elapsed >= s.max_seconds) return true;
-  if (n < s.min_iterations || elapsed < s.min_seconds) return false;
-  if (s.max_relative_ci <= 0) return true;
-  // Checking the CI is O(n log n): do it every few iterations only.
-  if (n % 8 != 0) return false;
-  const double med = median(samples);
-  const results::Interval ci = median_ci(samples);
-  return (ci.hi - ci.lo) / 2 <= s.max_relative_ci * med;
-}
-
 void check_loss(backend::Executable& exe, int step, double* loss) {
   *loss = exe.last_loss();
   if (!std::isfinite(*loss))
-    throw Failure{State::kFailed, "loss is " + std::to_string(*loss) +
-                                      " after step " + std::to_string(step)};
+    throw results::RunError(State::kFailed, "loss is " + std::to_string(*loss) +
+                                                " after step " +
+                                                std::to_string(step));
 }
 
 void warm_up(Loop& loop, backend::Executable& exe, const results::RunRequest& r,
@@ -117,13 +99,14 @@ int effective_threads(const results::RunResult& res,
     const int t = std::atoi(it->second.c_str());
     if (t > 0) return t;
   }
-  return resolve_threads(r.options.threads);
+  return machine::resolve_threads(r.options.threads);
 }
 
 // The operating system's view of the measured interval is recorded and
 // judged: a run whose threads did not get their CPUs is invalid.
 void measure(Loop& loop, const results::RunRequest& r,
              results::RunResult& res) {
+  const stopping::Rule stop = stopping::from_rule(r.stop);
   UsageProbe probe;
   probe.start();
   const auto t0 = Clock::now();
@@ -131,13 +114,13 @@ void measure(Loop& loop, const results::RunRequest& r,
     const auto t = Clock::now();
     loop.step();
     res.samples.push_back(seconds_since(t));
-  } while (!enough(r.stop, res.samples, seconds_since(t0)));
+  } while (!stop.done({res.samples, seconds_since(t0)}));
   res.cpu_usage = probe.stop(effective_threads(res, r));
   judge_contention(res.cpu_usage, r.contention.rule, res.validity);
 }
 
 void finish(const model::Model& m, const results::RunRequest& r,
-            const Peak& peak, results::RunResult& res) {
+            const machine::Peak& peak, results::RunResult& res) {
   res.stats = summarize(res.samples);
   const double per_sample = r.mode == backend::Mode::kTrain
                                 ? res.cost.train_flops
@@ -148,22 +131,25 @@ void finish(const model::Model& m, const results::RunRequest& r,
 }
 
 void run_stages(backend::Backend& b, const model::Model& m,
-                const results::RunRequest& r, const Peak& peak,
+                const results::RunRequest& r, const machine::Peak& peak,
                 results::RunResult& res) {
-  if (r.batch <= 0) throw Failure{State::kInvalidArgs, "batch must be > 0"};
+  if (r.batch <= 0)
+    throw results::RunError(State::kInvalidArgs, "batch must be > 0");
   const double need = estimate_memory_bytes(m, r);
   const double have = available_memory_bytes();
   if (r.memory_check && have > 0 && need > 0.9 * have) {
-    res.oom_source = "estimate";  // refused: nothing allocated, nothing run
-    throw Failure{State::kOom,
-                  "estimated " + std::to_string(need / (1 << 30)) +
-                      " GiB needed, " + std::to_string(have / (1 << 30)) +
-                      " GiB available (disable with --no-memory-check)"};
+    // Refused: nothing allocated, nothing run.
+    throw results::RunError(
+        State::kOom,
+        "estimated " + std::to_string(need / (1 << 30)) + " GiB needed, " +
+            std::to_string(have / (1 << 30)) +
+            " GiB available (disable with --no-memory-check)",
+        "estimate");
   }
   auto t0 = Clock::now();
   const bool train = r.mode == backend::Mode::kTrain;
   backend::Options o = r.options;  // the request keeps what was asked
-  o.threads = resolve_threads(o.threads);
+  o.threads = machine::resolve_threads(o.threads);
   auto exe = b.compile(m, o,
                        train ? backend::Shapes::train(r.batch)
                              : backend::Shapes::infer(r.batch));
@@ -229,30 +215,13 @@ results::RunResult failed_result(backend::Backend& b, const model::Model& m,
 namespace {
 
 results::RunResult run_once(backend::Backend& b, const model::Model& m,
-                            const results::RunRequest& r, const Peak& peak) {
+                            const results::RunRequest& r,
+                            const machine::Peak& peak) {
   results::RunResult res = describe(b, m, r);
   try {
     run_stages(b, m, r, peak, res);
-  } catch (const Failure& f) {
-    res.state = f.state;
-    res.message = f.message;
-  } catch (const backend::Unimplemented& e) {
-    res.state = State::kUnimplemented;
-    res.message = e.what();
-  } catch (const backend::OutOfMemory& e) {
-    res.state = State::kOom;
-    res.oom_source = "allocation";
-    res.message = e.what();
-  } catch (const std::bad_alloc& e) {
-    res.state = State::kOom;
-    res.oom_source = "allocation";
-    res.message = std::string("allocation failed: ") + e.what();
-  } catch (const Error& e) {
-    res.state = State::kInvalidArgs;
-    res.message = e.what();
-  } catch (const std::exception& e) {
-    res.state = State::kFailed;
-    res.message = e.what();
+  } catch (...) {
+    res.fail(results::classify(std::current_exception()));
   }
   return res;
 }
@@ -260,7 +229,8 @@ results::RunResult run_once(backend::Backend& b, const model::Model& m,
 }  // namespace
 
 results::RunResult run(backend::Backend& b, const model::Model& m,
-                       const results::RunRequest& r, const Peak& peak) {
+                       const results::RunRequest& r,
+                       const machine::Peak& peak) {
   const results::ContentionPolicy& p = r.contention;
   for (int attempt = 1;; ++attempt) {
     results::RunResult res = run_once(b, m, r, peak);

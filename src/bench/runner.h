@@ -2,7 +2,7 @@
 // The harness: compiles, prepares data untimed, warms up, measures until the
 // stopping rule holds, and turns every failure into a result state.
 #include "backend/backend.h"
-#include "bench/peak.h"
+#include "machine/peak.h"
 #include "model/model.h"
 #include "results/request.h"
 #include "results/result.h"
@@ -12,7 +12,8 @@ namespace nnbench::bench {
 // Never throws for failures of the run itself: those become the result's
 // state (oom, unimplemented, invalid_args, failed) with a message.
 results::RunResult run(backend::Backend& backend, const model::Model& m,
-                       const results::RunRequest& request, const Peak& peak);
+                       const results::RunRequest& request,
+                       const machine::Peak& peak);
 
 // A result that was not measured, with its state and why.
 results::RunResult failed_result(backend::Backend& backend,

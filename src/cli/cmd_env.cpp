@@ -1,10 +1,10 @@
 // `nnbench env`: what results would be measured on, and what distorts them.
 #include <fmt/core.h>
 
-#include "bench/threads.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/session.h"
+#include "machine/threads.h"
 
 namespace nnbench::cli {
 namespace {
@@ -29,7 +29,7 @@ std::string plain(const nlohmann::json& v) {
   return out;
 }
 
-void print_text(const nlohmann::json& env, const bench::Peak& peak) {
+void print_text(const nlohmann::json& env, const machine::Peak& peak) {
   for (const auto& [key, value] : env.items()) {
     if (value.is_object()) {
       fmt::print("{}\n", key);
@@ -45,16 +45,15 @@ void print_text(const nlohmann::json& env, const bench::Peak& peak) {
 }
 
 int env_command(const EnvArgs& a) {
-  const bench::Environment env = capture_and_warn();
-  bench::Peak peak;
+  const machine::Environment env = capture_and_warn();
+  machine::Peak peak;
   if (a.peak)
-    peak = bench::measure_gemm_peak(bench::resolve_threads(a.threads));
-  nlohmann::json j = bench::to_json(env);
+    peak = machine::measure_gemm_peak(machine::resolve_threads(a.threads));
+  nlohmann::json j = machine::to_json(env);
   if (a.json) {
-    fmt::print(
-        "{}\n",
-        nlohmann::json{{"environment", j}, {"peak", bench::to_json(peak)}}.dump(
-            2));
+    fmt::print("{}\n", nlohmann::json{{"environment", j},
+                                      {"peak", machine::to_json(peak)}}
+                           .dump(2));
   } else {
     print_text(j, peak);
   }

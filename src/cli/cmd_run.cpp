@@ -3,17 +3,17 @@
 
 #include "backend/registry.h"
 #include "bench/runner.h"
-#include "bench/threads.h"
-#include "bench/verify.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
 #include "cli/table.h"
+#include "machine/threads.h"
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "verify/verify.h"
 
 namespace nnbench::cli {
 namespace {
@@ -28,29 +28,30 @@ struct RunArgs {
 // computes a different function gets no timing recorded.
 results::RunResult verify_then_run(backend::Backend& b, const model::Model& m,
                                    const results::RunRequest& r,
-                                   const bench::Peak& peak) {
+                                   const machine::Peak& peak) {
   auto oracle = backend::make_backend(backend::kOracle);
-  bench::VerifyOptions vo;
+  verify::VerifyOptions vo;
   vo.batch = std::min<int64_t>(r.batch, 4);
   vo.seed = r.options.seed;
   vo.threads = r.options.threads;
   vo.precision = r.options.precision;
-  const bench::Verification v = bench::verify(*oracle, b, m, vo);
+  vo.device = r.options.device;
+  const verify::Verification v = verify::verify(*oracle, b, m, vo);
   fmt::print(stderr, "nnbench: verify {} against {}: {}{}\n", b.name(),
-             oracle->name(), bench::verdict_name(v.verdict),
+             oracle->name(), verify::verdict_name(v.verdict),
              v.message.empty() ? "" : " (" + v.message + ")");
   results::RunResult res;
-  if (v.verdict == bench::Verdict::kPass) {
+  if (v.verdict == verify::Verdict::kPass) {
     res = bench::run(b, m, r, peak);
   } else {
     res = bench::failed_result(
         b, m, r,
-        v.verdict == bench::Verdict::kUnimplemented
+        v.verdict == verify::Verdict::kUnimplemented
             ? results::State::kUnimplemented
             : results::State::kFailed,
         "verification against the reference failed: " + v.message);
   }
-  res.verification = bench::to_json(v);
+  res.verification = v;
   return res;
 }
 
@@ -60,9 +61,9 @@ int run_command(RunArgs& a) {
   auto b = backend::make_backend(a.request.backend);
   if (!a.out.empty()) util::check_writable(a.out);
 
-  const bench::Environment env = capture_and_warn();
-  const bench::Peak peak = bench::measure_gemm_peak(
-      bench::resolve_threads(a.request.options.threads));
+  const machine::Environment env = capture_and_warn();
+  const machine::Peak peak = machine::measure_gemm_peak(
+      machine::resolve_threads(a.request.options.threads));
   const auto r = a.verify ? verify_then_run(*b, m, a.request, peak)
                           : bench::run(*b, m, a.request, peak);
   print_progress(r);
@@ -79,8 +80,6 @@ Action add_run(CLI::App& app) {
   app.add_option("--model", a->model, "Zoo model name (see `nnbench models`)");
   app.add_option("--model-file", a->model_file, "Model description (JSON)");
   a->request.backend = backend::default_backend();
-  app.add_option("--backend", a->request.backend, "Backend")
-      ->capture_default_str();
   app.add_option("--mode", a->mode, "train or infer")
       ->check(CLI::IsMember({"train", "infer"}))
       ->capture_default_str();

@@ -4,12 +4,12 @@
 #include "backend/registry.h"
 #include "bench/runner.h"
 #include "bench/suites.h"
-#include "bench/threads.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
 #include "cli/table.h"
+#include "machine/threads.h"
 #include "model/zoo/zoo.h"
 #include "util/atomic_file.h"
 
@@ -38,9 +38,9 @@ int suite_command(SuiteArgs& a) {
   auto b = backend::make_backend(a.request.backend);
   if (!a.out.empty()) util::check_writable(a.out);
 
-  const bench::Environment env = capture_and_warn();
-  const int threads = bench::resolve_threads(a.request.options.threads);
-  const bench::Peak peak = bench::measure_gemm_peak(threads);
+  const machine::Environment env = capture_and_warn();
+  const int threads = machine::resolve_threads(a.request.options.threads);
+  const machine::Peak peak = machine::measure_gemm_peak(threads);
   fmt::print(stderr,
              "nnbench: suite {} on {} ({} threads), peak {:.0f} GFLOP/s\n",
              suite.name, b->name(), threads, peak.gflops);
@@ -81,8 +81,6 @@ Action add_suite(CLI::App& app) {
       ->capture_default_str();
   app.add_flag("--list", a->list, "List the suites and their runs");
   a->request.backend = backend::default_backend();
-  app.add_option("--backend", a->request.backend, "Backend")
-      ->capture_default_str();
   app.add_option("--out", a->out, "Write the results as JSON to this file");
   add_measurement_options(app, a->request);
   return [a] { return suite_command(*a); };

@@ -7,15 +7,16 @@
 #include <filesystem>
 
 #include "backend/registry.h"
-#include "bench/threads.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
 #include "cli/train_report.h"
+#include "machine/threads.h"
 #include "train/aggregate.h"
 #include "train/exports.h"
 #include "util/atomic_file.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 namespace nnbench::cli {
@@ -95,21 +96,23 @@ int train_command(TrainArgs& a) {
     throw Error("--target must be a validation accuracy in (0, 1]");
   const train::Task& task = train::task(a.task);
   auto b = backend::make_backend(a.backend);
-  const bench::Environment env = capture_and_warn();
-  const int threads = bench::resolve_threads(a.options.threads);
+  const machine::Environment env = capture_and_warn();
+  const int threads = machine::resolve_threads(a.options.threads);
   a.who = train::with_defaults(a.who);
   if (a.who.platform.empty())
-    a.who.platform = fmt::format("{} ({} threads)", env.cpu_model, threads);
+    a.who.platform = fmt::format("{} ({}{} threads)", env.cpu.name,
+                                 env.cpu.microarchitecture.empty()
+                                     ? ""
+                                     : env.cpu.microarchitecture + ", ",
+                                 threads);
   train::check_submitter(a.who);  // before any long work
   check_outputs(a);
   const auto price = resolve_price(a, threads);
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = util::Clock::now();
   data::DatasetOptions dopt;
   dopt.seq_len = task.seq_len;
   const data::Dataset d = data::load_dataset(task.dataset, a.data, dopt);
-  const double load_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-          .count();
+  const double load_seconds = util::seconds_since(t0);
   fmt::print(stderr, "nnbench: {} ({} train, {} test) loaded in {:.2f} s\n",
              d.name, d.train.size, d.test.size, load_seconds);
   std::vector<train::TrainRun> runs;
@@ -134,9 +137,7 @@ int train_command(TrainArgs& a) {
                                            "\n");
   write_exports(a, task, d, runs, price);
   for (const auto& r : runs) {
-    if (r.state == "failed" || r.state == "unimplemented" || r.state == "oom" ||
-        r.state == "invalid_args")
-      return kExitRunNotOk;
+    if (results::is_failure(r.state)) return kExitRunNotOk;
     if (!r.validity.valid() && a.options.on_contention == "fail")
       return kExitRunNotOk;
   }
@@ -150,7 +151,8 @@ Action add_train(CLI::App& app) {
   auto& o = a->options;
   app.add_option("--task", a->task, "Task name (see --list)");
   app.add_flag("--list", a->list, "List the tasks");
-  app.add_option("--backend", a->backend, "Backend")->capture_default_str();
+  add_shared_options(
+      app, {&a->backend, &o.device, &o.threads, &a->seed, &o.precision});
   app.add_option("--data", a->data,
                  "Dataset directory or file (Fashion-MNIST defaults to the "
                  "Debian package's files)");
@@ -159,7 +161,6 @@ Action add_train(CLI::App& app) {
                  "aggregation from 3)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--seed", a->seed, "Base seed")->capture_default_str();
   app.add_option("--epochs", o.epochs, "Override the task's epoch budget")
       ->check(CLI::PositiveNumber);
   app.add_option("--target", o.target,
@@ -173,10 +174,6 @@ Action add_train(CLI::App& app) {
   app.add_flag("--include-eval-time", o.include_eval_time,
                "Count evaluation time as training time (DAWNBench excludes "
                "it by default)");
-  app.add_option("--threads", o.threads, "Threads (0: all usable)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--precision", o.precision, "fp32 or bf16")
-      ->capture_default_str();
   app.add_option("--on-contention", o.on_contention,
                  "When a run's threads did not get their CPUs (other "
                  "processes, hypervisor steal): fail (record it invalid, "

@@ -4,20 +4,21 @@
 #include <sstream>
 
 #include "backend/registry.h"
-#include "bench/verify.h"
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/session.h"
 #include "cli/table.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "verify/verify.h"
 
 namespace nnbench::cli {
 namespace {
 
 struct VerifyArgs {
   std::string model, model_file, backends, out;
-  bench::VerifyOptions options;
+  verify::VerifyOptions options;
   bool verbose = false;
 };
 
@@ -37,12 +38,12 @@ std::vector<std::string> candidates(const std::string& list) {
 }
 
 // The largest error of each kind of check, so a PASS shows its margin.
-void print_verification(const bench::Verification& v, bool verbose) {
+void print_verification(const verify::Verification& v, bool verbose) {
   fmt::print("{} vs {}: {} {} batch {}: {}{}\n", v.candidate, v.oracle, v.model,
-             v.precision, v.batch, bench::verdict_name(v.verdict),
+             v.precision, v.batch, verify::verdict_name(v.verdict),
              v.message.empty() ? "" : " (" + v.message + ")");
   Table t({"check", "max rel error", "tolerance", "result"});
-  std::map<std::string, const bench::TensorCheck*> worst;
+  std::map<std::string, const verify::TensorCheck*> worst;
   for (const auto& c : v.checks) {
     const std::string kind = c.what.substr(0, c.what.find(' '));
     if (verbose || !c.pass) {
@@ -68,10 +69,10 @@ int verify_command(VerifyArgs& a) {
   bool failed = false;
   for (const auto& name : names) {
     auto candidate = backend::make_backend(name);
-    const auto v = bench::verify(*oracle, *candidate, m, a.options);
+    const auto v = verify::verify(*oracle, *candidate, m, a.options);
     print_verification(v, a.verbose);
-    failed |= v.verdict == bench::Verdict::kFail;
-    all.push_back(bench::to_json(v));
+    failed |= v.verdict == verify::Verdict::kFail;
+    all.push_back(results::to_json(v));
   }
   if (!a.out.empty()) util::write_file_atomically(a.out, all.dump(2) + "\n");
   return failed ? kExitRunNotOk : kExitOk;
@@ -89,13 +90,10 @@ Action add_verify(CLI::App& app) {
   app.add_option("--batch", a->options.batch, "Batch size")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--precision", a->options.precision,
-                 "Precision of the checked backends (fp32, bf16)")
-      ->capture_default_str();
-  app.add_option("--seed", a->options.seed, "Seed for weights and data")
-      ->capture_default_str();
-  app.add_option("--threads", a->options.threads, "Threads (0: all usable)")
-      ->check(CLI::NonNegativeNumber);
+  // Device and precision are the checked backends'; the oracle runs fp32
+  // on the CPU.
+  add_shared_options(app, {nullptr, &a->options.device, &a->options.threads,
+                           &a->options.seed, &a->options.precision});
   app.add_flag("--verbose", a->verbose, "List every checked tensor");
   app.add_option("--out", a->out, "Write the verification as JSON");
   return [a] { return verify_command(*a); };

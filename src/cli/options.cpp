@@ -16,20 +16,38 @@ void add_contention_rule(CLI::App& app, results::ContentionRule& rule) {
       ->capture_default_str();
 }
 
+void add_shared_options(CLI::App& app, const SharedOptions& s) {
+  if (s.backend)
+    app.add_option("--backend", *s.backend,
+                   "Backend (nnbench env lists the built ones)")
+        ->capture_default_str();
+  if (s.device)
+    app.add_option("--device", *s.device,
+                   "cpu, or a device the backend lists in nnbench env (e.g. "
+                   "cuda:0)")
+        ->capture_default_str();
+  if (s.threads)
+    app.add_option("--threads", *s.threads,
+                   "Intra-op threads (0: every CPU this process may use; "
+                   "recorded as asked, the count used as effective)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+  if (s.seed)
+    app.add_option("--seed", *s.seed,
+                   "Seed for weights, data order and synthetic data (with "
+                   "several runs, the first run's; each next run adds 1)")
+        ->capture_default_str();
+  if (s.precision)
+    app.add_option("--precision", *s.precision,
+                   "fp32, or bf16 where the backend has it (nnbench env "
+                   "lists each backend's precisions)")
+        ->capture_default_str();
+}
+
 void add_measurement_options(CLI::App& app, results::RunRequest& r) {
   auto& o = r.options;
-  app.add_option("--threads", o.threads,
-                 "Intra-op threads (0: every CPU this process may use)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  app.add_option("--device", o.device, "cpu, or cuda[:N] when LibTorch has it")
-      ->capture_default_str();
-  app.add_option("--seed", o.seed, "Seed for weights and synthetic data")
-      ->capture_default_str();
-  app.add_option("--precision", o.precision,
-                 "fp32, or bf16 where the backend has it (nnbench env lists "
-                 "each backend's precisions)")
-      ->capture_default_str();
+  add_shared_options(
+      app, {&r.backend, &o.device, &o.threads, &o.seed, &o.precision});
   app.add_option("--lr", o.learning_rate, "SGD learning rate")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

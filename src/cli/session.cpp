@@ -16,8 +16,8 @@ model::Model resolve_model(const std::string& name, const std::string& file) {
   return name.empty() ? model::load_model_file(file) : model::zoo::get(name);
 }
 
-bench::Environment capture_and_warn() {
-  bench::Environment env = bench::capture_environment();
+machine::Environment capture_and_warn() {
+  machine::Environment env = machine::capture_environment();
   for (const auto& name : backend::backend_names())
     env.backends.push_back(backend::make_backend(name)->describe());
   for (const auto& f : env.fixes_applied)
@@ -27,12 +27,12 @@ bench::Environment capture_and_warn() {
   return env;
 }
 
-void write_report(const std::string& path, const bench::Environment& env,
-                  const bench::Peak& peak,
+void write_report(const std::string& path, const machine::Environment& env,
+                  const machine::Peak& peak,
                   const std::vector<results::RunResult>& runs) {
   results::Report report;
-  report.environment = bench::to_json(env);
-  report.peak = bench::to_json(peak);
+  report.environment = machine::to_json(env);
+  report.peak = machine::to_json(peak);
   report.results = runs;
   report.created_utc = results::utc_now_iso8601();
   util::write_file_atomically(path, results::to_json(report).dump(2) + "\n");

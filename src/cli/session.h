@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/environment.h"
-#include "bench/peak.h"
+#include "machine/environment.h"
+#include "machine/peak.h"
 #include "model/model.h"
 #include "results/result.h"
 
@@ -16,11 +16,11 @@ model::Model resolve_model(const std::string& name, const std::string& file);
 
 // Captures the environment (with the LibTorch version when built) and
 // prints its warnings to stderr.
-bench::Environment capture_and_warn();
+machine::Environment capture_and_warn();
 
 // Writes the report atomically (nothing half-written on failure).
-void write_report(const std::string& path, const bench::Environment& env,
-                  const bench::Peak& peak,
+void write_report(const std::string& path, const machine::Environment& env,
+                  const machine::Peak& peak,
                   const std::vector<results::RunResult>& runs);
 
 // One progress line per finished run, on stderr.

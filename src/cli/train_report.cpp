@@ -11,7 +11,7 @@ namespace {
 std::string pct(double x) { return fmt::format("{:.2f}", x * 100); }
 
 double latency_mean(const train::TrainRun& r) {
-  return r.latency.is_null() ? 0 : r.latency["mean_seconds"].get<double>();
+  return r.latency ? r.latency->mean : 0;
 }
 
 // Costs of the training time that priced_training_time accepts (none for
@@ -50,7 +50,8 @@ nlohmann::json task_json(const train::Task& t) {
 }  // namespace
 
 void print_run(const train::TrainRun& r, const train::TrainOptions& o) {
-  fmt::print("{} on {} (seed {}): {}{}\n", r.task, r.backend, r.seed, r.state,
+  fmt::print("{} on {} (seed {}): {}{}\n", r.task, r.backend, r.seed,
+             results::state_name(r.state),
              r.message.empty() ? "" : " (" + r.message + ")");
   Table t({"epoch", "lr", "train s", "epoch s", "data wait s", "loss", "acc %",
            "val loss", "val acc %", "eval s"});
@@ -65,28 +66,23 @@ void print_run(const train::TrainRun& r, const train::TrainOptions& o) {
   if (!r.epochs.empty()) fmt::print("{}", t.str());
   for (const auto& why : r.validity.reasons)
     fmt::print("INVALID ({}): {}\n", why.reason, why.detail);
-  if (r.state == "converged" && o.include_eval_time)
+  if (r.state == results::State::kConverged && o.include_eval_time)
     fmt::print(
         "time to {}%: {:.2f} s of training and evaluation (evaluation "
         "{:.2f} s counted, --include-eval-time; init {:.2f} s not counted)\n",
         pct(r.target), r.time_to_target, r.total_eval_seconds, r.init_seconds);
-  else if (r.state == "converged")
+  else if (r.state == results::State::kConverged)
     fmt::print(
         "time to {}%: {:.2f} s of training (init {:.2f} s and "
         "evaluation {:.2f} s not counted)\n",
         pct(r.target), r.time_to_target, r.init_seconds, r.total_eval_seconds);
-  if (!r.latency.is_null())
+  if (const auto& l = r.latency)
     fmt::print(
         "latency, batch 1, {} items after {} untimed: mean {:.3f} ms, p50 "
         "{:.3f}, p90 {:.3f}, p99 {:.3f} (percentiles interpolated "
         "linearly, type 7); accuracy {}%\n",
-        r.latency["items"].get<int64_t>(),
-        r.latency["warmup_items"].get<int64_t>(),
-        r.latency["mean_seconds"].get<double>() * 1e3,
-        r.latency["p50_seconds"].get<double>() * 1e3,
-        r.latency["p90_seconds"].get<double>() * 1e3,
-        r.latency["p99_seconds"].get<double>() * 1e3,
-        pct(r.latency["accuracy"].get<double>()));
+        l->items, l->warmup_items, l->mean * 1e3, l->p50 * 1e3, l->p90 * 1e3,
+        l->p99 * 1e3, pct(l->accuracy));
 }
 
 void print_summary(const std::vector<train::TrainRun>& runs,
@@ -116,18 +112,19 @@ void print_summary(const std::vector<train::TrainRun>& runs,
 }
 
 nlohmann::json train_report(const train::Task& task, const data::Dataset& d,
-                            double load_seconds, const bench::Environment& env,
+                            double load_seconds,
+                            const machine::Environment& env,
                             const std::vector<train::TrainRun>& runs,
                             const train::Aggregate& agg,
                             const std::optional<cost::Price>& price,
                             const train::TrainOptions& o) {
   nlohmann::json jr = nlohmann::json::array();
-  for (const auto& r : runs) jr.push_back(train::to_json(r));
+  for (const auto& r : runs) jr.push_back(results::to_json(r));
   nlohmann::json out = {
       {"schema_version", results::kSchemaVersion},
       {"kind", "train"},
       {"created_utc", results::utc_now_iso8601()},
-      {"environment", bench::to_json(env)},
+      {"environment", machine::to_json(env)},
       {"task", task_json(task)},
       {"dataset",
        {{"name", d.name},

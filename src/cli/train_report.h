@@ -4,9 +4,9 @@
 #include <optional>
 #include <vector>
 
-#include "bench/environment.h"
 #include "cost/catalog.h"
 #include "data/dataset.h"
+#include "machine/environment.h"
 #include "train/aggregate.h"
 #include "train/task.h"
 #include "train/trainer.h"
@@ -24,7 +24,8 @@ void print_summary(const std::vector<train::TrainRun>& runs,
                    const train::TrainOptions& o);
 
 nlohmann::json train_report(const train::Task& task, const data::Dataset& d,
-                            double load_seconds, const bench::Environment& env,
+                            double load_seconds,
+                            const machine::Environment& env,
                             const std::vector<train::TrainRun>& runs,
                             const train::Aggregate& agg,
                             const std::optional<cost::Price>& price,

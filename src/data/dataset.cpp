@@ -10,6 +10,7 @@
 #include "data/format_util.h"
 #include "data/manifest.h"
 #include "model/analysis.h"
+#include "util/clock.h"
 
 namespace nnbench::data {
 namespace fs = std::filesystem;
@@ -202,7 +203,7 @@ Dataset load_dataset(const std::string& name, const std::string& path,
                       "' needs a path: " + dataset_help(name));
     }
   }
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = util::Clock::now();
   Dataset d;
   if (name == "fashion-mnist" || name == "mnist") {
     d = load_idx(name, where, o);
@@ -216,9 +217,7 @@ Dataset load_dataset(const std::string& name, const std::string& path,
     d = load_ptb(where, o);
   }
   d.name = name;
-  d.load_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-          .count();
+  d.load_seconds = util::seconds_since(t0);
   return d;
 }
 

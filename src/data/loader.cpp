@@ -12,16 +12,13 @@
 #include <thread>
 
 #include "data/format_util.h"
+#include "util/clock.h"
 
 namespace nnbench::data {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-int64_t ns_since(Clock::time_point t0) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0)
-      .count();
-}
+using util::Clock;
+using util::nanoseconds_since;
 
 }  // namespace
 
@@ -56,7 +53,7 @@ struct Loader::State {
           b.input, split, o.crop_padding,
           internal::mix_seed(internal::splitmix64(epoch_seed + 1), k));
     }
-    prepare_ns += ns_since(t0);
+    prepare_ns += nanoseconds_since(t0);
     return b;
   }
 
@@ -144,12 +141,12 @@ std::optional<host::Batch> Loader::next() {
   if (s.o.prefetch == 0) {
     if (s.next_sync >= s.batches) return std::nullopt;
     host::Batch b = s.build(s.next_sync++);
-    s.wait_ns += ns_since(t0);
+    s.wait_ns += nanoseconds_since(t0);
     return b;
   }
   std::unique_lock<std::mutex> l(s.mu);
   s.cv.wait(l, [&] { return !s.queue.empty() || s.done; });
-  s.wait_ns += ns_since(t0);
+  s.wait_ns += nanoseconds_since(t0);
   if (!s.queue.empty()) {
     host::Batch b = std::move(s.queue.front());
     s.queue.pop_front();

@@ -37,9 +37,6 @@ void optimizer_from_json(const json& j, backend::Options& o) {
 
 namespace {
 
-constexpr std::array<const char*, 5> kStateNames = {
-    "ok", "oom", "unimplemented", "invalid_args", "failed"};
-
 json request_json(const RunRequest& r) {
   const auto& o = r.options;
   return {{"backend", r.backend},
@@ -126,125 +123,42 @@ Summary stats_from_json(const json& j) {
   return s;
 }
 
-// JSON has no NaN: a loss that does not apply (inference) or was not
-// finite is written as null.
-json finite_or_null(double x) { return std::isfinite(x) ? json(x) : json(); }
-double number_or_nan(const json& j) {
-  return j.is_null() ? std::nan("") : j.get<double>();
-}
-
 }  // namespace
 
-std::string state_name(State s) { return kStateNames[static_cast<int>(s)]; }
-
-State state_from_name(const std::string& s) {
-  for (size_t i = 0; i < kStateNames.size(); ++i)
-    if (s == kStateNames[i]) return static_cast<State>(i);
-  throw Error("unknown result state '" + s + "'");
-}
-
-json to_json(const Validity& v) {
-  json reasons = json::array();
-  for (const auto& x : v.reasons)
-    reasons.push_back({{"reason", x.reason}, {"detail", x.detail}});
-  return {{"valid", v.valid()}, {"reasons", reasons}};
-}
-
-Validity validity_from_json(const json& j) {
-  Validity v;
-  for (const auto& x : j.at("reasons")) v.add(x.at("reason"), x.at("detail"));
-  return v;
-}
-
-// Raw counters and the derived figures the contention judgment used.
-json to_json(const CpuUsage& u) {
-  const auto known = [](double x) { return x >= 0 ? json(x) : json(); };
-  return {{"wall_seconds", u.wall_seconds},
-          {"process_cpu_seconds", u.process_cpu_seconds},
-          {"threads", u.threads},
-          {"cpus", u.cpus},
-          {"involuntary_switches", u.involuntary_switches},
-          {"voluntary_switches", u.voluntary_switches},
-          {"other_cpu_seconds", known(u.other_cpu_seconds)},
-          {"steal_seconds", known(u.steal_seconds)},
-          {"intervals", u.intervals},
-          {"cpu_share", u.cpu_share()},
-          {"other_load_cpus", u.other_load()},
-          {"steal_fraction", u.steal_fraction()},
-          {"involuntary_switches_per_thread_second",
-           u.switches_per_thread_second()}};
-}
-
-CpuUsage cpu_usage_from_json(const json& j) {
-  const auto known = [](const json& x) {
-    return x.is_null() ? -1.0 : x.get<double>();
-  };
-  CpuUsage u;
-  u.wall_seconds = j.at("wall_seconds");
-  u.process_cpu_seconds = j.at("process_cpu_seconds");
-  u.threads = j.at("threads");
-  u.cpus = j.at("cpus");
-  u.involuntary_switches = j.at("involuntary_switches");
-  u.voluntary_switches = j.at("voluntary_switches");
-  u.other_cpu_seconds = known(j.at("other_cpu_seconds"));
-  u.steal_seconds = known(j.at("steal_seconds"));
-  u.intervals = j.value("intervals", 1);
-  return u;
-}
-
 json to_json(const RunResult& r) {
-  return {
-      {"model",
-       {{"name", r.model},
-        {"hash", r.model_hash},
-        {"parameters", r.cost.params},
-        {"forward_flops_per_sample", r.cost.forward_flops},
-        {"train_flops_per_sample", r.cost.train_flops},
-        {"flops_convention",
-         "multiply-add = 2 FLOPs; training = 3 x forward"}}},
-      {"backend", {{"name", r.backend}, {"version", r.backend_version}}},
-      {"requested", request_json(r.requested)},
-      {"effective", r.effective},
-      {"state", state_name(r.state)},
-      {"message", r.message},
-      {"validity", to_json(r.validity)},
-      {"cpu_usage", to_json(r.cpu_usage)},
-      {"attempts", r.attempts},
-      {"oom_source", r.oom_source.empty() ? json() : json(r.oom_source)},
-      {"compile_seconds", r.compile_seconds},
-      {"data_seconds", r.data_seconds},
-      {"warmup",
-       {{"iterations", r.warmup_iterations}, {"seconds", r.warmup_seconds}}},
-      {"samples_seconds", r.samples},
-      {"stats_seconds", stats_json(r.stats)},
-      {"throughput",
-       {{"samples_per_second", r.samples_per_second},
-        {"gflops", r.gflops},
-        {"peak_fraction", r.peak_fraction}}},
-      {"loss",
-       {{"first", finite_or_null(r.first_loss)},
-        {"last", finite_or_null(r.last_loss)}}},
-  };
+  json j;
+  write_record(r, "throughput", j);
+  j["model"]["parameters"] = r.cost.params;
+  j["model"]["forward_flops_per_sample"] = r.cost.forward_flops;
+  j["model"]["train_flops_per_sample"] = r.cost.train_flops;
+  j["model"]["flops_convention"] =
+      "multiply-add = 2 FLOPs; training = 3 x forward";
+  j["requested"] = request_json(r.requested);
+  j["attempts"] = r.attempts;
+  j["compile_seconds"] = r.compile_seconds;
+  j["data_seconds"] = r.data_seconds;
+  j["warmup"] = {{"iterations", r.warmup_iterations},
+                 {"seconds", r.warmup_seconds}};
+  j["samples_seconds"] = r.samples;
+  j["stats_seconds"] = stats_json(r.stats);
+  j["throughput"] = {{"samples_per_second", r.samples_per_second},
+                     {"gflops", r.gflops},
+                     {"peak_fraction", r.peak_fraction}};
+  j["loss"] = {{"first", finite_or_null(r.first_loss)},
+               {"last", finite_or_null(r.last_loss)}};
+  j["verification"] = r.verification ? to_json(*r.verification) : json();
+  return j;
 }
 
 RunResult run_result_from_json(const json& j) {
   RunResult r;
+  read_record(j, r);
   const auto& m = j.at("model");
-  r.model = m.at("name");
-  r.model_hash = m.at("hash");
   r.cost.params = m.at("parameters");
   r.cost.forward_flops = m.at("forward_flops_per_sample");
   r.cost.train_flops = m.at("train_flops_per_sample");
-  r.backend = j.at("backend").at("name");
-  r.backend_version = j.at("backend").at("version");
   r.requested = request_from_json(j.at("requested"));
-  r.effective = j.at("effective").get<std::map<std::string, std::string>>();
-  r.state = state_from_name(j.at("state"));
-  r.message = j.at("message");
-  r.validity = validity_from_json(j.at("validity"));
-  r.cpu_usage = cpu_usage_from_json(j.at("cpu_usage"));
   r.attempts = j.at("attempts");
-  if (!j.at("oom_source").is_null()) r.oom_source = j.at("oom_source");
   r.compile_seconds = j.at("compile_seconds");
   r.data_seconds = j.at("data_seconds");
   r.warmup_iterations = j.at("warmup").at("iterations");
@@ -257,7 +171,8 @@ RunResult run_result_from_json(const json& j) {
   r.peak_fraction = t.at("peak_fraction");
   r.first_loss = number_or_nan(j.at("loss").at("first"));
   r.last_loss = number_or_nan(j.at("loss").at("last"));
-  r.verification = j.value("verification", nlohmann::json());
+  const json v = j.value("verification", json());
+  if (!v.is_null()) r.verification = verification_from_json(v);
   return r;
 }
 
@@ -271,12 +186,30 @@ json to_json(const Report& r) {
           {"results", results}};
 }
 
-Report report_from_json(const json& j) {
-  const int version = j.at("schema_version");
-  if (version != kSchemaVersion)
+void migrate_2_to_3(json& file) {
+  json& e = file.at("environment");
+  if (e.is_object() && !e.contains("cpu")) {
+    e["cpu"] = {{"name", e.value("cpu_model", "")},
+                {"microarchitecture", ""},
+                {"microarchitecture_source", "not recorded (schema 2)"},
+                {"isa", e.value("isa", json::array())},
+                {"cores", e.value("physical_cores", 0)}};
+    for (const char* old : {"cpu_model", "isa", "physical_cores"}) e.erase(old);
+  }
+  for (json& r : file.at("results"))
+    if (!r.contains("kind")) r["kind"] = "throughput";
+  file["schema_version"] = 3;
+}
+
+Report report_from_json(const json& in) {
+  const int version = in.at("schema_version");
+  if (version < kOldestReadableSchema || version > kSchemaVersion)
     throw Error("results schema_version " + std::to_string(version) +
                 " is not supported (this nnbench reads " +
+                std::to_string(kOldestReadableSchema) + " to " +
                 std::to_string(kSchemaVersion) + ")");
+  json j = in;
+  if (version == 2) migrate_2_to_3(j);
   Report r;
   r.created_utc = j.at("created_utc");
   r.environment = j.at("environment");

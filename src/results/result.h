@@ -2,46 +2,34 @@
 // Results are plain data; reporters (results/json.h, cli/table.h) write them.
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "model/analysis.h"
-#include "results/cpu_usage.h"
+#include "results/record.h"
 #include "results/request.h"
 #include "results/summary.h"
-#include "results/validity.h"
+#include "results/verification.h"
 
 namespace nnbench::results {
 
 // Incremented when a field changes meaning or disappears (docs/results.md).
 // 2: stats_seconds.median_ci95_lo/hi became median_ci_lo/hi with
 // median_ci_coverage (below 95 % for fewer than 6 samples).
-inline constexpr int kSchemaVersion = 2;
+// 3: environment.cpu_model, isa and physical_cores became environment.cpu
+// (hwloc and libcpuinfo: name, microarchitecture, ISA, caches, topology);
+// every record names its kind; run --verify's verification is written.
+inline constexpr int kSchemaVersion = 3;
+// The oldest version report_from_json reads (migrating it).
+inline constexpr int kOldestReadableSchema = 2;
 
-enum class State { kOk, kOom, kUnimplemented, kInvalidArgs, kFailed };
-std::string state_name(State s);
-State state_from_name(const std::string& s);  // throws nnbench::Error
-
-struct RunResult {
-  // What ran.
-  std::string model, model_hash, backend, backend_version;
+// A throughput measurement: time per mini-batch of one model on one backend
+// at one batch size (bench/runner.h runs it).
+struct RunResult : Record {
   model::Cost cost;
   RunRequest requested;
-  std::map<std::string, std::string> effective;
-
-  State state = State::kOk;
-  std::string message;  // why, when the state is not ok
-  // Whether a finished run can be trusted (e.g. not contended), with the
-  // operating system's view of its measured interval and the attempts the
-  // contention policy made.
-  Validity validity;
-  CpuUsage cpu_usage;
-  int attempts = 1;
-  // For state oom, where it came from: "estimate" when the run was refused
-  // because its estimated memory exceeded what was available (nothing was
-  // allocated or run), "allocation" when an allocation really failed.
-  // Empty for other states.
-  std::string oom_source;
+  int attempts = 1;  // runs the contention policy made
 
   double compile_seconds = 0;
   double data_seconds = 0;  // synthetic batch generation and upload
@@ -55,18 +43,12 @@ struct RunResult {
   double gflops = 0;  // train: training FLOPs; infer: forward FLOPs
   double peak_fraction = 0;
   double first_loss = 0, last_loss = 0;  // train only
-  // bench::to_json(Verification) when the run was asked to verify first;
-  // null otherwise.
-  nlohmann::json verification;
+  // When the run was asked to verify against the oracle first.
+  std::optional<Verification> verification;
 };
 
 nlohmann::json optimizer_json(const backend::Options& o);
 void optimizer_from_json(const nlohmann::json& j, backend::Options& o);
-
-nlohmann::json to_json(const Validity& v);
-Validity validity_from_json(const nlohmann::json& j);
-nlohmann::json to_json(const CpuUsage& u);
-CpuUsage cpu_usage_from_json(const nlohmann::json& j);
 
 nlohmann::json to_json(const RunResult& r);
 RunResult run_result_from_json(const nlohmann::json& j);
@@ -80,7 +62,13 @@ struct Report {
 };
 
 nlohmann::json to_json(const Report& r);
+// Reads schema versions kOldestReadableSchema..kSchemaVersion, migrating
+// older ones; any other version is an error naming it.
 Report report_from_json(const nlohmann::json& j);
+// Schema 2 -> 3, in place: the environment's CPU fields move into `cpu`
+// (what schema 2 did not record stays empty; microarchitecture_source
+// says so).
+void migrate_2_to_3(nlohmann::json& file);
 
 std::string utc_now_iso8601();
 

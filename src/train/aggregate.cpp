@@ -11,8 +11,8 @@ namespace {
 std::string list_runs(const std::vector<const TrainRun*>& runs) {
   std::string out;
   for (const auto* r : runs)
-    out +=
-        fmt::format("{}seed {} {}", out.empty() ? "" : ", ", r->seed, r->state);
+    out += fmt::format("{}seed {} {}", out.empty() ? "" : ", ", r->seed,
+                       results::state_name(r->state));
   return out;
 }
 
@@ -53,7 +53,7 @@ Aggregate aggregate(const std::vector<TrainRun>& runs) {
   }
   std::vector<const TrainRun*> ok, missed;
   for (const auto& r : runs)
-    (r.state == "converged" ? ok : missed).push_back(&r);
+    (r.state == results::State::kConverged ? ok : missed).push_back(&r);
   a.converged = static_cast<int>(ok.size());
   // A contended run's time is inflated by the other process, not by the
   // backend: no aggregate is made from it, not even by dropping it.
@@ -129,7 +129,7 @@ std::optional<cost::PricedTime> priced_training_time(
   std::vector<const TrainRun*> incomplete;
   double sum = 0;
   for (const auto& r : runs) {
-    if (r.state != "completed") incomplete.push_back(&r);
+    if (r.state != results::State::kCompleted) incomplete.push_back(&r);
     sum += counted_seconds(r);
   }
   if (!incomplete.empty()) {

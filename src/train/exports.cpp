@@ -115,12 +115,12 @@ nlohmann::json dawnbench_entry(const TrainRun& r, const ExportInfo& info) {
   // nnbench's own fields; the leaderboard reads time to accuracy off the TSV.
   j["task"] = r.task;
   j["targetAccuracy"] = r.target;
-  j["reached"] = r.state == "converged";
-  j["timeToAccuracyHours"] = r.state == "converged"
+  j["reached"] = r.state == results::State::kConverged;
+  j["timeToAccuracyHours"] = r.state == results::State::kConverged
                                  ? nlohmann::json(r.time_to_target / 3600)
                                  : nlohmann::json();
   j["misc"] = {{"seed", r.seed},
-               {"state", r.state},
+               {"state", results::state_name(r.state)},
                {"model_hash", r.model_hash},
                {"init_seconds", r.init_seconds}};
   if (info.price) j["misc"]["price_source"] = info.price->source;
@@ -129,24 +129,24 @@ nlohmann::json dawnbench_entry(const TrainRun& r, const ExportInfo& info) {
 
 std::optional<nlohmann::json> dawnbench_inference_entry(
     const TrainRun& r, const ExportInfo& info) {
-  if (r.latency.is_null() || r.latency.value("items", int64_t{0}) == 0)
-    return std::nullopt;
-  const double mean_s = r.latency.at("mean_seconds").get<double>();
+  if (!r.latency || r.latency->items == 0) return std::nullopt;
+  const results::Latency& l = *r.latency;
+  const double mean_s = l.mean;
   nlohmann::json j = common_fields(r, info);
   j["latency"] = mean_s * 1e3;
   if (info.price) j["cost"] = info.price->usd_per_hour * mean_s / 3600;
-  j["top1Accuracy"] = r.latency.at("accuracy").get<double>() * 100;
+  j["top1Accuracy"] = l.accuracy * 100;
   j["misc"] = {{"task", r.task},
-               {"items", r.latency.at("items")},
+               {"items", l.items},
                {"batch", 1},
-               {"p50_ms", r.latency.at("p50_seconds").get<double>() * 1e3},
-               {"p99_ms", r.latency.at("p99_seconds").get<double>() * 1e3},
+               {"p50_ms", l.p50 * 1e3},
+               {"p99_ms", l.p99 * 1e3},
                {"timed",
                 "infer + synchronize per item; input copy and read-back "
                 "of the prediction excluded"},
                {"seed", r.seed},
                {"model_hash", r.model_hash},
-               {"training_state", r.state}};
+               {"training_state", results::state_name(r.state)}};
   if (info.eval_samples > 0) j["misc"]["test_set_size"] = info.eval_samples;
   if (info.price) {
     j["misc"]["costPerHour"] = info.price->usd_per_hour;

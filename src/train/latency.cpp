@@ -6,13 +6,14 @@
 #include "data/loader.h"
 #include "train/adapt.h"
 #include "train/trainer.h"
+#include "util/clock.h"
 
 namespace nnbench::train {
 
 Latency measure_latency(backend::Executable& exe, const data::Split& test,
                         const model::Model& m, int64_t max_items) {
   const bool binary = m.loss == model::Loss::kSigmoidBinaryCrossEntropy;
-  using Clock = std::chrono::steady_clock;
+  using util::Clock;
   data::LoaderOptions lo;
   lo.batch = 1;
   lo.shuffle = false;
@@ -39,7 +40,7 @@ Latency measure_latency(backend::Executable& exe, const data::Split& test,
     const auto t0 = Clock::now();
     exe.infer(0);
     exe.synchronize();
-    seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    seconds.push_back(util::seconds_since(t0));
     score(exe.output(), item->labels, binary, s);
     if (max_items > 0 && static_cast<int64_t>(seconds.size()) >= max_items)
       break;
@@ -53,21 +54,6 @@ Latency measure_latency(backend::Executable& exe, const data::Split& test,
   l.max = *std::max_element(seconds.begin(), seconds.end());
   l.accuracy = double(s.correct) / s.count;
   return l;
-}
-
-nlohmann::json to_json(const Latency& l) {
-  return {{"items", l.items},
-          {"warmup_items", l.warmup_items},
-          {"batch", 1},
-          {"mean_seconds", l.mean},
-          {"p50_seconds", l.p50},
-          {"p90_seconds", l.p90},
-          {"p99_seconds", l.p99},
-          {"max_seconds", l.max},
-          {"percentile_method",
-           "linear interpolation between order statistics (Hyndman-Fan "
-           "type 7, numpy's default)"},
-          {"accuracy", l.accuracy}};
 }
 
 }  // namespace nnbench::train

@@ -8,26 +8,19 @@
 // batch 1 after training at another size) is not read as latency.
 // Percentiles are linear interpolation between order statistics (type 7 of
 // Hyndman and Fan, numpy's default; bench::quantile).
-#include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
 #include "data/dataset.h"
+#include "results/latency.h"
 
 namespace nnbench::train {
 
 // Items inferred untimed before the timed pass (fewer if the set is smaller).
 inline constexpr int64_t kLatencyWarmupItems = 10;
 
-struct Latency {
-  int64_t warmup_items = 0;  // inferred, untimed and unscored
-  int64_t items = 0;
-  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;  // seconds
-  double accuracy = 0;
-};
+using results::Latency;  // the record: results/latency.h
 
 Latency measure_latency(backend::Executable& exe, const data::Split& test,
                         const model::Model& m, int64_t max_items = 0);
-
-nlohmann::json to_json(const Latency& l);
 
 }  // namespace nnbench::train

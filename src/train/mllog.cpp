@@ -125,7 +125,8 @@ std::string mllog(const TrainRun& r, const Task& recipe,
   }
   // MLPerf's success means the target was reached; a fixed-epoch run has no
   // target and succeeds by completing.
-  const bool ok = r.state == "converged" || r.state == "completed";
+  const bool ok = r.state == results::State::kConverged ||
+                  r.state == results::State::kCompleted;
   log.event(end, "INTERVAL_END", "run_stop", nullptr,
             {{"status", ok ? "success" : "aborted"}});
   return log.text();

@@ -7,27 +7,20 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "bench/threads.h"
 #include "data/loader.h"
+#include "machine/threads.h"
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
 #include "results/result.h"
 #include "train/adapt.h"
 #include "train/latency.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 namespace nnbench::train {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-struct RunFailure {
-  std::string state, message;
-};
+using util::Clock;
 
 bool binary_loss(const model::Model& m) {
   return m.loss == model::Loss::kSigmoidBinaryCrossEntropy;
@@ -68,6 +61,11 @@ std::pair<double, double> evaluate(backend::Executable& exe,
   return {s.loss_sum / s.count, double(s.correct) / s.count};
 }
 
+std::string effective_threads(const TrainRun& r) {
+  const auto it = r.effective.find("threads");
+  return it == r.effective.end() ? "1" : it->second;
+}
+
 class Run {
  public:
   Run(backend::Executable& exe, const Task& t, const data::Dataset& d,
@@ -80,8 +78,7 @@ class Run {
         r_(r),
         m_(m),
         binary_(binary_loss(m)),
-        threads_(
-            std::max(1, std::atoi(r.effective.value("threads", "1").c_str()))),
+        threads_(std::max(1, std::atoi(effective_threads(r).c_str()))),
         start_(Clock::now()) {
     r.start_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
@@ -108,23 +105,24 @@ class Run {
       exe_.train_step(0);
       const double loss = exe_.last_loss();
       if (!std::isfinite(loss))
-        throw RunFailure{"failed", "loss is " + std::to_string(loss) +
-                                       " in epoch " + std::to_string(e + 1)};
+        throw results::RunError(results::State::kFailed,
+                                "loss is " + std::to_string(loss) +
+                                    " in epoch " + std::to_string(e + 1));
       loss_sum += loss;
       score(exe_.output(), b->labels, binary_, s);
       ++n;
     }
-    row.epoch_seconds = since(t0);
+    row.epoch_seconds = util::seconds_since(t0);
     r_.cpu_usage.add(probe.stop(threads_));
     row.data_wait_seconds = loader.wait_seconds() - wait0;
     row.loss = loss_sum / std::max<int64_t>(n, 1);
     row.accuracy = double(s.correct) / std::max<int64_t>(s.count, 1);
     const auto e0 = Clock::now();
     std::tie(row.val_loss, row.val_accuracy) = evaluate(exe_, d_.test, t_, m_);
-    row.eval_seconds = since(e0);
+    row.eval_seconds = util::seconds_since(e0);
     r_.total_train_seconds += row.epoch_seconds;
     r_.total_eval_seconds += row.eval_seconds;
-    row.wall_seconds = since(start_);
+    row.wall_seconds = util::seconds_since(start_);
     row.train_seconds = r_.total_train_seconds +
                         (o_.include_eval_time ? r_.total_eval_seconds : 0);
     r_.epochs.push_back(row);
@@ -151,7 +149,8 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
   r.model_hash = model::model_hash(m);
   backend::Options bo = t.optimizer;
   bo.seed = o.seed;
-  bo.threads = bench::resolve_threads(o.threads);
+  bo.device = o.device;
+  bo.threads = machine::resolve_threads(o.threads);
   bo.precision = o.precision;
   bo.learning_rate = learning_rate(t.schedule, 0, 1);
   // Every batch size the run uses is compiled here, before any clock.
@@ -159,7 +158,7 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
   if (o.latency) shapes.infer_batches.push_back(1);
   const auto t0 = Clock::now();
   auto exe = b.compile(m, bo, shapes);
-  r.init_seconds = since(t0);
+  r.init_seconds = util::seconds_since(t0);
   r.effective = exe->effective();
   const int epochs = o.epochs > 0 ? o.epochs : t.epochs;
   data::LoaderOptions lo;
@@ -169,12 +168,13 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
   lo.drop_last = true;  // fixed shapes: backends compile for one batch size
   data::Loader loader(d.train, lo);
   Run run(*exe, t, d, o, epochs, m, r);
-  r.state = r.target > 0 ? "not_converged" : "completed";
+  using results::State;
+  r.state = r.target > 0 ? State::kNotConverged : State::kCompleted;
   for (int e = 0; e < epochs; ++e) {
     run.epoch(e, loader);
     const EpochRow& row = r.epochs.back();
     if (r.target > 0 && row.val_accuracy >= r.target) {
-      r.state = "converged";
+      r.state = State::kConverged;
       r.time_to_target = row.train_seconds;
       break;
     }
@@ -183,7 +183,7 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
         e + 1 < epochs) {
       // A fixed-epoch run cut short is not "completed": it trained fewer
       // epochs than asked, and must not be priced as a whole run.
-      if (r.state == "completed") r.state = "stopped";
+      if (r.state == State::kCompleted) r.state = State::kStopped;
       r.message = fmt::format(
           "time budget of {} s used up after {} of {} epochs ({:.3f} s)",
           o.max_seconds, e + 1, epochs, row.train_seconds);
@@ -191,8 +191,7 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
     }
   }
   bench::judge_contention(r.cpu_usage, o.contention, r.validity);
-  if (o.latency)
-    r.latency = to_json(measure_latency(*exe, d.test, m, o.latency_items));
+  if (o.latency) r.latency = measure_latency(*exe, d.test, m, o.latency_items);
   r.effective = exe->effective();  // what ran, read after the run
 }
 
@@ -234,64 +233,10 @@ TrainRun train_task(backend::Backend& b, const Task& t, const data::Dataset& d,
   r.target = o.target >= 0 ? o.target : t.target;
   try {
     train_loop(b, t, d, o, r);
-  } catch (const RunFailure& f) {
-    r.state = f.state;
-    r.message = f.message;
-  } catch (const backend::Unimplemented& e) {
-    r.state = "unimplemented";
-    r.message = e.what();
-  } catch (const backend::OutOfMemory& e) {
-    r.state = "oom";
-    r.message = e.what();
-  } catch (const std::bad_alloc& e) {
-    r.state = "oom";
-    r.message = std::string("allocation failed: ") + e.what();
-  } catch (const Error& e) {
-    // A configuration the backend refuses (e.g. Nesterov without momentum):
-    // the same state the throughput harness gives it.
-    r.state = "invalid_args";
-    r.message = e.what();
-  } catch (const std::exception& e) {
-    r.state = "failed";
-    r.message = e.what();
+  } catch (...) {
+    r.fail(results::classify(std::current_exception()));
   }
   return r;
-}
-
-nlohmann::json to_json(const TrainRun& r) {
-  nlohmann::json epochs = nlohmann::json::array();
-  for (const auto& e : r.epochs)
-    epochs.push_back({{"epoch", e.epoch},
-                      {"lr", e.lr},
-                      {"train_seconds", e.train_seconds},
-                      {"epoch_seconds", e.epoch_seconds},
-                      {"eval_seconds", e.eval_seconds},
-                      {"data_wait_seconds", e.data_wait_seconds},
-                      {"loss", e.loss},
-                      {"accuracy", e.accuracy},
-                      {"val_loss", e.val_loss},
-                      {"val_accuracy", e.val_accuracy},
-                      {"wall_seconds", e.wall_seconds}});
-  return {{"task", r.task},
-          {"backend", {{"name", r.backend}, {"version", r.backend_version}}},
-          {"model", {{"name", r.model}, {"hash", r.model_hash}}},
-          {"seed", r.seed},
-          {"state", r.state},
-          {"message", r.message},
-          {"target", r.target},
-          {"init_seconds", r.init_seconds},
-          {"start_unix_ms", r.start_unix_ms},
-          {"time_to_target_seconds", r.state == "converged"
-                                         ? nlohmann::json(r.time_to_target)
-                                         : nlohmann::json()},
-          {"total_train_seconds", r.total_train_seconds},
-          {"total_eval_seconds", r.total_eval_seconds},
-          {"final_val_accuracy", r.final_val_accuracy},
-          {"effective", r.effective},
-          {"validity", results::to_json(r.validity)},
-          {"cpu_usage", results::to_json(r.cpu_usage)},
-          {"latency", r.latency},
-          {"epochs", epochs}};
 }
 
 }  // namespace nnbench::train

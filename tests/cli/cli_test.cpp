@@ -107,13 +107,47 @@ TEST_F(Cli, UnwritableOutputFailsBeforeRunningAndWritesNothing) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// The shared options are declared once: every command that offers one shows
+// the same line for it in its help.
+TEST_F(Cli, SharedOptionsReadTheSameInEveryCommand) {
+  const auto line_of = [&](const std::string& cmd, const std::string& opt) {
+    const Outcome o = nnbench(cmd + " --help");
+    EXPECT_EQ(o.code, 0) << o.output;
+    const auto at = o.output.find("  " + opt + " ");
+    if (at == std::string::npos) return std::string("missing");
+    return o.output.substr(at, o.output.find('\n', at) - at);
+  };
+  for (const char* opt : {"--threads", "--seed", "--precision", "--device"}) {
+    const std::string want = line_of("run", opt);
+    EXPECT_NE(want, "missing") << opt;
+    for (const char* cmd : {"suite", "train", "verify"})
+      EXPECT_EQ(line_of(cmd, opt), want) << cmd << " " << opt;
+  }
+  EXPECT_EQ(line_of("train", "--backend"), line_of("run", "--backend"));
+}
+
+// The verification that gated the run is part of its record.
+TEST_F(Cli, RunVerifyRecordsTheVerification) {
+  const std::string out = path("v.json");
+  const Outcome o =
+      nnbench("run --model mnist-mlp --batch 8 --verify --out " + out + kFast);
+  ASSERT_EQ(o.code, 0) << o.output;
+  const auto j = nlohmann::json::parse(std::ifstream(out));
+  const auto& r = j["results"][0];
+  ASSERT_TRUE(r["verification"].is_object()) << r.dump();
+  EXPECT_EQ(r["verification"]["verdict"], "PASS");
+  EXPECT_EQ(r["verification"]["backend"], r["backend"]["name"]);
+  EXPECT_GE(r["verification"]["checks"].size(), 3u);
+}
+
 TEST_F(Cli, RunWritesAResultsFile) {
   const std::string out = path("r.json");
   const Outcome o =
       nnbench("run --model mnist-mlp --batch 8 --out " + out + kFast);
   ASSERT_EQ(o.code, 0) << o.output;
   const auto j = nlohmann::json::parse(std::ifstream(out));
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
+  EXPECT_EQ(j["results"][0]["kind"], "throughput");
   const auto& r = j["results"][0];
   EXPECT_EQ(r["state"], "ok");
   EXPECT_EQ(r["samples_seconds"].size(), r["stats_seconds"]["n"]);
@@ -126,7 +160,7 @@ TEST_F(Cli, RunWritesAResultsFile) {
   EXPECT_GT(r["throughput"]["samples_per_second"].get<double>(), 0);
   EXPECT_EQ(r["requested"]["batch"], 8);
   EXPECT_EQ(r["effective"]["threads"], "2");
-  EXPECT_FALSE(j["environment"]["cpu_model"].get<std::string>().empty());
+  EXPECT_FALSE(j["environment"]["cpu"]["name"].get<std::string>().empty());
   EXPECT_GT(j["peak"]["gflops"].get<double>(), 0);
   // No temporary files left beside the output.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), {}), 1);

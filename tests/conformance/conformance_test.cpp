@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "backend/registry.h"
-#include "bench/verify.h"
 #include "cases.h"
 #include "model/zoo/zoo.h"
+#include "verify/verify.h"
 
 namespace nnbench::conformance {
 namespace {
@@ -44,14 +44,21 @@ TEST_P(Conformance, MatchesTheReference) {
                     "normwise (docs/backends.md); not yet explained";
   auto oracle = backend::make_backend(backend::kOracle);
   auto candidate = backend::make_backend(p.backend);
-  bench::VerifyOptions o;
+  verify::VerifyOptions o;
   o.batch = p.batch;
   o.threads = 2;
   o.precision = p.precision;
-  const auto v = bench::verify(*oracle, *candidate, p.model, o);
-  if (v.verdict == bench::Verdict::kUnimplemented)
+  backend::Options bo;
+  bo.precision = p.precision;
+  const backend::Support s = backend::supports_model(*candidate, p.model, bo);
+  const auto v = verify::verify(*oracle, *candidate, p.model, o);
+  // What supports() refuses, compile refuses too: the answer is honest.
+  if (!s)
+    EXPECT_EQ(v.verdict, verify::Verdict::kUnimplemented)
+        << "supports() said no (" << s.why << ") but it ran";
+  if (v.verdict == verify::Verdict::kUnimplemented)
     GTEST_SKIP() << p.backend << " " << p.precision << ": " << v.message;
-  EXPECT_EQ(v.verdict, bench::Verdict::kPass) << v.message;
+  EXPECT_EQ(v.verdict, verify::Verdict::kPass) << v.message;
   EXPECT_GT(v.checks.size(), 3u);
 }
 

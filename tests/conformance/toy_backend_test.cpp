@@ -21,6 +21,13 @@ class ToyBackend : public backend::Backend {
   backend::Description describe() const override {
     return {name(), {}, {"cpu"}, {"fp32"}, {"sgd"}};
   }
+  backend::Support supports(const model::Layer& l,
+                            const backend::Options& o) const override {
+    if (l.op != model::Op::kLinear && l.op != model::Op::kRelu)
+      return backend::Support::no("layer '" + l.name + "' (" +
+                                  std::string(model::op_name(l.op)) + ")");
+    return backend::supports_options(describe(), o);
+  }
   std::unique_ptr<backend::Executable> compile(
       const model::Model& m, const backend::Options& o,
       const backend::Shapes& shapes) override {
@@ -66,6 +73,9 @@ TEST(ToyBackend, RunsLinearAndReluAndRefusesTheRest) {
   backend::Options o;
   int runs = 0, refused = 0;
   for (const auto& c : layer_cases()) {
+    EXPECT_EQ(bool(backend::supports_model(*toy, c.model, o)),
+              only_linear_and_relu(c.model))
+        << c.name;
     if (only_linear_and_relu(c.model)) {
       EXPECT_NO_THROW(toy->compile(c.model, o, backend::Shapes::train(2)))
           << c.name;

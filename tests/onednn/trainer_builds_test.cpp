@@ -40,8 +40,9 @@ TEST(OnednnTraining, EveryGraphIsBuiltBeforeTheClockStarts) {
   o.latency_items = 3;
   auto b = backend::make_backend("onednn");
   const TrainRun r = train_task(*b, t, d, o);
-  ASSERT_TRUE(r.state == "not_converged" || r.state == "converged")
-      << r.state << ": " << r.message;
+  ASSERT_TRUE(r.state == results::State::kNotConverged ||
+              r.state == results::State::kConverged)
+      << results::state_name(r.state) << ": " << r.message;
   ASSERT_EQ(r.epochs.size(), 2u);
   // Read after the run: train 16, evaluation 32, latency 1; nothing more.
   EXPECT_EQ(r.effective.at("graph_builds"), "3");
@@ -50,7 +51,8 @@ TEST(OnednnTraining, EveryGraphIsBuiltBeforeTheClockStarts) {
   const double k = r.epochs[1].val_accuracy * 50;
   EXPECT_NEAR(k, std::round(k), 1e-9);
   EXPECT_TRUE(std::isfinite(r.epochs[1].val_loss));
-  EXPECT_EQ(r.latency.at("items"), 3);
+  ASSERT_TRUE(r.latency);
+  EXPECT_EQ(r.latency->items, 3);
 }
 
 }  // namespace

@@ -132,7 +132,7 @@ results::RunRequest tiny_request(backend::Mode mode, int64_t batch) {
 TEST(Runner, MeasuresTrainingAndInference) {
   auto b = backend::make_backend("torch");
   const model::Model m = model::zoo::get("mnist-mlp");
-  bench::Peak peak;
+  machine::Peak peak;
   peak.gflops = 100;
   for (auto mode : {backend::Mode::kTrain, backend::Mode::kInfer}) {
     const auto r = bench::run(*b, m, tiny_request(mode, 16), peak);
@@ -150,9 +150,9 @@ TEST(Runner, MeasuresTrainingAndInference) {
 
 TEST(Runner, BatchTooLargeForMemoryIsAnOomResult) {
   auto b = backend::make_backend("torch");
-  const auto r =
-      bench::run(*b, model::zoo::get("fcn-s"),
-                 tiny_request(backend::Mode::kTrain, 50000000), bench::Peak{});
+  const auto r = bench::run(*b, model::zoo::get("fcn-s"),
+                            tiny_request(backend::Mode::kTrain, 50000000),
+                            machine::Peak{});
   EXPECT_EQ(r.state, results::State::kOom);
   EXPECT_NE(r.message.find("GiB"), std::string::npos);
 }
@@ -164,7 +164,7 @@ TEST(Runner, AllocationFailureIsAnOomResult) {
   req.memory_check = false;
   req.distinct_batches = 1;
   const auto r =
-      bench::run(*b, model::zoo::get("mnist-mlp"), req, bench::Peak{});
+      bench::run(*b, model::zoo::get("mnist-mlp"), req, machine::Peak{});
   EXPECT_EQ(r.state, results::State::kOom) << r.message;
 }
 
@@ -175,7 +175,7 @@ TEST(Runner, DivergingTrainingIsAFailedResultNamingTheStep) {
   req.options.momentum = 0;
   req.warmup = {5, 0, 5};
   const auto r =
-      bench::run(*b, model::zoo::get("mnist-mlp"), req, bench::Peak{});
+      bench::run(*b, model::zoo::get("mnist-mlp"), req, machine::Peak{});
   EXPECT_EQ(r.state, results::State::kFailed);
   EXPECT_NE(r.message.find("after step"), std::string::npos) << r.message;
 }

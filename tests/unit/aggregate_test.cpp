@@ -10,7 +10,7 @@ namespace {
 TrainRun run(uint64_t seed, const std::string& state, double t) {
   TrainRun r;
   r.seed = seed;
-  r.state = state;
+  r.state = results::state_from_name(state);
   r.time_to_target = t;
   r.target = 0.9;
   return r;

@@ -1,23 +1,29 @@
-#include "bench/environment.h"
+#include "machine/environment.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <fstream>
+#include <set>
+#include <sstream>
 
-#include "bench/env_fixes.h"
+#include "machine/env_fixes.h"
 
-namespace nnbench::bench {
+namespace nnbench::machine {
 namespace {
 
 TEST(Environment, CapturesThisMachine) {
   const Environment e = capture_environment();
-  EXPECT_FALSE(e.cpu_model.empty());
+  EXPECT_FALSE(e.cpu.name.empty());
   EXPECT_GE(e.logical_cpus, 1);
   EXPECT_GE(e.usable_cpus, 1);
   EXPECT_LE(e.usable_cpus, e.logical_cpus);
-  EXPECT_GE(e.physical_cores, 1);
-  EXPECT_LE(e.physical_cores, e.logical_cpus);
+  // hwloc's count of processing units is the online CPUs sysconf counts.
+  EXPECT_EQ(e.cpu.logical_cpus, e.logical_cpus);
+  EXPECT_GE(e.cpu.cores, 1);
+  EXPECT_LE(e.cpu.cores, e.cpu.logical_cpus);
+  EXPECT_GE(e.cpu.packages, 1);
   EXPECT_GT(e.memory_total_gib, 0);
   EXPECT_LE(e.memory_available_gib, e.memory_total_gib);
   EXPECT_FALSE(e.kernel.empty());
@@ -49,33 +55,20 @@ TEST(Environment, WarningsFollowTheFacts) {
 
 TEST(Environment, JsonHasTheStructsKeys) {
   const nlohmann::json j = to_json(capture_environment());
-  for (const char* key : {"cpu_model",
-                          "isa",
-                          "bf16_path",
-                          "logical_cpus",
-                          "usable_cpus",
-                          "physical_cores",
-                          "memory_total_gib",
-                          "memory_available_gib",
-                          "os",
-                          "kernel",
-                          "compiler",
-                          "backends",
-                          "openblas_config",
-                          "openblas_core",
-                          "openblas_threading",
-                          "blas_libraries",
-                          "thread_env",
-                          "nnbench_version",
-                          "git_revision",
-                          "fixes_applied",
-                          "warnings"}) {
+  for (const char* key :
+       {"cpu", "bf16_path", "logical_cpus", "usable_cpus", "memory_total_gib",
+        "memory_available_gib", "os", "kernel", "compiler", "backends",
+        "openblas_config", "openblas_core", "openblas_threading",
+        "blas_libraries", "thread_env", "nnbench_version", "git_revision",
+        "fixes_applied", "warnings"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
-  EXPECT_TRUE(j["cpu_model"].is_string());
+  EXPECT_TRUE(j["cpu"]["name"].is_string());
+  EXPECT_TRUE(j["cpu"]["microarchitecture"].is_string());
+  EXPECT_TRUE(j["cpu"]["caches"].is_array());
   EXPECT_TRUE(j["logical_cpus"].is_number_integer());
   EXPECT_TRUE(j["memory_total_gib"].is_number());
-  EXPECT_TRUE(j["isa"].is_array());
+  EXPECT_TRUE(j["cpu"]["isa"].is_array());
   EXPECT_TRUE(j["thread_env"].is_object());
   EXPECT_FALSE(j["openblas_core"].get<std::string>().empty());
 }
@@ -141,4 +134,62 @@ TEST(Environment, Bf16PathOfThisCpu) {
 }
 
 }  // namespace
-}  // namespace nnbench::bench
+}  // namespace nnbench::machine
+
+namespace nnbench::machine {
+namespace {
+
+// Family/model numbers from AMD's and Intel's processor documentation: the
+// table covers what Debian's libcpuinfo predates and nothing older.
+TEST(Cpu, MicroarchitectureTableKnowsTheCpusLibcpuinfoPredates) {
+  EXPECT_EQ(microarchitecture_from_model("AuthenticAMD", 0x19, 0x11), "Zen 4");
+  EXPECT_EQ(microarchitecture_from_model("AuthenticAMD", 0x19, 0x61), "Zen 4");
+  EXPECT_EQ(microarchitecture_from_model("AuthenticAMD", 0x1a, 0x02), "Zen 5");
+  EXPECT_EQ(microarchitecture_from_model("GenuineIntel", 6, 0x8f),
+            "Sapphire Rapids");
+  EXPECT_EQ(microarchitecture_from_model("GenuineIntel", 6, 0xcf),
+            "Emerald Rapids");
+  // Older ones are libcpuinfo's to name: Milan (Zen 3), Cascade Lake.
+  EXPECT_EQ(microarchitecture_from_model("AuthenticAMD", 0x19, 0x01), "");
+  EXPECT_EQ(microarchitecture_from_model("GenuineIntel", 6, 0x55), "");
+  EXPECT_EQ(microarchitecture_from_model("", -1, -1), "");
+}
+
+// What hwloc and libcpuinfo report agrees with the kernel's own view.
+TEST(Cpu, DescriptionAgreesWithTheKernel) {
+  const Environment e = capture_environment();
+  const Cpu& c = e.cpu;
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, vendor;
+  int family = -1;
+  std::set<std::string> flags;
+  while (std::getline(in, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    const std::string value = line.substr(colon + 1);
+    if (key == "vendor_id" && vendor.empty())
+      vendor = value.substr(value.find_first_not_of(' '));
+    if (key == "cpu family" && family < 0) family = std::stoi(value);
+    if (key == "flags" && flags.empty()) {
+      std::istringstream words(value);
+      for (std::string f; words >> f;) flags.insert(f);
+    }
+  }
+  if (vendor.empty())
+    GTEST_SKIP() << "/proc/cpuinfo has no vendor_id (not x86)";
+  EXPECT_EQ(c.vendor, vendor);
+  EXPECT_EQ(c.family, family);
+  // Every extension recorded is one the kernel lists, whoever reported it.
+  for (const auto& f : c.isa) EXPECT_TRUE(flags.count(f)) << f;
+  for (const char* f : {"avx2", "avx512f", "avx512_bf16", "amx_bf16"})
+    EXPECT_EQ(flags.count(f) > 0,
+              std::find(c.isa.begin(), c.isa.end(), f) != c.isa.end())
+        << f;
+  EXPECT_EQ(c.isa.size(), c.isa_source.size());
+  EXPECT_FALSE(c.libraries.at("hwloc").empty());
+}
+
+}  // namespace
+}  // namespace nnbench::machine

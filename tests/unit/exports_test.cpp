@@ -40,7 +40,7 @@ TrainRun run(const std::string& state = "converged") {
   r.backend_version = "nnbench reference 1";
   r.model = "fmnist-cnn";
   r.seed = 5;
-  r.state = state;
+  r.state = results::state_from_name(state);
   r.target = 0.92;
   r.start_unix_ms = kStart;
   r.init_seconds = 2.5;
@@ -107,10 +107,15 @@ TEST(Exports, DawnbenchInferenceEntryIsTheMeanLatencyAndItsCost) {
   TrainRun r = run();
   EXPECT_FALSE(dawnbench_inference_entry(r, info(true)));  // not measured
   // Mean and median differ so that the wrong statistic fails.
-  r.latency = {{"items", 10000},         {"batch", 1},
-               {"mean_seconds", 0.0025}, {"p50_seconds", 0.002},
-               {"p90_seconds", 0.003},   {"p99_seconds", 0.004},
-               {"max_seconds", 0.01},    {"accuracy", 0.931}};
+  results::Latency l;
+  l.items = 10000;
+  l.mean = 0.0025;
+  l.p50 = 0.002;
+  l.p90 = 0.003;
+  l.p99 = 0.004;
+  l.max = 0.01;
+  l.accuracy = 0.931;
+  r.latency = l;
   const auto j = dawnbench_inference_entry(r, info(true));
   ASSERT_TRUE(j);
   // test_infer_file_has_required_fields.

@@ -28,13 +28,17 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"results", {"backend", "tensor", "model", "util"}},
       {"data", {"tensor", "model", "util"}},
       {"cost", {"util"}},
-      {"bench", {"results", "backend", "data", "tensor", "model", "util"}},
+      {"machine", {"backend", "tensor", "model", "util"}},
+      {"verify",
+       {"machine", "results", "backend", "data", "tensor", "model", "util"}},
+      {"bench",
+       {"machine", "results", "backend", "data", "tensor", "model", "util"}},
       {"train",
-       {"bench", "results", "backend", "data", "cost", "tensor", "model",
-        "util"}},
+       {"bench", "machine", "results", "backend", "data", "cost", "tensor",
+        "model", "util"}},
       {"cli",
-       {"backends", "train", "bench", "results", "backend", "data", "cost",
-        "tensor", "model", "util"}},
+       {"backends", "train", "bench", "verify", "machine", "results", "backend",
+        "data", "cost", "tensor", "model", "util"}},
   };
   return table;
 }

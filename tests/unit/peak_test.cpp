@@ -1,10 +1,10 @@
-#include "bench/peak.h"
+#include "machine/peak.h"
 
 #include <cblas.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
-namespace nnbench::bench {
+namespace nnbench::machine {
 namespace {
 
 TEST(Peak, SmallGemmCalibration) {
@@ -57,4 +57,4 @@ TEST(Peak, JsonKeys) {
 }
 
 }  // namespace
-}  // namespace nnbench::bench
+}  // namespace nnbench::machine

@@ -2,9 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <new>
 
+#include "backend/backend.h"
 #include "bench/statistics.h"
 #include "results/result.h"
+#include "results/training.h"
 #include "util/error.h"
 
 namespace nnbench::results {
@@ -45,7 +49,7 @@ TEST(Results, RunResultRoundTrips) {
 
 TEST(Results, ReportRoundTripsThroughText) {
   Report rep;
-  rep.environment = {{"cpu_model", "x"}};
+  rep.environment = {{"cpu", {{"name", "x"}}}};
   rep.peak = {{"gflops", 300.0}};
   rep.results = {sample_result(), sample_result()};
   rep.results[1].state = State::kOom;
@@ -63,11 +67,151 @@ TEST(Results, StatesHaveStableNames) {
   EXPECT_THROW(state_from_name("crashed?"), Error);
 }
 
-TEST(Results, NewerSchemaIsRejected) {
+TEST(Results, NewerAndOlderSchemasAreRejectedNamingTheVersion) {
   Report rep;
   auto j = to_json(rep);
-  j["schema_version"] = kSchemaVersion + 1;
-  EXPECT_THROW(report_from_json(j), Error);
+  for (int v : {kSchemaVersion + 1, 1}) {
+    j["schema_version"] = v;
+    try {
+      report_from_json(j);
+      ADD_FAILURE() << "version " << v << " was read";
+    } catch (const Error& e) {
+      EXPECT_NE(
+          std::string(e.what()).find("schema_version " + std::to_string(v)),
+          std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// A file written by nnbench at schema 2 (commit 98e171b, `nnbench run
+// --verify ... --out`), kept as it was written.
+TEST(Results, SchemaTwoFileStillLoads) {
+  std::ifstream in(std::string(NNBENCH_SOURCE_DIR) +
+                   "/tests/data/results_schema2.json");
+  ASSERT_TRUE(in) << "fixture missing";
+  const nlohmann::json raw = nlohmann::json::parse(in);
+  ASSERT_EQ(raw["schema_version"], 2);
+  const Report r = report_from_json(raw);
+  ASSERT_EQ(r.results.size(), 1u);
+  const RunResult& x = r.results[0];
+  EXPECT_EQ(x.state, State::kOk);
+  EXPECT_EQ(x.backend, "reference");
+  EXPECT_EQ(x.samples.size(), raw["results"][0]["samples_seconds"].size());
+  EXPECT_EQ(x.stats.n, 3);
+  // Schema 2 dropped the verification it was given: none to read back.
+  EXPECT_FALSE(x.verification);
+  // The environment's CPU fields moved into `cpu`, values unchanged.
+  EXPECT_EQ(r.environment["cpu"]["name"], raw["environment"]["cpu_model"]);
+  EXPECT_EQ(r.environment["cpu"]["isa"], raw["environment"]["isa"]);
+  EXPECT_EQ(r.environment["cpu"]["microarchitecture_source"],
+            "not recorded (schema 2)");
+  EXPECT_FALSE(r.environment.contains("cpu_model"));
+  // Written again, it is a schema 3 file that reads back the same.
+  const nlohmann::json again = to_json(r);
+  EXPECT_EQ(again["schema_version"], 3);
+  EXPECT_EQ(again["results"][0]["kind"], "throughput");
+  EXPECT_EQ(to_json(report_from_json(again)), again);
+}
+
+TEST(Results, VerificationIsWrittenAndReadBack) {
+  RunResult r = sample_result();
+  Verification v;
+  v.model = "mnist-mlp";
+  v.oracle = "reference";
+  v.candidate = "torch";
+  v.precision = "fp32";
+  v.batch = 4;
+  v.verdict = Verdict::kFail;
+  v.message = "loss 3e-3 > 1e-4";
+  v.checks = {{"loss", 3e-3, 1e-4, false},
+              {"output (infer)", std::nan(""), 1e-4, false}};
+  r.verification = v;
+  const auto j = to_json(r);
+  EXPECT_EQ(j["verification"]["verdict"], "FAIL");
+  EXPECT_TRUE(j["verification"]["checks"][1]["max_relative_error"].is_null());
+  const RunResult back = run_result_from_json(j);
+  ASSERT_TRUE(back.verification);
+  EXPECT_EQ(back.verification->verdict, Verdict::kFail);
+  EXPECT_EQ(back.verification->checks[0].error, 3e-3);
+  EXPECT_EQ(to_json(back), j);
+  EXPECT_TRUE(to_json(sample_result())["verification"].is_null());
+}
+
+TEST(Results, TrainRunRoundTripsWithTheSharedFields) {
+  TrainRun r;
+  r.model = "fmnist-cnn";
+  r.model_hash = "sha256:def";
+  r.backend = "onednn";
+  r.backend_version = "oneDNN 2.6.3";
+  r.effective = {{"threads", "2"}};
+  r.state = State::kConverged;
+  r.task = "fashion-mnist-92";
+  r.seed = 3;
+  r.target = 0.92;
+  r.time_to_target = 20.5;
+  r.epochs = {{1, 0.1, 10, 10, 1, 0, 0.4, 0.85, 0.38, 0.9, 11},
+              {2, 0.05, 20.5, 10.5, 1, 0, 0.3, 0.9, 0.3, 0.921, 23}};
+  Latency l;
+  l.items = 100;
+  l.mean = 0.001;
+  r.latency = l;
+  const auto j = to_json(r);
+  EXPECT_EQ(j["kind"], "training");
+  EXPECT_EQ(j["state"], "converged");
+  EXPECT_EQ(j["time_to_target_seconds"], 20.5);
+  // The same shape for the shared fields as a throughput record.
+  const auto t = to_json(sample_result());
+  for (const char* key : {"model", "backend", "effective", "state", "message",
+                          "oom_source", "validity", "cpu_usage"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+    EXPECT_TRUE(t.contains(key)) << key;
+  }
+  EXPECT_EQ(to_json(train_run_from_json(j)), j);
+}
+
+// One mapping from exceptions to states for every harness.
+TEST(Results, ClassifyMapsEachExceptionToItsState) {
+  const auto of = [](auto&& thrower) {
+    try {
+      thrower();
+    } catch (...) {
+      return classify(std::current_exception());
+    }
+    return Outcome{};
+  };
+  Outcome o = of([] { throw backend::Unimplemented("layer lstm"); });
+  EXPECT_EQ(o.state, State::kUnimplemented);
+  EXPECT_EQ(o.message, "layer lstm");
+  o = of([] { throw backend::OutOfMemory("cuda"); });
+  EXPECT_EQ(o.state, State::kOom);
+  EXPECT_EQ(o.oom_source, "allocation");
+  o = of([] { throw std::bad_alloc(); });
+  EXPECT_EQ(o.state, State::kOom);
+  EXPECT_EQ(o.oom_source, "allocation");
+  o = of([] { throw Error("nesterov needs momentum"); });
+  EXPECT_EQ(o.state, State::kInvalidArgs);
+  o = of([] { throw std::runtime_error("primitive failed"); });
+  EXPECT_EQ(o.state, State::kFailed);
+  o = of([] { throw 42; });
+  EXPECT_EQ(o.state, State::kFailed);
+  o = of([] { throw RunError(State::kOom, "too big", "estimate"); });
+  EXPECT_EQ(o.state, State::kOom);
+  EXPECT_EQ(o.oom_source, "estimate");
+  o = of([] { throw RunError(State::kFailed, "loss is nan", "estimate"); });
+  EXPECT_EQ(o.oom_source, "");  // only oom carries a source
+}
+
+TEST(Results, FailureStatesAreTheFourFailures) {
+  int failures = 0;
+  for (const char* s :
+       {"ok", "converged", "not_converged", "completed", "stopped", "oom",
+        "unimplemented", "invalid_args", "failed"}) {
+    const State st = state_from_name(s);
+    EXPECT_EQ(state_name(st), s);
+    failures += is_failure(st);
+  }
+  EXPECT_EQ(failures, 4);
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ TEST(OomSource, EstimateRefusesBeforeAnyAllocation) {
   if (!std::ifstream("/proc/meminfo")) GTEST_SKIP() << "no /proc/meminfo";
   ScriptedBackend b(Script{});
   const auto r =
-      run(b, model::zoo::get("fcn-s"), request(1'000'000'000), Peak{});
+      run(b, model::zoo::get("fcn-s"), request(1'000'000'000), machine::Peak{});
   EXPECT_EQ(r.state, results::State::kOom);
   EXPECT_EQ(r.oom_source, "estimate");
   EXPECT_EQ(b.record.compiles, 0);
@@ -43,7 +43,8 @@ TEST(OomSource, BackendOutOfMemoryIsAnAllocationFailure) {
   Script s;
   s.oom_in_compile = true;
   ScriptedBackend b(s);
-  const auto r = run(b, model::zoo::get("mnist-mlp"), request(2), Peak{});
+  const auto r =
+      run(b, model::zoo::get("mnist-mlp"), request(2), machine::Peak{});
   EXPECT_EQ(r.state, results::State::kOom);
   EXPECT_EQ(r.oom_source, "allocation");
   EXPECT_EQ(b.record.compiles, 1);
@@ -53,7 +54,8 @@ TEST(OomSource, BadAllocInAStepIsAnAllocationFailure) {
   Script s;
   s.bad_alloc_in_step = true;
   ScriptedBackend b(s);
-  const auto r = run(b, model::zoo::get("mnist-mlp"), request(2), Peak{});
+  const auto r =
+      run(b, model::zoo::get("mnist-mlp"), request(2), machine::Peak{});
   EXPECT_EQ(r.state, results::State::kOom);
   EXPECT_EQ(r.oom_source, "allocation");
 }

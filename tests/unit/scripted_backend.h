@@ -134,6 +134,10 @@ class ScriptedBackend : public backend::Backend {
   backend::Description describe() const override {
     return {name(), {}, {"cpu"}, {"fp32"}, {"sgd"}};
   }
+  backend::Support supports(const model::Layer&,
+                            const backend::Options& o) const override {
+    return backend::supports_options(describe(), o);
+  }
   std::unique_ptr<backend::Executable> compile(
       const model::Model& m, const backend::Options&,
       const backend::Shapes&) override {

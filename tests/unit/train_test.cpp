@@ -41,7 +41,7 @@ TEST(Schedule, ShapesOverARun) {
 TrainRun run(uint64_t seed, const std::string& state, double t) {
   TrainRun r;
   r.seed = seed;
-  r.state = state;
+  r.state = results::state_from_name(state);
   r.time_to_target = t;
   return r;
 }

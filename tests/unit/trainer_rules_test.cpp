@@ -67,7 +67,7 @@ TEST(TimeToTarget, ReadAtTheFirstEpochThatReachesTheTarget) {
   s.infer_seconds = 0.25;
   ScriptedBackend b(s);
   const TrainRun r = train_task(b, task(0.8, 4), tiny(), {});
-  ASSERT_EQ(r.state, "converged") << r.message;
+  ASSERT_EQ(results::state_name(r.state), "converged") << r.message;
   ASSERT_EQ(r.epochs.size(), 3u);  // stopped at epoch 3, never ran epoch 4
   EXPECT_EQ(b.record.train_steps, 3 * kStepsPerEpoch);
   EXPECT_DOUBLE_EQ(r.epochs[0].val_accuracy, 0.25);
@@ -96,7 +96,7 @@ TEST(TimeToTarget, IncludeEvalTimeCountsEveryEvaluationUpToTheTarget) {
   TrainOptions o;
   o.include_eval_time = true;
   const TrainRun r = train_task(b, task(0.8, 4), tiny(), o);
-  ASSERT_EQ(r.state, "converged") << r.message;
+  ASSERT_EQ(results::state_name(r.state), "converged") << r.message;
   ASSERT_EQ(r.epochs.size(), 3u);
   const double own =
       sum_to(b.record.train_seconds, 3) + sum_to(b.record.infer_seconds, 3);
@@ -112,7 +112,7 @@ TEST(TimeToTarget, NeverReachedWithinTheEpochBudgetIsNotConverged) {
   s.val_accuracy = {0.125, 0.25, 0.375};
   ScriptedBackend b(s);
   const TrainRun r = train_task(b, task(0.9, 3), tiny(), {});
-  EXPECT_EQ(r.state, "not_converged");
+  EXPECT_EQ(results::state_name(r.state), "not_converged");
   EXPECT_EQ(r.epochs.size(), 3u);
   EXPECT_EQ(b.record.train_steps, 3 * kStepsPerEpoch);
   EXPECT_TRUE(to_json(r)["time_to_target_seconds"].is_null());
@@ -130,7 +130,7 @@ TEST(TimeToTarget, NeverReachedWithinTheTimeBudgetIsNotConverged) {
   TrainOptions o;
   o.max_seconds = 0.09;
   const TrainRun r = train_task(b, task(0.9, 10), tiny(), o);
-  EXPECT_EQ(r.state, "not_converged");
+  EXPECT_EQ(results::state_name(r.state), "not_converged");
   ASSERT_GE(r.epochs.size(), 1u);
   ASSERT_LE(r.epochs.size(), 2u);
   EXPECT_GE(r.epochs.back().train_seconds, 0.09);
@@ -147,7 +147,7 @@ TEST(TimeToTarget, NanLossFailsTheRunNamingTheEpoch) {
   s.loss = {1.0, std::nan("")};
   ScriptedBackend b(s);
   const TrainRun r = train_task(b, task(0.9, 3), tiny(), {});
-  EXPECT_EQ(r.state, "failed");
+  EXPECT_EQ(results::state_name(r.state), "failed");
   EXPECT_NE(r.message.find("nan"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("epoch 2"), std::string::npos) << r.message;
   EXPECT_EQ(r.epochs.size(), 1u);
@@ -160,7 +160,7 @@ TEST(TimeToTarget, InfiniteLossFailsTooInTheFirstEpoch) {
   s.loss = {INFINITY};
   ScriptedBackend b(s);
   const TrainRun r = train_task(b, task(0.9, 3), tiny(), {});
-  EXPECT_EQ(r.state, "failed");
+  EXPECT_EQ(results::state_name(r.state), "failed");
   EXPECT_NE(r.message.find("epoch 1"), std::string::npos) << r.message;
   EXPECT_TRUE(r.epochs.empty());
 }
@@ -172,7 +172,7 @@ TEST(TimeToTarget, FixedEpochRunsComplete) {
   s.val_accuracy = {1.0};
   ScriptedBackend b(s);
   const TrainRun r = train_task(b, task(0, 2), tiny(), {});
-  EXPECT_EQ(r.state, "completed");
+  EXPECT_EQ(results::state_name(r.state), "completed");
   EXPECT_EQ(r.epochs.size(), 2u);
   EXPECT_EQ(b.record.train_steps, 2 * kStepsPerEpoch);
 }
@@ -187,7 +187,7 @@ TEST(TimeToTarget, FixedEpochRunCutShortByTheTimeBudgetIsStopped) {
   TrainOptions o;
   o.max_seconds = 0.1;
   const TrainRun r = train_task(b, task(0, 4), tiny(), o);
-  EXPECT_EQ(r.state, "stopped");
+  EXPECT_EQ(results::state_name(r.state), "stopped");
   EXPECT_EQ(r.epochs.size(), 1u);
   EXPECT_EQ(b.record.train_steps, kStepsPerEpoch);
   EXPECT_NE(r.message.find("after 1 of 4 epochs"), std::string::npos)
@@ -202,7 +202,7 @@ TEST(TimeToTarget, BudgetReachedInTheLastEpochStillCompletes) {
   TrainOptions o;
   o.max_seconds = 0.1;
   const TrainRun r = train_task(b, task(0, 1), tiny(), o);
-  EXPECT_EQ(r.state, "completed") << r.message;
+  EXPECT_EQ(results::state_name(r.state), "completed") << r.message;
 }
 
 // Any exception from the backend becomes the run's state, never an escape
@@ -212,13 +212,13 @@ TEST(TimeToTarget, ABackendErrorIsARunStateNotAnEscape) {
   s.throw_in_step = "scripted: unknown batch size 4";
   ScriptedBackend b(s);
   const TrainRun r = train_task(b, task(0.9, 3), tiny(), {});
-  EXPECT_EQ(r.state, "invalid_args");
+  EXPECT_EQ(results::state_name(r.state), "invalid_args");
   EXPECT_EQ(r.message, "scripted: unknown batch size 4");
   s.throw_in_step.clear();
   s.runtime_error_in_step = "scripted: primitive failed";
   ScriptedBackend c(s);
   const TrainRun f = train_task(c, task(0.9, 3), tiny(), {});
-  EXPECT_EQ(f.state, "failed");
+  EXPECT_EQ(results::state_name(f.state), "failed");
   EXPECT_EQ(f.message, "scripted: primitive failed");
 }
 
@@ -228,7 +228,7 @@ TEST(TimeToTarget, OutOfMemoryInCompileIsAnOomRun) {
   s.oom_in_compile = true;
   ScriptedBackend b(s);
   const TrainRun r = train_task(b, task(0.9, 3), tiny(), {});
-  EXPECT_EQ(r.state, "oom");
+  EXPECT_EQ(results::state_name(r.state), "oom");
   EXPECT_TRUE(r.epochs.empty());
 }
 

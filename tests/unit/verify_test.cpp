@@ -1,5 +1,5 @@
 // The comparison arithmetic of verification, on hand-made tensors.
-#include "bench/verify.h"
+#include "verify/verify.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "model/zoo/zoo.h"
 
-namespace nnbench::bench {
+namespace nnbench::verify {
 namespace {
 
 host::Tensor t(std::vector<float> v) {
@@ -55,4 +55,4 @@ TEST(Verify, WithoutDropoutZeroesEveryDropoutOnly) {
 }
 
 }  // namespace
-}  // namespace nnbench::bench
+}  // namespace nnbench::verify

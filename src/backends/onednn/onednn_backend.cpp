@@ -46,6 +46,21 @@ class OnednnBackend : public backend::Backend {
             precisions,
             backend::known_optimizers()};
   }
+  backend::Support supports(const model::Layer& l,
+                            const backend::Options& o) const override {
+    if (auto s = backend::supports_options(describe(), o); !s) return s;
+    // The gaps check_supported finds from attributes alone; those that
+    // depend on shapes (linear on [T,F], average pooling in ceil mode with
+    // padding) are found by compile.
+    if (l.op == model::Op::kLstm)
+      return backend::Support::no("layer '" + l.name +
+                                  "' (lstm): oneDNN's RNN primitive is not "
+                                  "wired up");
+    if (l.op == model::Op::kLrn && l.size % 2 == 0)
+      return backend::Support::no("layer '" + l.name + "' (lrn): even size " +
+                                  std::to_string(l.size));
+    return backend::Support::yes();
+  }
   std::unique_ptr<backend::Executable> compile(
       const model::Model& m, const backend::Options& o,
       const backend::Shapes& shapes) override {

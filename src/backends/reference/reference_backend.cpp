@@ -120,6 +120,11 @@ class ReferenceBackend : public backend::Backend {
   backend::Description describe() const override {
     return {name(), {}, {"cpu"}, {"fp32"}, backend::known_optimizers()};
   }
+  // Every op of the description: it is the oracle.
+  backend::Support supports(const model::Layer& /*layer*/,
+                            const Options& o) const override {
+    return backend::supports_options(describe(), o);
+  }
   // Dynamic shapes: any batch size runs, so `shapes` needs no preparation.
   std::unique_ptr<backend::Executable> compile(
       const model::Model& m, const Options& o,

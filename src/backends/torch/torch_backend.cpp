@@ -204,6 +204,11 @@ class TorchBackend : public backend::Backend {
             {"fp32"},
             backend::known_optimizers()};
   }
+  // Every op of the description (network.cpp maps each to torch).
+  backend::Support supports(const model::Layer& /*layer*/,
+                            const Options& o) const override {
+    return backend::supports_options(describe(), o);
+  }
   // Dynamic shapes: any batch size runs, so `shapes` needs no preparation.
   std::unique_ptr<backend::Executable> compile(
       const model::Model& m, const Options& o,

@@ -2,14 +2,14 @@
 // Same weights, same function: runs one batch through an oracle backend
 // (the reference) and a candidate, and compares outputs, loss, parameter
 // gradients after one training step, and parameters after the update.
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
 #include "model/model.h"
+#include "results/verification.h"
 
-namespace nnbench::bench {
+namespace nnbench::verify {
 
 // Error of a tensor: ||a - b||_2 / max(||b||_2, 1e-6), b the oracle's.
 // Normwise, not elementwise: elements near zero (most gradients) do not
@@ -31,28 +31,18 @@ struct Tolerances {
 // model, for tensors that are zero in exact arithmetic.
 Tolerances tolerances_for(const std::string& precision);
 
-struct TensorCheck {
-  std::string what;  // "output (infer)", "loss", "gradient <name>", ...
-  double error = 0, tolerance = 0;
-  bool pass = false;
-};
-
-enum class Verdict { kPass, kFail, kUnimplemented };
-std::string verdict_name(Verdict v);
-
-struct Verification {
-  std::string model, oracle, candidate, precision;
-  int64_t batch = 0;
-  Verdict verdict = Verdict::kPass;
-  std::string message;  // the worst failing check, or why unimplemented
-  std::vector<TensorCheck> checks;
-};
+// The record types live with the other results (results/verification.h).
+using results::TensorCheck;
+using results::Verdict;
+using results::verdict_name;
+using results::Verification;
 
 struct VerifyOptions {
   int64_t batch = 4;
   uint64_t seed = 1;
   int threads = 0;
   std::string precision = "fp32";  // of the candidate; the oracle runs fp32
+  std::string device = "cpu";      // of the candidate; the oracle's is cpu
 };
 
 // Dropout masks come from each backend's own generator, so verification
@@ -62,6 +52,4 @@ model::Model without_dropout(const model::Model& m);
 Verification verify(backend::Backend& oracle, backend::Backend& candidate,
                     const model::Model& m, const VerifyOptions& options);
 
-nlohmann::json to_json(const Verification& v);
-
-}  // namespace nnbench::bench
+}  // namespace nnbench::verify

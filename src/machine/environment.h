@@ -7,20 +7,20 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "machine/cpu.h"
 
-namespace nnbench::bench {
+namespace nnbench::machine {
 
 struct Environment {
-  std::string cpu_model;
-  std::vector<std::string> isa;  // selected flags: sse4_2 avx avx2 fma
-                                 // avx512f avx512_bf16 amx_bf16 amx_tile ...
+  // hwloc and libcpuinfo's view: name, microarchitecture, ISA extensions,
+  // caches, topology (machine/cpu.h).
+  Cpu cpu;
   // How bf16 arithmetic runs on this CPU: "AMX (amx_bf16)", "AVX-512 BF16
   // (avx512_bf16)" or "none (no bf16 instructions)". Results at bf16 differ
   // by an order of magnitude between the first two.
   std::string bf16_path;
   int logical_cpus = 0;  // online CPUs
   int usable_cpus = 0;   // CPUs in this process's affinity mask
-  int physical_cores = 0;
   double memory_total_gib = 0, memory_available_gib = 0;
   std::string os;      // /etc/os-release PRETTY_NAME
   std::string kernel;  // uname -r
@@ -44,7 +44,7 @@ Environment capture_environment();
 
 nlohmann::json to_json(const Environment& e);
 
-// The bf16 path named from the CPU's flags (the `isa` list).
+// The bf16 path named from the CPU's ISA extensions (Cpu::isa).
 std::string bf16_path(const std::vector<std::string>& isa);
 
-}  // namespace nnbench::bench
+}  // namespace nnbench::machine

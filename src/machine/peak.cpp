@@ -1,4 +1,4 @@
-#include "bench/peak.h"
+#include "machine/peak.h"
 
 #include <cblas.h>
 #include <dlfcn.h>
@@ -9,16 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "util/clock.h"
 #include "util/error.h"
 
-namespace nnbench::bench {
+namespace nnbench::machine {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using util::Clock;
+using util::seconds_since;
 
 // The OpenMP OpenBLAS forwards openblas_set_num_threads to
 // omp_set_num_threads, which would silently change LibTorch's pool too, so
@@ -103,4 +101,4 @@ nlohmann::json to_json(const Peak& p) {
           {"seconds", p.seconds}};
 }
 
-}  // namespace nnbench::bench
+}  // namespace nnbench::machine

@@ -1,8 +1,8 @@
-#include "bench/threads.h"
+#include "machine/threads.h"
 
 #include <sched.h>
 
-namespace nnbench::bench {
+namespace nnbench::machine {
 
 int resolve_threads(int requested) {
   if (requested > 0) return requested;
@@ -13,4 +13,4 @@ int resolve_threads(int requested) {
   return n > 0 ? n : 1;
 }
 
-}  // namespace nnbench::bench
+}  // namespace nnbench::machine

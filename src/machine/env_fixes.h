@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace nnbench::bench {
+namespace nnbench::machine {
 
 // Call first thing in main. If a fix is needed and NNBENCH_NO_ENV_FIXES is
 // unset, sets the variables and execv()s /proc/self/exe with the same argv
@@ -21,4 +21,4 @@ std::vector<std::string> apply_environment_fixes(char** argv);
 // The fixes applied in this process (empty if none or disabled).
 const std::vector<std::string>& environment_fixes();
 
-}  // namespace nnbench::bench
+}  // namespace nnbench::machine

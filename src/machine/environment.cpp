@@ -1,4 +1,4 @@
-#include "bench/environment.h"
+#include "machine/environment.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -17,7 +17,7 @@
 #include <thread>
 #include <utility>
 
-#include "bench/env_fixes.h"
+#include "machine/env_fixes.h"
 
 #ifndef NNBENCH_VERSION
 #define NNBENCH_VERSION "unknown"
@@ -28,7 +28,7 @@
 
 extern char** environ;
 
-namespace nnbench::bench {
+namespace nnbench::machine {
 namespace {
 
 // Each probe runs on its own so that one failure leaves the rest captured.
@@ -71,50 +71,20 @@ std::string lookup(const std::string& path, const std::string& key, char sep) {
   return "";
 }
 
-struct CpuInfo {
-  std::string model;
-  std::set<std::string> flags;
-  int physical_cores = 0;  // 0 when /proc/cpuinfo has no topology
-};
-
-void parse_cpuinfo_line(const std::string& key, const std::string& value,
-                        CpuInfo& cpu, std::string& physical_id,
-                        std::set<std::pair<std::string, std::string>>& cores) {
-  if (key == "model name" && cpu.model.empty()) cpu.model = value;
-  if (key == "flags" && cpu.flags.empty()) {
-    std::istringstream words(value);
-    for (std::string f; words >> f;) cpu.flags.insert(f);
-  }
-  if (key == "processor") physical_id.clear();
-  if (key == "physical id") physical_id = value;
-  if (key == "core id") cores.emplace(physical_id, value);
-}
-
-CpuInfo read_cpuinfo() {
-  CpuInfo cpu;
-  std::string physical_id;
-  std::set<std::pair<std::string, std::string>> cores;
+// The kernel's CPU flags: the hypervisor bit, and the ISA extensions this
+// libcpuinfo cannot query (machine/cpu.cpp).
+std::set<std::string> kernel_cpu_flags() {
   std::ifstream in("/proc/cpuinfo");
+  std::set<std::string> flags;
   for (std::string line; std::getline(in, line);) {
     const auto pos = line.find(':');
-    if (pos == std::string::npos) continue;
-    parse_cpuinfo_line(trim(line.substr(0, pos)), trim(line.substr(pos + 1)),
-                       cpu, physical_id, cores);
+    if (pos == std::string::npos || trim(line.substr(0, pos)) != "flags")
+      continue;
+    std::istringstream words(line.substr(pos + 1));
+    for (std::string f; words >> f;) flags.insert(f);
+    break;
   }
-  cpu.physical_cores = static_cast<int>(cores.size());
-  return cpu;
-}
-
-std::vector<std::string> selected_isa(const std::set<std::string>& flags) {
-  static const char* const kWanted[] = {
-      "sse4_2",   "avx",      "avx2",        "fma",         "avx512f",
-      "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16",
-      "amx_tile", "amx_bf16", "amx_int8"};
-  std::vector<std::string> isa;
-  for (const char* f : kWanted) {
-    if (flags.count(f)) isa.emplace_back(f);
-  }
-  return isa;
+  return flags;
 }
 
 int usable_cpu_count() {
@@ -229,7 +199,7 @@ std::map<std::string, std::string> thread_env() {
 }
 
 bool has_isa(const Environment& e, const std::string& flag) {
-  return std::find(e.isa.begin(), e.isa.end(), flag) != e.isa.end();
+  return std::find(e.cpu.isa.begin(), e.cpu.isa.end(), flag) != e.cpu.isa.end();
 }
 
 // Cores whose kernels predate AVX2: OpenBLAS falls back to one of these when
@@ -359,19 +329,12 @@ void warn_hypervisor(const std::set<std::string>& flags,
 }
 
 void fill_cpu(Environment& e, std::set<std::string>& flags) {
-  guarded([&] {
-    CpuInfo cpu = read_cpuinfo();
-    e.cpu_model = cpu.model;
-    e.isa = selected_isa(cpu.flags);
-    e.bf16_path = bf16_path(e.isa);
-    e.physical_cores = cpu.physical_cores;
-    flags = std::move(cpu.flags);
-  });
+  guarded([&] { flags = kernel_cpu_flags(); });
+  e.cpu = describe_cpu(flags);
+  e.bf16_path = bf16_path(e.cpu.isa);
   e.logical_cpus =
       static_cast<int>(std::max(0L, sysconf(_SC_NPROCESSORS_ONLN)));
   e.usable_cpus = usable_cpu_count();
-  // Without topology in /proc/cpuinfo (some VMs, non-x86), count threads.
-  if (e.physical_cores == 0) e.physical_cores = e.logical_cpus;
 }
 
 void fill_software(Environment& e) {
@@ -435,12 +398,10 @@ nlohmann::json backends_json(const std::vector<backend::Description>& all) {
 }  // namespace
 
 nlohmann::json to_json(const Environment& e) {
-  return {{"cpu_model", e.cpu_model},
-          {"isa", e.isa},
+  return {{"cpu", to_json(e.cpu)},
           {"bf16_path", e.bf16_path},
           {"logical_cpus", e.logical_cpus},
           {"usable_cpus", e.usable_cpus},
-          {"physical_cores", e.physical_cores},
           {"memory_total_gib", e.memory_total_gib},
           {"memory_available_gib", e.memory_available_gib},
           {"os", e.os},
@@ -458,4 +419,4 @@ nlohmann::json to_json(const Environment& e) {
           {"warnings", e.warnings}};
 }
 
-}  // namespace nnbench::bench
+}  // namespace nnbench::machine

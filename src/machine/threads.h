@@ -4,10 +4,10 @@
 // a backend; the request keeps what the user asked (0 stays 0) and the
 // backend's `effective` says what ran.
 
-namespace nnbench::bench {
+namespace nnbench::machine {
 
 // requested > 0: requested; otherwise the CPUs in this process's affinity
 // mask (at least 1).
 int resolve_threads(int requested);
 
-}  // namespace nnbench::bench
+}  // namespace nnbench::machine

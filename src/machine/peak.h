@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace nnbench::bench {
+namespace nnbench::machine {
 
 struct Peak {
   double gflops = 0;
@@ -20,4 +20,4 @@ Peak measure_gemm_peak(int threads, int n = 2048, int reps = 5);
 
 nlohmann::json to_json(const Peak& p);
 
-}  // namespace nnbench::bench
+}  // namespace nnbench::machine

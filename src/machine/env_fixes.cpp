@@ -1,4 +1,4 @@
-#include "bench/env_fixes.h"
+#include "machine/env_fixes.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -19,7 +19,7 @@
 #define NNBENCH_OPENBLAS_DIR "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 #endif
 
-namespace nnbench::bench {
+namespace nnbench::machine {
 namespace {
 
 // Set in the re-executed child so that it never execs again.
@@ -202,4 +202,4 @@ std::vector<std::string> apply_environment_fixes(char** argv) {
 
 const std::vector<std::string>& environment_fixes() { return fixes_storage(); }
 
-}  // namespace nnbench::bench
+}  // namespace nnbench::machine

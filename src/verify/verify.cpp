@@ -1,13 +1,13 @@
-#include "bench/verify.h"
+#include "verify/verify.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "bench/threads.h"
 #include "data/synthetic.h"
+#include "machine/threads.h"
 #include "util/error.h"
 
-namespace nnbench::bench {
+namespace nnbench::verify {
 namespace {
 
 // Everything verification compares, from one backend.
@@ -19,11 +19,12 @@ struct Observed {
 
 Observed observe(backend::Backend& b, const model::Model& m,
                  const host::Batch& batch, const VerifyOptions& vo,
-                 const std::string& precision) {
+                 const std::string& precision, const std::string& device) {
   backend::Options o;
   o.seed = vo.seed;
-  o.threads = resolve_threads(vo.threads);
+  o.threads = machine::resolve_threads(vo.threads);
   o.precision = precision;
+  o.device = device;
   auto exe = b.compile(m, o, backend::Shapes::train(batch.input.shape.at(0)));
   exe->load_batches({batch});
   Observed obs;
@@ -125,17 +126,6 @@ Tolerances tolerances_for(const std::string& precision) {
   return {1e-4, 1e-4, 5e-2, 1e-3};
 }
 
-std::string verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::kPass:
-      return "PASS";
-    case Verdict::kFail:
-      return "FAIL";
-    default:
-      return "UNIMPLEMENTED";
-  }
-}
-
 model::Model without_dropout(const model::Model& m) {
   model::Model out = m;
   for (auto& l : out.layers)
@@ -155,30 +145,15 @@ Verification verify(backend::Backend& oracle, backend::Backend& candidate,
   const host::Batch batch = data::synthetic_batch(plain, vo.batch, vo.seed);
   Observed got;
   try {
-    got = observe(candidate, plain, batch, vo, vo.precision);
+    got = observe(candidate, plain, batch, vo, vo.precision, vo.device);
   } catch (const backend::Unimplemented& e) {
     v.verdict = Verdict::kUnimplemented;
     v.message = e.what();
     return v;
   }
-  compare(v, got, observe(oracle, plain, batch, vo, "fp32"));
+  compare(v, got, observe(oracle, plain, batch, vo, "fp32", "cpu"));
   conclude(v);
   return v;
 }
 
-nlohmann::json to_json(const Verification& v) {
-  nlohmann::json checks = nlohmann::json::array();
-  for (const auto& c : v.checks)
-    checks.push_back(
-        {{"tensor", c.what},
-         {"max_relative_error",
-          std::isfinite(c.error) ? nlohmann::json(c.error) : nlohmann::json()},
-         {"tolerance", c.tolerance},
-         {"pass", c.pass}});
-  return {{"model", v.model},       {"oracle", v.oracle},
-          {"backend", v.candidate}, {"precision", v.precision},
-          {"batch", v.batch},       {"verdict", verdict_name(v.verdict)},
-          {"message", v.message},   {"checks", checks}};
-}
-
-}  // namespace nnbench::bench
+}  // namespace nnbench::verify

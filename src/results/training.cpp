@@ -1,0 +1,60 @@
+#include "results/training.h"
+
+namespace nnbench::results {
+using nlohmann::json;
+
+json to_json(const TrainRun& r) {
+  json epochs = json::array();
+  for (const auto& e : r.epochs)
+    epochs.push_back({{"epoch", e.epoch},
+                      {"lr", e.lr},
+                      {"train_seconds", e.train_seconds},
+                      {"epoch_seconds", e.epoch_seconds},
+                      {"eval_seconds", e.eval_seconds},
+                      {"data_wait_seconds", e.data_wait_seconds},
+                      {"loss", e.loss},
+                      {"accuracy", e.accuracy},
+                      {"val_loss", e.val_loss},
+                      {"val_accuracy", e.val_accuracy},
+                      {"wall_seconds", e.wall_seconds}});
+  json j;
+  write_record(r, "training", j);
+  j["task"] = r.task;
+  j["seed"] = r.seed;
+  j["target"] = r.target;
+  j["init_seconds"] = r.init_seconds;
+  j["start_unix_ms"] = r.start_unix_ms;
+  j["time_to_target_seconds"] =
+      r.state == State::kConverged ? json(r.time_to_target) : json();
+  j["total_train_seconds"] = r.total_train_seconds;
+  j["total_eval_seconds"] = r.total_eval_seconds;
+  j["final_val_accuracy"] = r.final_val_accuracy;
+  j["latency"] = r.latency ? to_json(*r.latency) : json();
+  j["epochs"] = epochs;
+  return j;
+}
+
+TrainRun train_run_from_json(const json& j) {
+  TrainRun r;
+  read_record(j, r);
+  r.task = j.at("task");
+  r.seed = j.at("seed");
+  r.target = j.at("target");
+  r.init_seconds = j.at("init_seconds");
+  r.start_unix_ms = j.at("start_unix_ms");
+  const json& t = j.at("time_to_target_seconds");
+  if (!t.is_null()) r.time_to_target = t;
+  r.total_train_seconds = j.at("total_train_seconds");
+  r.total_eval_seconds = j.at("total_eval_seconds");
+  r.final_val_accuracy = j.at("final_val_accuracy");
+  if (!j.at("latency").is_null()) r.latency = latency_from_json(j["latency"]);
+  for (const auto& e : j.at("epochs"))
+    r.epochs.push_back({e.at("epoch"), e.at("lr"), e.at("train_seconds"),
+                        e.at("epoch_seconds"), e.at("eval_seconds"),
+                        e.at("data_wait_seconds"), e.at("loss"),
+                        e.at("accuracy"), e.at("val_loss"),
+                        e.at("val_accuracy"), e.at("wall_seconds")});
+  return r;
+}
+
+}  // namespace nnbench::results
