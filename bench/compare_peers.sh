@@ -10,7 +10,7 @@ rounds=${ROUNDS:-5}
 bin=build/release/bin
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp
 nn() {  # model -> median ms
-  $bin/nnbench run --model "$1" --batch 128 --threads 2 --min-time 3 \
+  $bin/nnbench run --model "$1" --backend torch --batch 128 --threads 2 --min-time 3 \
     --out /tmp/nnbench_peer.json >/dev/null 2>&1
   /usr/bin/python3 -c "import json; print('%.3f' % (json.load(open('/tmp/nnbench_peer.json'))['results'][0]['stats_seconds']['median']*1e3))"
 }

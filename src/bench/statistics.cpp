@@ -105,6 +105,8 @@ results::Summary summarize(const std::vector<double>& x) {
   const auto [lo, hi] = std::minmax_element(x.begin(), x.end());
   s.min = *lo;
   s.max = *hi;
+  s.p90 = quantile(x, 0.9);
+  s.p99 = quantile(x, 0.99);
   s.median_ci = median_ci(x, 0.95);
   return s;
 }

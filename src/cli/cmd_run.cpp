@@ -11,6 +11,7 @@
 #include "machine/threads.h"
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
+#include "scenarios/scenario.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "verify/verify.h"
@@ -19,16 +20,27 @@ namespace nnbench::cli {
 namespace {
 
 struct RunArgs {
-  std::string model, model_file, mode = "train", out;
+  std::string model, model_file, mode = "train", out, scenario = "throughput";
   results::RunRequest request;
   bool verify = false;
 };
 
+results::RunResult measure(backend::Backend& b, const RunArgs& a,
+                           const machine::Peak& peak) {
+  scenarios::Case c;
+  c.model = a.model;
+  c.model_file = a.model_file;
+  c.request = a.request;
+  auto rec = scenarios::make_scenario(a.scenario)->run(b, c, {peak});
+  return dynamic_cast<results::RunResult&>(*rec);  // both scenarios of run
+}
+
 // Verification against the reference before measuring: a backend that
 // computes a different function gets no timing recorded.
 results::RunResult verify_then_run(backend::Backend& b, const model::Model& m,
-                                   const results::RunRequest& r,
+                                   const RunArgs& a,
                                    const machine::Peak& peak) {
+  const results::RunRequest& r = a.request;
   auto oracle = backend::make_backend(backend::kOracle);
   verify::VerifyOptions vo;
   vo.batch = std::min<int64_t>(r.batch, 4);
@@ -42,7 +54,7 @@ results::RunResult verify_then_run(backend::Backend& b, const model::Model& m,
              v.message.empty() ? "" : " (" + v.message + ")");
   results::RunResult res;
   if (v.verdict == verify::Verdict::kPass) {
-    res = bench::run(b, m, r, peak);
+    res = measure(b, a, peak);
   } else {
     res = bench::failed_result(
         b, m, r,
@@ -64,10 +76,15 @@ int run_command(RunArgs& a) {
   const machine::Environment env = capture_and_warn();
   const machine::Peak peak = machine::measure_gemm_peak(
       machine::resolve_threads(a.request.options.threads));
-  const auto r = a.verify ? verify_then_run(*b, m, a.request, peak)
-                          : bench::run(*b, m, a.request, peak);
+  const auto r =
+      a.verify ? verify_then_run(*b, m, a, peak) : measure(*b, a, peak);
   print_progress(r);
   fmt::print("{}", results_table({r}));
+  if (r.kind == "latency" && r.state == results::State::kOk)
+    fmt::print(
+        "latency, batch 1: p50 {:.3f} ms, p90 {:.3f} ms, p99 {:.3f} ms "
+        "({} samples; percentiles interpolated linearly, type 7)\n",
+        r.stats.median * 1e3, r.stats.p90 * 1e3, r.stats.p99 * 1e3, r.stats.n);
   if (!a.out.empty()) write_report(a.out, env, peak, {r});
   return r.state == results::State::kOk && !invalid_counts(r) ? kExitOk
                                                               : kExitRunNotOk;
@@ -80,6 +97,11 @@ Action add_run(CLI::App& app) {
   app.add_option("--model", a->model, "Zoo model name (see `nnbench models`)");
   app.add_option("--model-file", a->model_file, "Model description (JSON)");
   a->request.backend = backend::default_backend();
+  app.add_option("--scenario", a->scenario,
+                 "throughput (time per mini-batch at --batch) or latency "
+                 "(batch-1 inference: median, p90, p99)")
+      ->check(CLI::IsMember({"throughput", "latency"}))
+      ->capture_default_str();
   app.add_option("--mode", a->mode, "train or infer")
       ->check(CLI::IsMember({"train", "infer"}))
       ->capture_default_str();

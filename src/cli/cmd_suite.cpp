@@ -11,6 +11,7 @@
 #include "cli/table.h"
 #include "machine/threads.h"
 #include "model/zoo/zoo.h"
+#include "scenarios/scenario.h"
 #include "util/atomic_file.h"
 
 namespace nnbench::cli {
@@ -44,12 +45,17 @@ int suite_command(SuiteArgs& a) {
   fmt::print(stderr,
              "nnbench: suite {} on {} ({} threads), peak {:.0f} GFLOP/s\n",
              suite.name, b->name(), threads, peak.gflops);
+  const auto throughput = scenarios::make_scenario("throughput");
   std::vector<results::RunResult> runs;
   for (const auto& e : suite.entries) {
-    results::RunRequest r = a.request;
-    r.mode = e.mode;
-    r.batch = e.batch;
-    runs.push_back(bench::run(*b, model::zoo::get(e.model), r, peak));
+    scenarios::Case c;
+    c.model = e.model;
+    c.request = a.request;
+    c.request.mode = e.mode;
+    c.request.batch = e.batch;
+    auto rec = throughput->run(*b, c, {peak});
+    runs.push_back(dynamic_cast<results::RunResult&>(*rec));
+    const results::RunRequest& r = c.request;
     print_progress(runs.back());
     if (!runs.back().validity.valid() &&
         r.contention.action == results::ContentionPolicy::Action::kFail) {

@@ -101,8 +101,8 @@ CpuUsage cpu_usage_from_json(const json& j) {
   return u;
 }
 
-void write_record(const Record& r, const std::string& kind, json& j) {
-  j["kind"] = kind;
+void write_record(const Record& r, json& j) {
+  j["kind"] = r.kind;
   j["model"]["name"] = r.model;
   j["model"]["hash"] = r.model_hash;
   j["backend"] = {{"name", r.backend}, {"version", r.backend_version}};
@@ -115,6 +115,7 @@ void write_record(const Record& r, const std::string& kind, json& j) {
 }
 
 void read_record(const json& j, Record& r) {
+  r.kind = j.value("kind", r.kind);  // schema 2 had none: keep the default
   r.model = j.at("model").at("name");
   r.model_hash = j.at("model").at("hash");
   r.backend = j.at("backend").at("name");

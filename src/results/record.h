@@ -60,6 +60,12 @@ struct Outcome {
 Outcome classify(std::exception_ptr e);
 
 struct Record {
+  virtual ~Record() = default;
+  // The whole record as written to files and the store.
+  virtual nlohmann::json serialize() const = 0;
+
+  // The scenario that measured it: "throughput", "latency", "training".
+  std::string kind;
   std::string model, model_hash, backend, backend_version;
   // What actually ran, read from the backend's own state
   // (backend::Executable::effective).
@@ -90,7 +96,7 @@ CpuUsage cpu_usage_from_json(const nlohmann::json& j);
 // The shared fields, written into (and read from) a record's JSON object:
 // kind, model {name, hash}, backend {name, version}, effective, state,
 // message, oom_source, validity, cpu_usage.
-void write_record(const Record& r, const std::string& kind, nlohmann::json& j);
+void write_record(const Record& r, nlohmann::json& j);
 void read_record(const nlohmann::json& j, Record& r);
 
 // JSON has no NaN: a figure that does not apply is written as null.

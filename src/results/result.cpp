@@ -104,6 +104,8 @@ json stats_json(const Summary& s) {
           {"cv", s.cv},
           {"min", s.min},
           {"max", s.max},
+          {"p90", finite_or_null(s.p90)},
+          {"p99", finite_or_null(s.p99)},
           {"median_ci_lo", s.median_ci.lo},
           {"median_ci_hi", s.median_ci.hi},
           {"median_ci_coverage", s.median_ci.coverage}};
@@ -118,6 +120,9 @@ Summary stats_from_json(const json& j) {
   s.cv = j.at("cv");
   s.min = j.at("min");
   s.max = j.at("max");
+  // Schema 2 had none: null, read as NaN (not recorded).
+  s.p90 = number_or_nan(j.value("p90", json()));
+  s.p99 = number_or_nan(j.value("p99", json()));
   s.median_ci = {j.at("median_ci_lo"), j.at("median_ci_hi"),
                  j.at("median_ci_coverage")};
   return s;
@@ -127,7 +132,7 @@ Summary stats_from_json(const json& j) {
 
 json to_json(const RunResult& r) {
   json j;
-  write_record(r, "throughput", j);
+  write_record(r, j);
   j["model"]["parameters"] = r.cost.params;
   j["model"]["forward_flops_per_sample"] = r.cost.forward_flops;
   j["model"]["train_flops_per_sample"] = r.cost.train_flops;
@@ -150,6 +155,8 @@ json to_json(const RunResult& r) {
   return j;
 }
 
+json RunResult::serialize() const { return to_json(*this); }
+
 RunResult run_result_from_json(const json& j) {
   RunResult r;
   read_record(j, r);
@@ -165,6 +172,7 @@ RunResult run_result_from_json(const json& j) {
   r.warmup_seconds = j.at("warmup").at("seconds");
   r.samples = j.at("samples_seconds").get<std::vector<double>>();
   r.stats = stats_from_json(j.at("stats_seconds"));
+
   const auto& t = j.at("throughput");
   r.samples_per_second = t.at("samples_per_second");
   r.gflops = t.at("gflops");

@@ -27,6 +27,9 @@ inline constexpr int kOldestReadableSchema = 2;
 // A throughput measurement: time per mini-batch of one model on one backend
 // at one batch size (bench/runner.h runs it).
 struct RunResult : Record {
+  RunResult() { kind = "throughput"; }
+  nlohmann::json serialize() const override;
+
   model::Cost cost;
   RunRequest requested;
   int attempts = 1;  // runs the contention policy made

@@ -15,6 +15,9 @@ struct Interval {
 struct Summary {
   int n = 0;
   double median = 0, mean = 0, stddev = 0, cv = 0, min = 0, max = 0;
+  // Tail percentiles, linear interpolation between order statistics
+  // (Hyndman-Fan type 7, numpy's default): a latency's p90 and p99.
+  double p90 = 0, p99 = 0;
   // Asked at 95 %; `coverage` says what it is (lower for n < 6).
   Interval median_ci;
 };

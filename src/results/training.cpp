@@ -18,7 +18,7 @@ json to_json(const TrainRun& r) {
                       {"val_accuracy", e.val_accuracy},
                       {"wall_seconds", e.wall_seconds}});
   json j;
-  write_record(r, "training", j);
+  write_record(r, j);
   j["task"] = r.task;
   j["seed"] = r.seed;
   j["target"] = r.target;
@@ -33,6 +33,8 @@ json to_json(const TrainRun& r) {
   j["epochs"] = epochs;
   return j;
 }
+
+json TrainRun::serialize() const { return to_json(*this); }
 
 TrainRun train_run_from_json(const json& j) {
   TrainRun r;

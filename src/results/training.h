@@ -30,6 +30,9 @@ struct EpochRow {
 // the time budget) | a failure. cpu_usage covers the training loops of all
 // epochs: a converged run whose threads did not get their CPUs is invalid.
 struct TrainRun : Record {
+  TrainRun() { kind = "training"; }
+  nlohmann::json serialize() const override;
+
   std::string task;
   uint64_t seed = 0;
   double target = 0;

@@ -36,9 +36,12 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"train",
        {"bench", "machine", "results", "backend", "data", "cost", "tensor",
         "model", "util"}},
+      {"scenarios",
+       {"train", "bench", "verify", "machine", "results", "backend", "data",
+        "cost", "tensor", "model", "util"}},
       {"cli",
-       {"backends", "train", "bench", "verify", "machine", "results", "backend",
-        "data", "cost", "tensor", "model", "util"}},
+       {"backends", "scenarios", "train", "bench", "verify", "machine",
+        "results", "backend", "data", "cost", "tensor", "model", "util"}},
   };
   return table;
 }

@@ -1,0 +1,88 @@
+// Throughput and batch-1 latency on synthetic data: the runner's loop
+// (bench/runner.h) on a model from the zoo or a model file.
+#include "bench/runner.h"
+#include "model/model_file.h"
+#include "model/zoo/zoo.h"
+#include "scenarios/scenario.h"
+#include "util/error.h"
+
+namespace nnbench::scenarios {
+namespace {
+
+model::Model model_of(const Case& c) {
+  if (c.model.empty() == c.model_file.empty())
+    throw Error("give exactly one of a model name or a model file");
+  return c.model.empty() ? model::load_model_file(c.model_file)
+                         : model::zoo::get(c.model);
+}
+
+// A record for a case that failed before the runner could start (an
+// unknown model, a setting this scenario does not take).
+std::unique_ptr<results::RunResult> refused(backend::Backend& b, const Case& c,
+                                            const std::string& kind) {
+  auto r = std::make_unique<results::RunResult>();
+  r->kind = kind;
+  r->model = c.model.empty() ? c.model_file : c.model;
+  r->backend = b.name();
+  r->backend_version = b.version();
+  r->requested = c.request;
+  r->fail(results::classify(std::current_exception()));
+  return r;
+}
+
+std::unique_ptr<results::Record> run_model(backend::Backend& b, const Case& c,
+                                           const results::RunRequest& r,
+                                           const Context& ctx,
+                                           const std::string& kind) {
+  try {
+    if (!c.settings.empty())
+      throw Error("setting '" + c.settings.begin()->first +
+                  "' is not one the " + kind + " scenario takes");
+    const model::Model m = model_of(c);
+    auto out =
+        std::make_unique<results::RunResult>(bench::run(b, m, r, ctx.peak));
+    out->kind = kind;
+    return out;
+  } catch (...) {
+    return refused(b, c, kind);
+  }
+}
+
+class Throughput : public Scenario {
+ public:
+  std::string name() const override { return "throughput"; }
+  std::string summary() const override {
+    return "time per mini-batch and samples/s at the requested batch, mode "
+           "and threads (synthetic data)";
+  }
+  std::unique_ptr<results::Record> run(backend::Backend& b, const Case& c,
+                                       const Context& ctx) override {
+    return run_model(b, c, c.request, ctx, name());
+  }
+};
+
+// Single-stream latency: one sample at a time, inference only; the
+// record's stats give the median and the p90/p99 tail.
+class Latency : public Scenario {
+ public:
+  std::string name() const override { return "latency"; }
+  std::string summary() const override {
+    return "batch-1 inference latency: median, p90, p99 (synthetic data)";
+  }
+  std::unique_ptr<results::Record> run(backend::Backend& b, const Case& c,
+                                       const Context& ctx) override {
+    results::RunRequest r = c.request;
+    r.mode = backend::Mode::kInfer;
+    r.batch = 1;
+    return run_model(b, c, r, ctx, name());
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Scenario> make_throughput() {
+  return std::make_unique<Throughput>();
+}
+std::unique_ptr<Scenario> make_latency() { return std::make_unique<Latency>(); }
+
+}  // namespace nnbench::scenarios

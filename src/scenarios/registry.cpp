@@ -1,0 +1,39 @@
+#include "scenarios/scenario.h"
+#include "util/error.h"
+
+namespace nnbench::scenarios {
+namespace {
+
+std::vector<std::pair<std::string, ScenarioFactory>>& table() {
+  static std::vector<std::pair<std::string, ScenarioFactory>> t = {
+      {"throughput", make_throughput},
+      {"latency", make_latency},
+      {"training", make_training},
+  };
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::string> scenario_names() {
+  std::vector<std::string> out;
+  for (const auto& [name, f] : table()) out.push_back(name);
+  return out;
+}
+
+std::unique_ptr<Scenario> make_scenario(const std::string& name) {
+  for (const auto& [n, f] : table())
+    if (n == name) return f();
+  std::string known;
+  for (const auto& n : scenario_names())
+    known += (known.empty() ? "" : ", ") + n;
+  throw Error("unknown scenario '" + name + "'; known: " + known);
+}
+
+void register_scenario(const std::string& name, ScenarioFactory factory) {
+  for (auto& [n, f] : table())
+    if (n == name) throw Error("scenario '" + name + "' is already registered");
+  table().emplace_back(name, std::move(factory));
+}
+
+}  // namespace nnbench::scenarios

@@ -1,0 +1,60 @@
+#pragma once
+// Measurement scenarios as plug-ins. A scenario turns one case into one
+// record and never throws for a failure of the run (the record's state says
+// it). The CLI and the suite runner find scenarios by name and know nothing
+// of their insides, so a new kind of measurement (a sweep, data-parallel
+// training, server load) is one file here and one line in registry.cpp.
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "machine/peak.h"
+#include "results/record.h"
+#include "results/request.h"
+
+namespace nnbench::scenarios {
+
+// One cell of a study: what to run and how. Which fields a scenario reads
+// is its own business: throughput and latency take `model` (a zoo name) or
+// `model_file`, training takes `task`; `settings` holds a scenario's own
+// knobs (e.g. training's "data" directory); a scenario refuses any it does
+// not know (state invalid_args, naming it).
+struct Case {
+  std::string model, model_file, task;
+  results::RunRequest request;
+  std::map<std::string, std::string> settings;
+};
+
+// What every case of one process shares: measured once.
+struct Context {
+  machine::Peak peak;
+};
+
+class Scenario {
+ public:
+  virtual ~Scenario() = default;
+  virtual std::string name() const = 0;
+  virtual std::string summary() const = 0;  // one line, for listings
+  virtual std::unique_ptr<results::Record> run(backend::Backend& b,
+                                               const Case& c,
+                                               const Context& ctx) = 0;
+};
+
+using ScenarioFactory = std::function<std::unique_ptr<Scenario>()>;
+
+// The built-in scenarios first (throughput, latency, training), then any
+// registered later, in order.
+std::vector<std::string> scenario_names();
+std::unique_ptr<Scenario> make_scenario(const std::string& name);  // throws
+// Adds a scenario from outside this folder (tests, later modules).
+void register_scenario(const std::string& name, ScenarioFactory factory);
+
+// The built-ins, for the registry.
+std::unique_ptr<Scenario> make_throughput();
+std::unique_ptr<Scenario> make_latency();
+std::unique_ptr<Scenario> make_training();
+
+}  // namespace nnbench::scenarios

@@ -1,0 +1,94 @@
+// Training to a target on real data (train/trainer.h), as a scenario: the
+// case names the task; settings: data (dataset directory or file; the
+// task's default location when absent), epochs, target, max_seconds,
+// include_eval_time, latency, latency_items.
+#include <cstdlib>
+
+#include "data/dataset.h"
+#include "scenarios/scenario.h"
+#include "train/task.h"
+#include "train/trainer.h"
+#include "util/error.h"
+
+namespace nnbench::scenarios {
+namespace {
+
+double number(const std::string& key, const std::string& v) {
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0')
+    throw Error("setting '" + key + "': '" + v + "' is not a number");
+  return x;
+}
+
+bool flag(const std::string& key, const std::string& v) {
+  if (v == "true") return true;
+  if (v == "false") return false;
+  throw Error("setting '" + key + "': '" + v + "' is not true or false");
+}
+
+train::TrainOptions options_of(const Case& c, std::string& data) {
+  train::TrainOptions o;
+  const auto& b = c.request.options;
+  o.seed = b.seed;
+  o.device = b.device;
+  o.threads = b.threads;
+  o.precision = b.precision;
+  o.contention = c.request.contention.rule;
+  for (const auto& [k, v] : c.settings) {
+    if (k == "data")
+      data = v;
+    else if (k == "epochs")
+      o.epochs = static_cast<int>(number(k, v));
+    else if (k == "target")
+      o.target = number(k, v);
+    else if (k == "max_seconds")
+      o.max_seconds = number(k, v);
+    else if (k == "include_eval_time")
+      o.include_eval_time = flag(k, v);
+    else if (k == "latency")
+      o.latency = flag(k, v);
+    else if (k == "latency_items")
+      o.latency_items = static_cast<int64_t>(number(k, v));
+    else
+      throw Error("setting '" + k + "' is not one the training scenario takes");
+  }
+  return o;
+}
+
+class Training : public Scenario {
+ public:
+  std::string name() const override { return "training"; }
+  std::string summary() const override {
+    return "time to a target accuracy on real data (DAWNBench rules), "
+           "optionally batch-1 latency of the trained model";
+  }
+  std::unique_ptr<results::Record> run(backend::Backend& b, const Case& c,
+                                       const Context&) override {
+    try {
+      std::string data;
+      const train::TrainOptions o = options_of(c, data);
+      const train::Task& t = train::task(c.task);
+      data::DatasetOptions dopt;
+      dopt.seq_len = t.seq_len;
+      const data::Dataset d = data::load_dataset(t.dataset, data, dopt);
+      return std::make_unique<train::TrainRun>(train::train_task(b, t, d, o));
+    } catch (...) {
+      auto r = std::make_unique<train::TrainRun>();
+      r->task = c.task;
+      r->backend = b.name();
+      r->backend_version = b.version();
+      r->seed = c.request.options.seed;
+      r->fail(results::classify(std::current_exception()));
+      return r;
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Scenario> make_training() {
+  return std::make_unique<Training>();
+}
+
+}  // namespace nnbench::scenarios

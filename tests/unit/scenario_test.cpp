@@ -1,0 +1,132 @@
+// Scenarios found by name, each turning a case into a record and every
+// failure into the record's state.
+#include "scenarios/scenario.h"
+
+#include <gtest/gtest.h>
+
+#include "results/result.h"
+#include "results/training.h"
+#include "scripted_backend.h"
+#include "util/error.h"
+
+namespace nnbench::scenarios {
+namespace {
+
+using test::Script;
+using test::ScriptedBackend;
+
+Case tiny_case(const std::string& model) {
+  Case c;
+  c.model = model;
+  c.request.backend = "scripted";
+  c.request.batch = 4;
+  c.request.distinct_batches = 1;
+  c.request.warmup = {1, 0, 1};
+  c.request.stop = {20, 0, 20, 10, 0};
+  c.request.contention.action = results::ContentionPolicy::Action::kWarn;
+  return c;
+}
+
+TEST(Scenarios, BuiltInsComeFirstAndUnknownNamesAreErrors) {
+  const auto names = scenario_names();
+  ASSERT_GE(names.size(), 3u);
+  EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + 3),
+            (std::vector<std::string>{"throughput", "latency", "training"}));
+  for (const auto& n : names) EXPECT_EQ(make_scenario(n)->name(), n);
+  try {
+    make_scenario("server");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("known: throughput"),
+              std::string::npos);
+  }
+}
+
+TEST(Scenarios, ThroughputRecordsWhatTheRunnerMeasured) {
+  ScriptedBackend b(Script{});
+  auto rec = make_scenario("throughput")->run(b, tiny_case("mnist-mlp"), {});
+  auto& r = dynamic_cast<results::RunResult&>(*rec);
+  EXPECT_EQ(r.kind, "throughput");
+  EXPECT_EQ(r.state, results::State::kOk) << r.message;
+  EXPECT_EQ(r.requested.batch, 4);
+  EXPECT_EQ(r.samples.size(), 20u);
+  EXPECT_EQ(b.record.train_steps, 1 + 20);  // warm-up, then measured
+}
+
+TEST(Scenarios, LatencyRunsBatchOneInferenceWithItsTail) {
+  Script s;
+  s.infer_seconds = 0.001;
+  ScriptedBackend b(s);
+  auto rec = make_scenario("latency")->run(b, tiny_case("mnist-mlp"), {});
+  auto& r = dynamic_cast<results::RunResult&>(*rec);
+  EXPECT_EQ(r.kind, "latency");
+  ASSERT_EQ(r.state, results::State::kOk) << r.message;
+  EXPECT_EQ(r.requested.batch, 1);
+  EXPECT_EQ(r.requested.mode, backend::Mode::kInfer);
+  EXPECT_EQ(b.record.train_steps, 0);
+  EXPECT_EQ(b.record.infers, 1 + 20);
+  EXPECT_GE(r.stats.p90, r.stats.median);
+  EXPECT_GE(r.stats.p99, r.stats.p90);
+  EXPECT_LE(r.stats.p99, r.stats.max);
+  EXPECT_GE(r.stats.median, 0.001);  // the scripted sleep
+  EXPECT_EQ(r.serialize()["kind"], "latency");
+}
+
+TEST(Scenarios, FailuresBeforeTheRunAreRecordsNotExceptions) {
+  ScriptedBackend b(Script{});
+  auto rec = make_scenario("throughput")->run(b, tiny_case("no-such-net"), {});
+  EXPECT_EQ(rec->state, results::State::kInvalidArgs);
+  EXPECT_NE(rec->message.find("no-such-net"), std::string::npos)
+      << rec->message;
+  Case c = tiny_case("mnist-mlp");
+  c.settings["epochs"] = "3";
+  rec = make_scenario("latency")->run(b, c, {});
+  EXPECT_EQ(rec->state, results::State::kInvalidArgs);
+  EXPECT_NE(rec->message.find("'epochs'"), std::string::npos) << rec->message;
+  EXPECT_EQ(b.record.compiles, 0);
+}
+
+TEST(Scenarios, TrainingRefusesUnknownTasksAndSettings) {
+  ScriptedBackend b(Script{});
+  Case c;
+  c.task = "no-such-task";
+  auto rec = make_scenario("training")->run(b, c, {});
+  EXPECT_EQ(rec->kind, "training");
+  EXPECT_EQ(rec->state, results::State::kInvalidArgs);
+  c.task = "fashion-mnist-92";
+  c.settings["epoch"] = "1";  // a typo of epochs
+  rec = make_scenario("training")->run(b, c, {});
+  EXPECT_EQ(rec->state, results::State::kInvalidArgs);
+  EXPECT_NE(rec->message.find("'epoch'"), std::string::npos) << rec->message;
+  c.settings = {{"epochs", "two"}};
+  rec = make_scenario("training")->run(b, c, {});
+  EXPECT_NE(rec->message.find("not a number"), std::string::npos)
+      << rec->message;
+  EXPECT_EQ(b.record.compiles, 0);
+}
+
+// A scenario added from outside the folder: listed after the built-ins.
+class Constant : public Scenario {
+ public:
+  std::string name() const override { return "constant"; }
+  std::string summary() const override { return "a test scenario"; }
+  std::unique_ptr<results::Record> run(backend::Backend& b, const Case& c,
+                                       const Context&) override {
+    auto r = std::make_unique<results::RunResult>();
+    r->kind = name();
+    r->backend = b.name();
+    r->model = c.model;
+    return r;
+  }
+};
+
+TEST(Scenarios, RegisteredScenariosAreFoundByName) {
+  register_scenario("constant", [] { return std::make_unique<Constant>(); });
+  EXPECT_EQ(scenario_names().back(), "constant");
+  ScriptedBackend b(Script{});
+  EXPECT_EQ(make_scenario("constant")->run(b, tiny_case("x"), {})->model, "x");
+  EXPECT_THROW(register_scenario("latency", nullptr), Error);
+}
+
+}  // namespace
+}  // namespace nnbench::scenarios
