@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
   std::map<CLI::App*, Action> actions;
   auto* run = app.add_subcommand("run", "Benchmark one model on one backend");
   actions[run] = add_run(*run);
-  auto* suite = app.add_subcommand("suite", "Run a named set of benchmarks");
+  auto* suite = app.add_subcommand(
+      "suite", "Run a study: a grid of cases from a suite file, each isolated");
   actions[suite] = add_suite(*suite);
   auto* models = app.add_subcommand("models", "List the model zoo");
   actions[models] = add_models(*models);
@@ -30,6 +31,11 @@ int main(int argc, char** argv) {
   actions[verify] = add_verify(*verify);
   auto* env = app.add_subcommand("env", "Show the measured environment");
   actions[env] = add_env(*env);
+  auto* results = app.add_subcommand("results", "What the results store holds");
+  actions[results] = add_results(*results);
+  auto* one_case = app.add_subcommand("case", "");  // the suite's child
+  one_case->group("");
+  actions[one_case] = add_case(*one_case);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

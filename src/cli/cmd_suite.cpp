@@ -1,95 +1,253 @@
-// `nnbench suite`: a named set of runs; one failure never stops the rest.
+// `nnbench suite`: a study from a TOML suite file, each case in its own
+// process by default, every record committed to the results store as soon
+// as it ends; one failure never stops the rest.
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include "backend/registry.h"
-#include "bench/runner.h"
-#include "bench/suites.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
 #include "cli/table.h"
 #include "machine/threads.h"
-#include "model/zoo/zoo.h"
-#include "scenarios/scenario.h"
+#include "results/result.h"
+#include "study/execute.h"
+#include "study/plan.h"
+#include "study/store.h"
+#include "study/suite_file.h"
 #include "util/atomic_file.h"
+#include "util/clock.h"
+#include "util/error.h"
 
 namespace nnbench::cli {
 namespace {
 
 struct SuiteArgs {
-  std::string name = "quick", out;
+  std::string name = "quick", out, db, resume;
   results::RunRequest request;
-  bool list = false;
+  bool list = false, check = false, in_process = false, no_store = false;
+  std::optional<uint64_t> interleave;
+  std::optional<double> timeout, memory_limit;
+  std::vector<std::string> argv;  // for the run's record
 };
 
-int list_suites() {
-  for (const auto& s : bench::suites()) {
-    fmt::print("{}: {}\n", s.name, s.description);
-    for (const auto& e : s.entries)
-      fmt::print("  {} {} batch {}\n", e.model, backend::mode_name(e.mode),
-                 e.batch);
+study::PlanOptions plan_options(const SuiteArgs& a, const CLI::App& app) {
+  study::PlanOptions o;
+  o.default_backend = a.request.backend;
+  for (const auto& b : backend::backend_names())
+    if (b != backend::kOracle) o.all_backends.push_back(b);
+  o.base = a.request;
+  // Rules given on the command line replace the suite file's.
+  for (const char* w : {"--warmup-iters", "--warmup-time"})
+    if (app.count(w)) o.warmup = a.request.warmup;
+  for (const char* s : {"--min-iters", "--min-time", "--max-iters",
+                        "--max-time", "--max-rel-ci"})
+    if (app.count(s)) o.stop = a.request.stop;
+  o.interleave_seed = a.interleave;
+  o.usable_cpus = machine::resolve_threads(0);
+  return o;
+}
+
+std::string duration(double s) {
+  if (s < 90) return fmt::format("{:.0f} s", s);
+  if (s < 5400) return fmt::format("{:.0f} min", s / 60);
+  return fmt::format("{:.1f} h", s / 3600);
+}
+
+double estimate(const std::vector<study::PlannedCase>& cases) {
+  double t = 0;
+  for (const auto& c : cases) t += study::estimate_seconds(c);
+  return t;
+}
+
+int list_suites(const SuiteArgs& a, const CLI::App& app) {
+  const auto o = plan_options(a, app);
+  fmt::print("Suites in {}:\n", study::suites_dir());
+  for (const auto& name : study::shipped_suites()) {
+    const auto spec = study::load_suite(name);
+    const auto cases = study::plan(spec, o);
+    fmt::print("  {:<16} {:>4} cases, about {:<8} {}\n", name, cases.size(),
+               duration(estimate(cases)), spec.description);
   }
   return kExitOk;
 }
 
-int suite_command(SuiteArgs& a) {
-  if (a.list) return list_suites();
-  const bench::Suite& suite = bench::suite(a.name);
-  auto b = backend::make_backend(a.request.backend);
+// One line per case: a progress line redrawn in place on a terminal,
+// plain lines otherwise.
+class Progress {
+ public:
+  Progress(size_t total, double estimate)
+      : total_(total), estimate_(estimate), tty_(isatty(STDERR_FILENO)) {}
+  void start(size_t i, const study::PlannedCase& c, double est) {
+    const double elapsed = util::seconds_since(t0_);
+    const double left = estimate_ - done_estimate_;
+    const double rate = done_estimate_ > 0 ? elapsed / done_estimate_ : 1.0;
+    fmt::print(stderr, "{}[{}/{}] {} (elapsed {}, ETA {}){}",
+               tty_ ? "\r\033[K" : "", i + 1, total_, c.label(),
+               duration(elapsed), duration(left * rate), tty_ ? "" : "\n");
+    current_ = est;
+  }
+  void finish(const study::PlannedCase& c, const results::Record& r) {
+    done_estimate_ += current_;
+    if (tty_) fmt::print(stderr, "\r\033[K");
+    fmt::print(stderr, "  {}: {}{}{}\n", c.label(),
+               results::state_name(r.state),
+               r.validity.valid() ? "" : " (" + r.validity.summary() + ")",
+               r.message.empty() ? "" : " - " + r.message.substr(0, 160));
+  }
+
+ private:
+  size_t total_;
+  double estimate_, done_estimate_ = 0, current_ = 0;
+  bool tty_;
+  util::Clock::time_point t0_ = util::Clock::now();
+};
+
+bool known_backend(const std::string& name) {
+  for (const auto& b : backend::backend_names())
+    if (b == name) return true;
+  return false;
+}
+
+bool counts_as_failure(const results::Record& r,
+                       const results::RunRequest& req) {
+  // An oom or unimplemented cell is a result, as in the studies' tables.
+  if (r.state == results::State::kOom ||
+      r.state == results::State::kUnimplemented)
+    return false;
+  if (results::is_failure(r.state)) return true;
+  return !r.validity.valid() &&
+         req.contention.action != results::ContentionPolicy::Action::kWarn;
+}
+
+int suite_command(SuiteArgs& a, const CLI::App& app) {
+  if (a.list) return list_suites(a, app);
+  const study::SuiteSpec spec = study::load_suite(a.name);
+  const auto cases = study::plan(spec, plan_options(a, app));
+  if (a.check) {
+    fmt::print("{}: ok, {} cases, about {}\n", spec.file, cases.size(),
+               duration(estimate(cases)));
+    return kExitOk;
+  }
+  for (const auto& c : cases)  // unknown backends fail before any work
+    if (!known_backend(c.c.request.backend))
+      throw Error(spec.file + ": backend '" + c.c.request.backend +
+                  "' is not built (nnbench env lists the built ones)");
   if (!a.out.empty()) util::check_writable(a.out);
+  std::optional<study::Store> store;
+  if (!a.no_store)
+    store.emplace(a.db.empty() ? study::Store::default_path() : a.db);
 
   const machine::Environment env = capture_and_warn();
   const int threads = machine::resolve_threads(a.request.options.threads);
   const machine::Peak peak = machine::measure_gemm_peak(threads);
-  fmt::print(stderr,
-             "nnbench: suite {} on {} ({} threads), peak {:.0f} GFLOP/s\n",
-             suite.name, b->name(), threads, peak.gflops);
-  const auto throughput = scenarios::make_scenario("throughput");
+  std::string run_id = a.resume;
+  std::set<std::string> done;
+  if (store && !a.resume.empty()) {
+    const auto run = store->run(a.resume);
+    if (!run) throw Error("no run '" + a.resume + "' in the results store");
+    done = store->stored_keys(a.resume);
+  } else if (store) {
+    study::RunRow row;
+    row.suite = spec.name;
+    row.suite_file = spec.file;
+    for (const auto& s : a.argv)
+      row.command += (row.command.empty() ? "" : " ") + s;
+    row.environment = machine::to_json(env);
+    row.peak = machine::to_json(peak);
+    row.options = {
+        {"isolated", !a.in_process},
+        {"interleave_seed",
+         a.interleave ? nlohmann::json(*a.interleave) : nlohmann::json()}};
+    row.cases = static_cast<int>(cases.size());
+    run_id = store->begin_run(row);
+  }
+  fmt::print(
+      stderr,
+      "nnbench: suite {} ({} cases{}), {} threads, peak {:.0f} GFLOP/s, "
+      "run {}\n",
+      spec.name, cases.size(),
+      done.empty() ? "" : fmt::format(", {} already stored", done.size()),
+      threads, peak.gflops, run_id.empty() ? "(not stored)" : run_id);
+
+  study::ChildLimits limits{
+      a.timeout.value_or(spec.isolation.timeout_seconds),
+      a.memory_limit.value_or(spec.isolation.memory_limit_gib)};
+  const scenarios::Context ctx{peak};
+  Progress progress(cases.size(), estimate(cases));
   std::vector<results::RunResult> runs;
-  for (const auto& e : suite.entries) {
-    scenarios::Case c;
-    c.model = e.model;
-    c.request = a.request;
-    c.request.mode = e.mode;
-    c.request.batch = e.batch;
-    auto rec = throughput->run(*b, c, {peak});
-    runs.push_back(dynamic_cast<results::RunResult&>(*rec));
-    const results::RunRequest& r = c.request;
-    print_progress(runs.back());
-    if (!runs.back().validity.valid() &&
-        r.contention.action == results::ContentionPolicy::Action::kFail) {
+  bool failures = false;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& c = cases[i];
+    if (done.count(c.key)) continue;
+    progress.start(i, c, study::estimate_seconds(c));
+    const auto r = a.in_process ? study::run_in_process(c, ctx)
+                                : study::run_isolated(c, ctx, limits);
+    if (store) store->add_result(run_id, static_cast<int>(i), c, *r);
+    progress.finish(c, *r);
+    failures = failures || counts_as_failure(*r, c.c.request);
+    if (const auto* t = dynamic_cast<const results::RunResult*>(r.get()))
+      runs.push_back(*t);
+    if (!r->validity.valid() && c.c.request.contention.action ==
+                                    results::ContentionPolicy::Action::kFail) {
       fmt::print(stderr,
                  "nnbench: stopping the suite (--on-contention fail)\n");
       break;
     }
   }
+  if (store) store->finish_run(run_id);
   fmt::print("{}", results_table(runs));
   if (!a.out.empty()) {
     write_report(a.out, env, peak, runs);
     fmt::print(stderr, "nnbench: wrote {}\n", a.out);
   }
-  // An oom or unimplemented cell is a result, as in the studies' tables;
-  // a failed run, invalid arguments or a contended run (unless only
-  // warned about) is not.
-  for (const auto& r : runs)
-    if (r.state == results::State::kFailed ||
-        r.state == results::State::kInvalidArgs || invalid_counts(r))
-      return kExitRunNotOk;
-  return kExitOk;
+  if (store)
+    fmt::print(stderr, "nnbench: stored as run {} in {}\n", run_id,
+               a.db.empty() ? study::Store::default_path() : a.db);
+  return failures ? kExitRunNotOk : kExitOk;
 }
 
 }  // namespace
 
 Action add_suite(CLI::App& app) {
   auto a = std::make_shared<SuiteArgs>();
-  app.add_option("name", a->name, "Suite name (see --list)")
+  app.add_option("name", a->name,
+                 "A shipped suite (see --list) or a suite file (.toml)")
       ->capture_default_str();
-  app.add_flag("--list", a->list, "List the suites and their runs");
+  app.add_flag("--list", a->list,
+               "List the shipped suites, their case counts and estimated "
+               "times");
+  app.add_flag("--check", a->check,
+               "Validate the suite file and count its cases; run nothing");
   a->request.backend = backend::default_backend();
-  app.add_option("--out", a->out, "Write the results as JSON to this file");
+  app.add_option("--out", a->out,
+                 "Also write the results as JSON to this file");
+  app.add_option("--db", a->db,
+                 "Results store (SQLite; default $NNBENCH_DB, else "
+                 "~/.local/share/nnbench/results.db)");
+  app.add_flag("--no-store", a->no_store, "Do not write to the results store");
+  app.add_option("--resume", a->resume,
+                 "Continue a stored run: cases already stored are skipped");
+  app.add_option("--interleave", a->interleave,
+                 "Shuffle the case order with this seed (recorded), so slow "
+                 "drift of a shared machine spreads over all cases");
+  app.add_flag("--in-process", a->in_process,
+               "Run every case in this process (no isolation: a crash ends "
+               "the suite)");
+  app.add_option("--timeout", a->timeout,
+                 "Wall-clock seconds per case before it is killed (default: "
+                 "the suite's, 600)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--memory-limit", a->memory_limit,
+                 "Address space per case in GiB (default: the suite's; 0: "
+                 "none)")
+      ->check(CLI::NonNegativeNumber);
   add_measurement_options(app, a->request);
-  return [a] { return suite_command(*a); };
+  return [a, &app] {
+    a->argv = {"nnbench", "suite", a->name};
+    return suite_command(*a, app);
+  };
 }
 
 }  // namespace nnbench::cli

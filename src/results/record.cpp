@@ -12,9 +12,10 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::array<const char*, 9> kStateNames = {
-    "ok",  "converged",     "not_converged", "completed", "stopped",
-    "oom", "unimplemented", "invalid_args",  "failed"};
+constexpr std::array<const char*, 11> kStateNames = {
+    "ok",      "converged", "not_converged", "completed",
+    "stopped", "oom",       "unimplemented", "invalid_args",
+    "failed",  "crashed",   "timeout"};
 
 }  // namespace
 
@@ -28,7 +29,8 @@ State state_from_name(const std::string& s) {
 
 bool is_failure(State s) {
   return s == State::kOom || s == State::kUnimplemented ||
-         s == State::kInvalidArgs || s == State::kFailed;
+         s == State::kInvalidArgs || s == State::kFailed ||
+         s == State::kCrashed || s == State::kTimeout;
 }
 
 Outcome classify(std::exception_ptr e) {

@@ -29,10 +29,13 @@ enum class State {
   kUnimplemented,
   kInvalidArgs,
   kFailed,
+  kCrashed,  // its process died (a signal, or an exit without a result)
+  kTimeout,  // its process ran past the wall-clock limit and was killed
 };
 std::string state_name(State s);
 State state_from_name(const std::string& s);  // throws nnbench::Error
-bool is_failure(State s);  // oom, unimplemented, invalid_args, failed
+// oom, unimplemented, invalid_args, failed, crashed, timeout
+bool is_failure(State s);
 
 // A failure raised inside a harness with its state already decided (e.g. a
 // non-finite loss: failed; a run refused by its memory estimate: oom).
@@ -74,7 +77,9 @@ struct Record {
   std::string message;  // why, when the state is a failure or a cut-short run
   // For state oom, where it came from: "estimate" when the run was refused
   // because its estimated memory exceeded what was available (nothing was
-  // allocated or run), "allocation" when an allocation really failed.
+  // allocated or run), "allocation" when an allocation really failed,
+  // "oom_kill" when its process was killed by SIGKILL from outside (the
+  // kernel's OOM killer).
   std::string oom_source;
   // Whether a finished run can be trusted (e.g. not contended), with the
   // operating system's view of its measured interval.

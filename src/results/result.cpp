@@ -35,8 +35,6 @@ void optimizer_from_json(const json& j, backend::Options& o) {
   o.eps = j.at("eps");
 }
 
-namespace {
-
 json request_json(const RunRequest& r) {
   const auto& o = r.options;
   return {{"backend", r.backend},
@@ -95,6 +93,8 @@ RunRequest request_from_json(const json& j) {
                        c.at("min_wall_seconds")};
   return r;
 }
+
+namespace {
 
 json stats_json(const Summary& s) {
   return {{"n", s.n},

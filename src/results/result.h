@@ -51,6 +51,10 @@ struct RunResult : Record {
 };
 
 nlohmann::json optimizer_json(const backend::Options& o);
+// A request as recorded under "requested" (and as a case is handed to a
+// child process), both ways.
+nlohmann::json request_json(const RunRequest& r);
+RunRequest request_from_json(const nlohmann::json& j);
 void optimizer_from_json(const nlohmann::json& j, backend::Options& o);
 
 nlohmann::json to_json(const RunResult& r);

@@ -39,8 +39,11 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"scenarios",
        {"train", "bench", "verify", "machine", "results", "backend", "data",
         "cost", "tensor", "model", "util"}},
+      {"study",
+       {"scenarios", "train", "bench", "verify", "machine", "results",
+        "backend", "data", "cost", "tensor", "model", "util"}},
       {"cli",
-       {"backends", "scenarios", "train", "bench", "verify", "machine",
+       {"backends", "study", "scenarios", "train", "bench", "verify", "machine",
         "results", "backend", "data", "cost", "tensor", "model", "util"}},
   };
   return table;

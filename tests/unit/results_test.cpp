@@ -202,16 +202,16 @@ TEST(Results, ClassifyMapsEachExceptionToItsState) {
   EXPECT_EQ(o.oom_source, "");  // only oom carries a source
 }
 
-TEST(Results, FailureStatesAreTheFourFailures) {
+TEST(Results, FailureStatesAreTheSixFailures) {
   int failures = 0;
   for (const char* s :
        {"ok", "converged", "not_converged", "completed", "stopped", "oom",
-        "unimplemented", "invalid_args", "failed"}) {
+        "unimplemented", "invalid_args", "failed", "crashed", "timeout"}) {
     const State st = state_from_name(s);
     EXPECT_EQ(state_name(st), s);
     failures += is_failure(st);
   }
-  EXPECT_EQ(failures, 4);
+  EXPECT_EQ(failures, 6);
 }
 
 }  // namespace

@@ -1,0 +1,222 @@
+// `nnbench results`: what the store holds. list, show RUN_ID, export RUN_ID
+// --format csv|json|md (markdown in the studies' shape: a row per network,
+// a column per thread count or batch size, OOM cells marked).
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "cli/app.h"
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "study/store.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace nnbench::cli {
+namespace {
+
+struct ResultsArgs {
+  std::string db, run_id, format = "md", out;
+};
+
+study::Store open(const ResultsArgs& a) {
+  return study::Store(a.db.empty() ? study::Store::default_path() : a.db);
+}
+
+study::RunRow need_run(study::Store& s, const std::string& id) {
+  auto r = s.run(id);
+  if (!r) throw Error("no run '" + id + "' in the results store");
+  return *r;
+}
+
+int list_runs(const ResultsArgs& a) {
+  auto s = open(a);
+  Table t({"run", "suite", "created (UTC)", "finished", "cases", "stored"});
+  for (const auto& r : s.runs())
+    t.add({r.id, r.suite, r.created_utc,
+           r.finished_utc.empty() ? "no" : r.finished_utc,
+           std::to_string(r.cases), std::to_string(r.stored)});
+  fmt::print("{}", t.str());
+  return kExitOk;
+}
+
+std::string cell(const study::ResultRow& r) {
+  if (r.state == "oom") return "OOM";
+  if (r.state != "ok") return r.state;
+  const std::string ms = fmt::format("{:.3f}", r.median_seconds * 1e3);
+  return r.valid ? ms : ms + " (invalid)";
+}
+
+int show_run(const ResultsArgs& a) {
+  auto s = open(a);
+  const auto run = need_run(s, a.run_id);
+  fmt::print("run {}: suite {} ({}), {} of {} cases stored, created {}{}\n",
+             run.id, run.suite, run.suite_file, run.stored, run.cases,
+             run.created_utc,
+             run.finished_utc.empty() ? ", not finished (--resume it)"
+                                      : ", finished " + run.finished_utc);
+  Table t({"#", "case", "state", "validity", "median ms", "samples/s"});
+  for (const auto& r : s.results(a.run_id))
+    t.add({std::to_string(r.index + 1), r.label, r.state,
+           r.valid ? "valid" : "invalid", cell(r),
+           r.samples_per_second > 0
+               ? fmt::format("{:.1f}", r.samples_per_second)
+               : "-"});
+  fmt::print("{}", t.str());
+  return kExitOk;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string export_csv(const std::vector<study::ResultRow>& rows) {
+  std::string out =
+      "index,model,backend,precision,mode,batch,threads,repetition,state,"
+      "valid,median_seconds,samples_per_second,case_key\n";
+  for (const auto& r : rows)
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.index, csv_field(r.model),
+        csv_field(r.backend), r.precision, r.mode, r.batch, r.threads,
+        r.repetition, r.state, r.valid ? 1 : 0,
+        r.median_seconds > 0 ? fmt::format("{:.9g}", r.median_seconds) : "",
+        r.samples_per_second > 0 ? fmt::format("{:.6g}", r.samples_per_second)
+                                 : "",
+        r.key);
+  return out;
+}
+
+// Rows: model, backend, precision, mode; columns: the axis that varies
+// (threads if several, else batch sizes); cells: median ms per mini-batch
+// (the median over repetitions' medians), OOM where it ran out of memory.
+std::string export_md(const study::RunRow& run,
+                      const std::vector<study::ResultRow>& rows) {
+  std::set<int> threads;
+  std::set<int64_t> batches;
+  for (const auto& r : rows) threads.insert(r.threads), batches.insert(r.batch);
+  const bool by_threads = threads.size() > 1;
+  std::vector<std::string> cols;
+  if (by_threads)
+    for (int t : threads) cols.push_back(std::to_string(t) + " threads");
+  else
+    for (int64_t b : batches) cols.push_back("batch " + std::to_string(b));
+  std::vector<std::string> row_keys;
+  std::map<std::string,
+           std::map<std::string, std::vector<const study::ResultRow*>>>
+      cells;
+  for (const auto& r : rows) {
+    const std::string key =
+        r.model + " | " + r.backend + " | " + r.precision + " | " + r.mode;
+    if (!cells.count(key)) row_keys.push_back(key);
+    const std::string col = by_threads ? std::to_string(r.threads) + " threads"
+                                       : "batch " + std::to_string(r.batch);
+    cells[key][col].push_back(&r);
+  }
+  std::string out = fmt::format(
+      "Suite {} (run {}): median ms per mini-batch; OOM: out of memory; "
+      "(invalid): contended or otherwise untrustworthy.\n\n",
+      run.suite, run.id);
+  out += "| model | backend | precision | mode |";
+  for (const auto& c : cols) out += " " + c + " |";
+  out += "\n|---|---|---|---|";
+  for (size_t i = 0; i < cols.size(); ++i) out += "---:|";
+  out += "\n";
+  for (const auto& key : row_keys) {
+    out += "| " + key + " |";
+    for (const auto& c : cols) {
+      const auto it = cells[key].find(c);
+      if (it == cells[key].end()) {
+        out += " |";
+        continue;
+      }
+      std::vector<double> ok;
+      std::string other;
+      bool invalid = false;
+      for (const auto* r : it->second) {
+        if (r->state == "ok") {
+          ok.push_back(r->median_seconds * 1e3);
+          invalid = invalid || !r->valid;
+        } else {
+          other = r->state == "oom" ? "OOM" : r->state;
+        }
+      }
+      if (ok.empty()) {
+        out += " " + other + " |";
+        continue;
+      }
+      std::sort(ok.begin(), ok.end());
+      const size_t n = ok.size();
+      const double med = n % 2 ? ok[n / 2] : (ok[n / 2 - 1] + ok[n / 2]) / 2;
+      out += fmt::format(" {:.3f}{} |", med, invalid ? " (invalid)" : "");
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+int export_run(const ResultsArgs& a) {
+  auto s = open(a);
+  const auto run = need_run(s, a.run_id);
+  const auto rows = s.results(a.run_id);
+  std::string text;
+  if (a.format == "csv") {
+    text = export_csv(rows);
+  } else if (a.format == "json") {
+    nlohmann::json records = nlohmann::json::array();
+    for (const auto& r : rows)
+      records.push_back(
+          {{"index", r.index}, {"case_key", r.key}, {"record", r.record}});
+    text = nlohmann::json{{"run",
+                           {{"id", run.id},
+                            {"suite", run.suite},
+                            {"suite_file", run.suite_file},
+                            {"created_utc", run.created_utc},
+                            {"finished_utc", run.finished_utc},
+                            {"command", run.command},
+                            {"options", run.options},
+                            {"cases", run.cases}}},
+                          {"environment", run.environment},
+                          {"peak", run.peak},
+                          {"results", records}}
+               .dump(2) +
+           "\n";
+  } else {
+    text = export_md(run, rows);
+  }
+  if (a.out.empty())
+    fmt::print("{}", text);
+  else
+    util::write_file_atomically(a.out, text);
+  return kExitOk;
+}
+
+}  // namespace
+
+Action add_results(CLI::App& app) {
+  auto a = std::make_shared<ResultsArgs>();
+  app.add_option("--db", a->db,
+                 "Results store (default $NNBENCH_DB, else "
+                 "~/.local/share/nnbench/results.db)");
+  app.require_subcommand(1);
+  auto* list = app.add_subcommand("list", "The stored runs");
+  auto* show = app.add_subcommand("show", "One run's cases and states");
+  show->add_option("run", a->run_id, "Run id (see list)")->required();
+  auto* exp = app.add_subcommand("export", "One run as CSV, JSON or markdown");
+  exp->add_option("run", a->run_id, "Run id (see list)")->required();
+  exp->add_option("--format", a->format, "csv, json or md")
+      ->check(CLI::IsMember({"csv", "json", "md"}))
+      ->capture_default_str();
+  exp->add_option("--out", a->out, "Write here instead of stdout");
+  return [a, list, show, exp] {
+    if (list->parsed()) return list_runs(*a);
+    if (show->parsed()) return show_run(*a);
+    return export_run(*a);
+  };
+}
+
+}  // namespace nnbench::cli

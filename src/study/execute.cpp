@@ -1,0 +1,165 @@
+#include "study/execute.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "backend/registry.h"
+#include "machine/peak.h"
+#include "results/result.h"
+#include "results/training.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace nnbench::study {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::unique_ptr<results::Record> empty_record(const PlannedCase& p) {
+  std::unique_ptr<results::Record> r;
+  if (p.scenario == "training") {
+    auto t = std::make_unique<results::TrainRun>();
+    t->task = p.c.task;
+    t->seed = p.c.request.options.seed;
+    r = std::move(t);
+  } else {
+    auto t = std::make_unique<results::RunResult>();
+    t->requested = p.c.request;
+    t->kind = p.scenario;
+    r = std::move(t);
+  }
+  r->model = p.c.model.empty() ? p.c.model_file : p.c.model;
+  r->backend = p.c.request.backend;
+  return r;
+}
+
+bool mentions_memory(const std::string& text) {
+  for (const char* s : {"bad_alloc", "out of memory", "Out of memory",
+                        "Cannot allocate memory", "std::length_error"})
+    if (text.find(s) != std::string::npos) return true;
+  return false;
+}
+
+std::string signal_name(int sig) {
+  const char* d = strsignal(sig);
+  return "signal " + std::to_string(sig) +
+         (d ? std::string(" (") + d + ")" : "");
+}
+
+// The last n non-empty lines, joined with " | " to fit a message.
+std::string last_lines(const std::string& text, size_t n) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty()) lines.push_back(l);
+  std::string out;
+  for (size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size();
+       ++i)
+    out += (out.empty() ? "" : " | ") + lines[i];
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<results::Record> record_from_json(const nlohmann::json& j) {
+  if (j.value("kind", "") == "training")
+    return std::make_unique<results::TrainRun>(results::train_run_from_json(j));
+  return std::make_unique<results::RunResult>(results::run_result_from_json(j));
+}
+
+std::unique_ptr<results::Record> run_in_process(const PlannedCase& p,
+                                                const scenarios::Context& ctx) {
+  try {
+    auto scenario = scenarios::make_scenario(p.scenario);
+    auto b = backend::make_backend(p.c.request.backend);
+    return scenario->run(*b, p.c, ctx);
+  } catch (...) {  // unknown scenario or backend: the case's state
+    auto r = empty_record(p);
+    r->fail(results::classify(std::current_exception()));
+    return r;
+  }
+}
+
+std::unique_ptr<results::Record> record_of_child(const PlannedCase& p,
+                                                 const ChildOutcome& o,
+                                                 const ChildLimits& limits) {
+  auto r = empty_record(p);
+  const std::string tail = last_lines(o.stderr_tail, 5);
+  const std::string stderr_note =
+      tail.empty() ? "" : "; its last stderr: " + tail;
+  using results::State;
+  if (o.timed_out) {
+    r->state = State::kTimeout;
+    r->message = "no result after " + std::to_string(limits.timeout_seconds) +
+                 " s: killed" + stderr_note;
+  } else if (o.signal == SIGKILL) {
+    r->state = State::kOom;
+    r->oom_source = "oom_kill";
+    r->message =
+        "killed by SIGKILL from outside (the kernel's OOM killer, "
+        "most likely)" +
+        stderr_note;
+  } else if (o.signal != 0) {
+    r->state = mentions_memory(o.stderr_tail) ? State::kOom : State::kCrashed;
+    if (r->state == State::kOom) r->oom_source = "allocation";
+    r->message = "its process died of " + signal_name(o.signal) + stderr_note;
+  } else {
+    r->state = mentions_memory(o.stderr_tail) ? State::kOom : State::kCrashed;
+    if (r->state == State::kOom) r->oom_source = "allocation";
+    r->message = "its process exited with code " + std::to_string(o.exit_code) +
+                 " and no result" + stderr_note;
+  }
+  return r;
+}
+
+std::unique_ptr<results::Record> run_isolated(const PlannedCase& p,
+                                              const scenarios::Context& ctx,
+                                              const ChildLimits& limits) {
+  char dir_t[] = "/tmp/nnbench-case-XXXXXX";
+  if (!mkdtemp(dir_t)) throw Error("cannot create a temporary directory");
+  const fs::path dir(dir_t);
+  const std::string in = (dir / "case.json").string();
+  const std::string out = (dir / "record.json").string();
+  util::write_file_atomically(
+      in, nlohmann::json{{"case", case_json(p)},
+                         {"peak", machine::to_json(ctx.peak)}}
+              .dump());
+  const ChildOutcome o =
+      run_child({self_exe(), "case", "--in", in, "--out", out}, limits);
+  std::unique_ptr<results::Record> r;
+  if (!o.timed_out && o.signal == 0 && o.exit_code == 0 && fs::exists(out)) {
+    try {
+      r = record_from_json(nlohmann::json::parse(std::ifstream(out)));
+    } catch (const std::exception& e) {
+      r = empty_record(p);
+      r->state = results::State::kCrashed;
+      r->message = std::string("its result could not be read: ") + e.what();
+    }
+  } else {
+    r = record_of_child(p, o, limits);
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return r;
+}
+
+int run_case_file(const std::string& in, const std::string& out) {
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(in));
+  const PlannedCase p = case_from_json(j.at("case"));
+  scenarios::Context ctx;
+  const auto& peak = j.at("peak");
+  ctx.peak.gflops = peak.value("gflops", 0.0);
+  ctx.peak.threads = peak.value("threads", 0);
+  ctx.peak.method = peak.value("method", "");
+  const auto r = run_in_process(p, ctx);
+  util::write_file_atomically(out, r->serialize().dump());
+  return 0;
+}
+
+}  // namespace nnbench::study

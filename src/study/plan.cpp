@@ -1,0 +1,165 @@
+#include "study/plan.h"
+
+#include <algorithm>
+#include <random>
+
+#include "data/manifest.h"
+#include "model/analysis.h"
+#include "model/zoo/zoo.h"
+#include "results/result.h"
+#include "util/error.h"
+
+namespace nnbench::study {
+namespace {
+
+template <typename T>
+const std::vector<T>& pick(const std::optional<std::vector<T>>& o,
+                           const std::vector<T>& grid) {
+  return o ? *o : grid;
+}
+
+bool excluded(const SuiteSpec& s, const std::string& model,
+              const std::string& backend, const std::string& precision,
+              const std::string& mode, int64_t batch, int threads) {
+  for (const auto& x : s.exclusions) {
+    if (x.model && *x.model != model) continue;
+    if (x.backend && *x.backend != backend) continue;
+    if (x.precision && *x.precision != precision) continue;
+    if (x.mode && *x.mode != mode) continue;
+    if (x.batch && *x.batch != batch) continue;
+    if (x.threads && *x.threads != threads) continue;
+    return true;
+  }
+  return false;
+}
+
+std::vector<std::string> resolve_backends(const std::vector<std::string>& b,
+                                          const PlanOptions& o) {
+  std::vector<std::string> out;
+  for (const auto& name : b) {
+    if (name == "all")
+      out.insert(out.end(), o.all_backends.begin(), o.all_backends.end());
+    else
+      out.push_back(name == "default" ? o.default_backend : name);
+  }
+  std::vector<std::string> unique;
+  for (const auto& n : out)
+    if (std::find(unique.begin(), unique.end(), n) == unique.end())
+      unique.push_back(n);
+  return unique;
+}
+
+std::vector<int> resolve_threads(const std::vector<int>& t, int cpus) {
+  if (t.size() == 1 && t[0] == kThreadSweep) return thread_sweep(cpus);
+  return t;
+}
+
+}  // namespace
+
+std::vector<int> thread_sweep(int cpus) {
+  std::vector<int> out;
+  for (int t = 1; t < cpus; t *= 2) out.push_back(t);
+  out.push_back(std::max(cpus, 1));
+  return out;
+}
+
+std::string PlannedCase::label() const {
+  const auto& r = c.request;
+  std::string what = c.task.empty() ? c.model : c.task;
+  if (what.empty()) what = c.model_file;
+  return what + " " + r.backend + " " + r.options.precision + " " +
+         (scenario == "throughput" ? backend::mode_name(r.mode) : scenario) +
+         " b" + std::to_string(r.batch) + " t" +
+         std::to_string(r.options.threads) + " r" +
+         std::to_string(repetition + 1);
+}
+
+nlohmann::json case_json(const PlannedCase& p) {
+  return {{"scenario", p.scenario},
+          {"model", p.c.model},
+          {"model_file", p.c.model_file},
+          {"task", p.c.task},
+          {"request", results::request_json(p.c.request)},
+          {"settings", p.c.settings},
+          {"repetition", p.repetition}};
+}
+
+PlannedCase case_from_json(const nlohmann::json& j) {
+  PlannedCase p;
+  p.scenario = j.at("scenario");
+  p.c.model = j.at("model");
+  p.c.model_file = j.at("model_file");
+  p.c.task = j.at("task");
+  p.c.request = results::request_from_json(j.at("request"));
+  p.c.settings = j.at("settings").get<std::map<std::string, std::string>>();
+  p.repetition = j.at("repetition");
+  p.key = data::sha256_hex(case_json(p).dump());
+  return p;
+}
+
+std::vector<PlannedCase> plan(const SuiteSpec& s, const PlanOptions& o) {
+  std::vector<PlannedCase> out;
+  for (const auto& model : s.models) {
+    const ModelOverride* ov = nullptr;
+    for (const auto& x : s.overrides)
+      if (x.name == model) ov = &x;
+    const ModelOverride none;
+    if (!ov) ov = &none;
+    for (const auto& backend :
+         resolve_backends(pick(ov->backends, s.grid.backends), o))
+      for (const auto& precision : pick(ov->precisions, s.grid.precisions))
+        for (const auto& mode : pick(ov->modes, s.grid.modes))
+          for (auto batch : pick(ov->batches, s.grid.batches))
+            for (auto threads : resolve_threads(
+                     pick(ov->threads, s.grid.threads), o.usable_cpus)) {
+              if (excluded(s, model, backend, precision, mode, batch, threads))
+                continue;
+              for (int rep = 0; rep < s.repetitions; ++rep) {
+                PlannedCase p;
+                p.scenario = s.scenario;
+                (s.scenario == "training" ? p.c.task : p.c.model) = model;
+                results::RunRequest& r = p.c.request;
+                r = o.base;
+                r.backend = backend;
+                r.mode = backend::mode_from_name(mode);
+                r.batch = batch;
+                r.options.precision = precision;
+                r.options.threads = threads;
+                r.warmup = o.warmup ? *o.warmup : s.warmup;
+                r.stop = o.stop ? *o.stop : s.stop;
+                p.c.settings = s.settings;
+                p.repetition = rep;
+                p.key = data::sha256_hex(case_json(p).dump());
+                out.push_back(std::move(p));
+              }
+            }
+  }
+  if (o.interleave_seed) {
+    std::mt19937_64 rng(*o.interleave_seed);
+    std::shuffle(out.begin(), out.end(), rng);
+  }
+  return out;
+}
+
+double estimate_seconds(const PlannedCase& p) {
+  const auto& r = p.c.request;
+  double step = 0.01;
+  try {
+    if (!p.c.model.empty()) {
+      const model::Cost c = model::analyze(model::zoo::get(p.c.model));
+      const double flops =
+          r.mode == backend::Mode::kTrain ? c.train_flops : c.forward_flops;
+      step = flops * static_cast<double>(r.batch) / 50e9;
+    }
+  } catch (const Error&) {
+  }
+  const double warm =
+      std::min(r.warmup.max_seconds,
+               std::max(r.warmup.min_seconds, r.warmup.min_iterations * step));
+  const double measure =
+      std::min(r.stop.max_seconds,
+               std::max(r.stop.min_seconds, r.stop.min_iterations * step));
+  return 1.5 + warm + measure;  // start, environment, peak and compile
+}
+
+}  // namespace nnbench::study

@@ -1,0 +1,54 @@
+#pragma once
+// A suite file expanded into the cases it describes, each with a key that
+// identifies its fully resolved configuration (the store skips stored keys
+// on --resume).
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario.h"
+#include "study/suite_file.h"
+
+namespace nnbench::study {
+
+struct PlannedCase {
+  std::string scenario;
+  scenarios::Case c;
+  int repetition = 0;  // 0-based
+  std::string key;     // sha256 of case_json without nothing left out
+  // "resnet-56 torch fp32 train b32 t2 r1": for progress lines and tables.
+  std::string label() const;
+};
+
+struct PlanOptions {
+  std::string default_backend;            // what "default" means
+  std::vector<std::string> all_backends;  // what "all" means
+  // Seed, device, optimizer, contention policy and, where the suite file
+  // does not set them, warm-up and stopping rules.
+  results::RunRequest base;
+  // Rules given on the command line replace the suite file's.
+  std::optional<results::WarmupRule> warmup;
+  std::optional<results::StopRule> stop;
+  std::optional<uint64_t> interleave_seed;  // shuffle the case order
+  int usable_cpus = 1;                      // what a thread sweep goes up to
+};
+
+// Cases in file order (models x backends x precisions x modes x batches x
+// threads x repetitions), or shuffled with the interleave seed.
+std::vector<PlannedCase> plan(const SuiteSpec& s, const PlanOptions& o);
+
+// 1, 2, 4, ... below `cpus`, then `cpus`.
+std::vector<int> thread_sweep(int cpus);
+
+// What a child process needs to run a case, and what its key hashes.
+nlohmann::json case_json(const PlannedCase& p);
+PlannedCase case_from_json(const nlohmann::json& j);
+
+// A rough duration: process start, compile, the warm-up and measurement
+// minimums, and the steps they need at an assumed 50 GFLOP/s (fp32 on two
+// cores). For the listing's ETA, never recorded as a measurement.
+double estimate_seconds(const PlannedCase& p);
+
+}  // namespace nnbench::study

@@ -1,0 +1,266 @@
+#include "study/store.h"
+
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "results/result.h"
+#include "results/training.h"
+#include "util/error.h"
+
+namespace nnbench::study {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kSchema[] = {
+    // version 1
+    R"sql(
+CREATE TABLE runs (
+  id TEXT PRIMARY KEY,
+  suite TEXT NOT NULL,
+  suite_file TEXT NOT NULL,
+  created_utc TEXT NOT NULL,
+  finished_utc TEXT,
+  command TEXT NOT NULL,
+  environment TEXT NOT NULL,
+  peak TEXT NOT NULL,
+  options TEXT NOT NULL,
+  cases INTEGER NOT NULL
+);
+CREATE TABLE results (
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  case_index INTEGER NOT NULL,
+  case_key TEXT NOT NULL,
+  label TEXT NOT NULL,
+  scenario TEXT NOT NULL,
+  model TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  precision TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  batch INTEGER NOT NULL,
+  threads INTEGER NOT NULL,
+  repetition INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  valid INTEGER NOT NULL,
+  median_seconds REAL,
+  samples_per_second REAL,
+  record TEXT NOT NULL,
+  created_utc TEXT NOT NULL,
+  PRIMARY KEY (run_id, case_key)
+);
+)sql",
+};
+
+int user_version(SQLite::Database& db) {
+  return db.execAndGet("PRAGMA user_version").getInt();
+}
+
+void migrate(SQLite::Database& db, const std::string& path) {
+  const int have = user_version(db);
+  if (have > kStoreSchemaVersion)
+    throw Error(path + ": results store schema " + std::to_string(have) +
+                " is newer than this nnbench reads (" +
+                std::to_string(kStoreSchemaVersion) + ")");
+  for (int v = have; v < kStoreSchemaVersion; ++v) {
+    SQLite::Transaction t(db);
+    db.exec(kSchema[v]);
+    db.exec("PRAGMA user_version = " + std::to_string(v + 1));
+    t.commit();
+  }
+}
+
+std::string open_path(const std::string& path) {
+  const fs::path dir = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!dir.empty()) fs::create_directories(dir, ec);
+  return path;
+}
+
+std::string new_run_id() {
+  std::random_device rd;
+  char suffix[8];
+  std::snprintf(suffix, sizeof suffix, "%04x", rd() & 0xffff);
+  std::string t = results::utc_now_iso8601();  // 2026-11-25T05:00:00Z
+  std::string compact;
+  for (char c : t)
+    if (c != '-' && c != ':') compact += c;
+  return compact + "-" + suffix;
+}
+
+}  // namespace
+
+std::string Store::default_path() {
+  if (const char* p = std::getenv("NNBENCH_DB"); p && *p) return p;
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x)
+    return std::string(x) + "/nnbench/results.db";
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : ".") + "/.local/share/nnbench/results.db";
+}
+
+Store::Store(const std::string& path) try
+    : db_(open_path(path), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
+          10000) {
+  db_.exec("PRAGMA journal_mode = WAL");
+  db_.exec("PRAGMA foreign_keys = ON");
+  migrate(db_, path);
+} catch (const SQLite::Exception& e) {
+  throw Error(path + ": cannot open the results store: " + e.what());
+}
+
+std::string Store::begin_run(RunRow run) {
+  run.id = new_run_id();
+  run.created_utc = results::utc_now_iso8601();
+  SQLite::Statement q(db_,
+                      "INSERT INTO runs (id, suite, suite_file, created_utc, "
+                      "command, environment, peak, options, cases) VALUES "
+                      "(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  q.bind(1, run.id);
+  q.bind(2, run.suite);
+  q.bind(3, run.suite_file);
+  q.bind(4, run.created_utc);
+  q.bind(5, run.command);
+  q.bind(6, run.environment.dump());
+  q.bind(7, run.peak.dump());
+  q.bind(8, run.options.dump());
+  q.bind(9, run.cases);
+  q.exec();
+  return run.id;
+}
+
+void Store::finish_run(const std::string& id) {
+  SQLite::Statement q(db_, "UPDATE runs SET finished_utc = ? WHERE id = ?");
+  q.bind(1, results::utc_now_iso8601());
+  q.bind(2, id);
+  q.exec();
+}
+
+void Store::add_result(const std::string& run_id, int index,
+                       const PlannedCase& p, const results::Record& r) {
+  const auto& req = p.c.request;
+  double median = 0, rate = 0;
+  if (const auto* t = dynamic_cast<const results::RunResult*>(&r)) {
+    median = t->stats.median;
+    rate = t->samples_per_second;
+  }
+  SQLite::Statement q(
+      db_,
+      "INSERT OR REPLACE INTO results (run_id, case_index, case_key, label, "
+      "scenario, model, backend, precision, mode, batch, threads, repetition, "
+      "state, valid, median_seconds, samples_per_second, record, created_utc) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  q.bind(1, run_id);
+  q.bind(2, index);
+  q.bind(3, p.key);
+  q.bind(4, p.label());
+  q.bind(5, p.scenario);
+  q.bind(6, p.c.task.empty() ? (p.c.model.empty() ? p.c.model_file : p.c.model)
+                             : p.c.task);
+  q.bind(7, req.backend);
+  q.bind(8, req.options.precision);
+  q.bind(9, backend::mode_name(req.mode));
+  q.bind(10, static_cast<int64_t>(req.batch));
+  q.bind(11, req.options.threads);
+  q.bind(12, p.repetition);
+  q.bind(13, results::state_name(r.state));
+  q.bind(14, r.validity.valid() ? 1 : 0);
+  if (median > 0)
+    q.bind(15, median);
+  else
+    q.bind(15);
+  if (rate > 0)
+    q.bind(16, rate);
+  else
+    q.bind(16);
+  q.bind(17, r.serialize().dump());
+  q.bind(18, results::utc_now_iso8601());
+  q.exec();
+}
+
+std::set<std::string> Store::stored_keys(const std::string& run_id) {
+  SQLite::Statement q(db_, "SELECT case_key FROM results WHERE run_id = ?");
+  q.bind(1, run_id);
+  std::set<std::string> out;
+  while (q.executeStep()) out.insert(q.getColumn(0).getString());
+  return out;
+}
+
+RunRow Store::row_of(SQLite::Statement& q) {
+  RunRow r;
+  r.id = q.getColumn(0).getString();
+  r.suite = q.getColumn(1).getString();
+  r.suite_file = q.getColumn(2).getString();
+  r.created_utc = q.getColumn(3).getString();
+  r.finished_utc = q.getColumn(4).isNull() ? "" : q.getColumn(4).getString();
+  r.command = q.getColumn(5).getString();
+  r.environment = nlohmann::json::parse(q.getColumn(6).getString());
+  r.peak = nlohmann::json::parse(q.getColumn(7).getString());
+  r.options = nlohmann::json::parse(q.getColumn(8).getString());
+  r.cases = q.getColumn(9).getInt();
+  r.stored = q.getColumn(10).getInt();
+  return r;
+}
+
+namespace {
+const char* kRunColumns =
+    "SELECT id, suite, suite_file, created_utc, finished_utc, command, "
+    "environment, peak, options, cases, (SELECT COUNT(*) FROM results WHERE "
+    "results.run_id = runs.id) FROM runs";
+}
+
+std::vector<RunRow> Store::runs() {
+  SQLite::Statement q(db_, std::string(kRunColumns) + " ORDER BY created_utc");
+  std::vector<RunRow> out;
+  while (q.executeStep()) out.push_back(row_of(q));
+  return out;
+}
+
+std::optional<RunRow> Store::run(const std::string& id) {
+  SQLite::Statement q(db_, std::string(kRunColumns) + " WHERE id = ?");
+  q.bind(1, id);
+  if (!q.executeStep()) return std::nullopt;
+  return row_of(q);
+}
+
+std::vector<ResultRow> Store::results(const std::string& run_id) {
+  SQLite::Statement q(
+      db_,
+      "SELECT case_index, case_key, label, scenario, model, backend, "
+      "precision, mode, batch, threads, repetition, state, valid, "
+      "median_seconds, samples_per_second, record FROM results WHERE "
+      "run_id = ? ORDER BY case_index");
+  q.bind(1, run_id);
+  std::vector<ResultRow> out;
+  while (q.executeStep()) {
+    ResultRow r;
+    r.index = q.getColumn(0).getInt();
+    r.key = q.getColumn(1).getString();
+    r.label = q.getColumn(2).getString();
+    r.scenario = q.getColumn(3).getString();
+    r.model = q.getColumn(4).getString();
+    r.backend = q.getColumn(5).getString();
+    r.precision = q.getColumn(6).getString();
+    r.mode = q.getColumn(7).getString();
+    r.batch = q.getColumn(8).getInt64();
+    r.threads = q.getColumn(9).getInt();
+    r.repetition = q.getColumn(10).getInt();
+    r.state = q.getColumn(11).getString();
+    r.valid = q.getColumn(12).getInt() != 0;
+    r.median_seconds =
+        q.getColumn(13).isNull() ? 0 : q.getColumn(13).getDouble();
+    r.samples_per_second =
+        q.getColumn(14).isNull() ? 0 : q.getColumn(14).getDouble();
+    r.record = nlohmann::json::parse(q.getColumn(15).getString());
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string Store::integrity_check() {
+  return db_.execAndGet("PRAGMA integrity_check").getString();
+}
+
+}  // namespace nnbench::study

@@ -1,0 +1,61 @@
+#pragma once
+// The results store: an embedded SQLite database (WAL, busy timeout, a
+// schema version with migrations). Each case's record is committed as soon
+// as it ends, so killing the suite loses at most the case in flight.
+#include <SQLiteCpp/Database.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "results/record.h"
+#include "study/plan.h"
+
+namespace nnbench::study {
+
+inline constexpr int kStoreSchemaVersion = 1;
+
+struct RunRow {
+  std::string id, suite, suite_file, created_utc, finished_utc, command;
+  nlohmann::json environment, peak, options;
+  int cases = 0;   // planned
+  int stored = 0;  // results in the store
+};
+
+struct ResultRow {
+  int index = 0;  // position in the run's plan
+  std::string key, label, scenario, model, backend, precision, mode, state;
+  int64_t batch = 0;
+  int threads = 0, repetition = 0;
+  bool valid = false;
+  double median_seconds = 0, samples_per_second = 0;  // 0 when not measured
+  nlohmann::json record;
+};
+
+class Store {
+ public:
+  // Opens or creates the database; refuses a newer schema.
+  explicit Store(const std::string& path);
+  // $NNBENCH_DB, else $XDG_DATA_HOME/nnbench/results.db, else
+  // ~/.local/share/nnbench/results.db.
+  static std::string default_path();
+
+  std::string begin_run(RunRow run);  // fills id and created_utc
+  void finish_run(const std::string& id);
+  void add_result(const std::string& run_id, int index, const PlannedCase& p,
+                  const results::Record& r);
+  std::set<std::string> stored_keys(const std::string& run_id);
+
+  std::vector<RunRow> runs();
+  std::optional<RunRow> run(const std::string& id);
+  std::vector<ResultRow> results(const std::string& run_id);
+  std::string integrity_check();
+
+ private:
+  RunRow row_of(SQLite::Statement& q);
+  SQLite::Database db_;
+};
+
+}  // namespace nnbench::study

@@ -1,0 +1,307 @@
+#include "study/suite_file.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "util/error.h"
+
+#ifndef NNBENCH_SUITES_DIR
+#define NNBENCH_SUITES_DIR ""
+#endif
+#ifndef NNBENCH_INSTALLED_SUITES_DIR
+#define NNBENCH_INSTALLED_SUITES_DIR ""
+#endif
+
+namespace nnbench::study {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const toml::source_region& at,
+                         const std::string& why) const {
+    std::ostringstream s;
+    s << file_ << ":" << at.begin.line << ":" << at.begin.column << ": " << why;
+    throw Error(s.str());
+  }
+
+  // Every key of `t` must be one of `known`.
+  void only(const toml::table& t, const std::set<std::string>& known,
+            const std::string& where) const {
+    for (auto&& [k, v] : t) {
+      if (known.count(std::string(k.str()))) continue;
+      std::string list;
+      for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+      fail(k.source(), "unknown key '" + std::string(k.str()) + "' in " +
+                           where + " (known: " + list + ")");
+    }
+  }
+
+  template <typename T>
+  T scalar(const toml::node& n, const std::string& key) const {
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (auto v = n.value_exact<std::string>()) return *v;
+      fail(n.source(), "'" + key + "' must be a string");
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (auto v = n.value_exact<bool>()) return *v;
+      fail(n.source(), "'" + key + "' must be true or false");
+    } else if constexpr (std::is_integral_v<T>) {
+      if (auto v = n.value_exact<int64_t>()) return static_cast<T>(*v);
+      fail(n.source(), "'" + key + "' must be an integer");
+    } else {
+      if (n.is_integer() || n.is_floating_point())
+        return static_cast<T>(*n.value<double>());
+      fail(n.source(), "'" + key + "' must be a number");
+    }
+  }
+
+  template <typename T>
+  std::vector<T> list(const toml::node& n, const std::string& key) const {
+    const toml::array* a = n.as_array();
+    if (!a) fail(n.source(), "'" + key + "' must be a list");
+    if (a->empty()) fail(n.source(), "'" + key + "' is an empty list");
+    std::vector<T> out;
+    for (const auto& x : *a) out.push_back(scalar<T>(x, key));
+    return out;
+  }
+
+  const toml::table& table(const toml::node& n, const std::string& key) const {
+    if (const toml::table* t = n.as_table()) return *t;
+    fail(n.source(), "'" + key + "' must be a table");
+  }
+
+ private:
+  std::string file_;
+};
+
+void read_axes(const Reader& r, const std::string& k, const toml::node& v,
+               Axes& a) {
+  if (k == "backends") a.backends = r.list<std::string>(v, k);
+  if (k == "precisions") a.precisions = r.list<std::string>(v, k);
+  if (k == "modes") a.modes = r.list<std::string>(v, k);
+  if (k == "batches") a.batches = r.list<int64_t>(v, k);
+  if (k == "threads") {
+    if (v.is_string()) {
+      if (*v.value<std::string>() != "sweep")
+        r.fail(v.source(), "threads must be a list of counts or \"sweep\"");
+      a.threads = {kThreadSweep};
+    } else {
+      a.threads = r.list<int>(v, k);
+    }
+  }
+}
+
+void check_axes(const Reader& r, const toml::node& at, const Axes& a) {
+  for (const auto& m : a.modes)
+    if (m != "train" && m != "infer")
+      r.fail(at.source(), "mode '" + m + "' is not train or infer");
+  for (auto b : a.batches)
+    if (b <= 0) r.fail(at.source(), "batches must be > 0");
+  for (auto t : a.threads)
+    if (t < 0 && t != kThreadSweep)
+      r.fail(at.source(), "threads must be >= 0 (0: every CPU)");
+}
+
+void read_grid(const Reader& r, const toml::table& t, SuiteSpec& s) {
+  r.only(t,
+         {"models", "tasks", "backends", "precisions", "modes", "batches",
+          "threads", "repetitions"},
+         "[grid]");
+  for (auto&& [key, v] : t) {
+    const std::string k(key.str());
+    if (k == "models" || k == "tasks") {
+      if (!s.models.empty())
+        r.fail(key.source(), "give models or tasks, not both");
+      s.models = r.list<std::string>(v, k);
+    } else if (k == "repetitions") {
+      s.repetitions = r.scalar<int>(v, k);
+      if (s.repetitions < 1) r.fail(v.source(), "repetitions must be >= 1");
+    } else {
+      read_axes(r, k, v, s.grid);
+    }
+  }
+  check_axes(r, t, s.grid);
+}
+
+void read_model_overrides(const Reader& r, const toml::node& n, SuiteSpec& s) {
+  const toml::array* a = n.as_array();
+  if (!a) r.fail(n.source(), "'model' must be an array of tables ([[model]])");
+  for (const auto& e : *a) {
+    const toml::table& t = r.table(e, "model");
+    r.only(t, {"name", "backends", "precisions", "modes", "batches", "threads"},
+           "[[model]]");
+    if (!t.contains("name")) r.fail(t.source(), "[[model]] needs a name");
+    ModelOverride o;
+    o.name = r.scalar<std::string>(*t.get("name"), "name");
+    if (std::find(s.models.begin(), s.models.end(), o.name) == s.models.end())
+      r.fail(t.get("name")->source(),
+             "[[model]] '" + o.name + "' is not in [grid] models");
+    Axes axes = s.grid;
+    for (auto&& [key, v] : t) {
+      const std::string k(key.str());
+      if (k == "name") continue;
+      read_axes(r, k, v, axes);
+      if (k == "backends") o.backends = axes.backends;
+      if (k == "precisions") o.precisions = axes.precisions;
+      if (k == "modes") o.modes = axes.modes;
+      if (k == "batches") o.batches = axes.batches;
+      if (k == "threads") o.threads = axes.threads;
+    }
+    check_axes(r, t, axes);
+    s.overrides.push_back(o);
+  }
+}
+
+void read_exclusions(const Reader& r, const toml::node& n, SuiteSpec& s) {
+  const toml::array* a = n.as_array();
+  if (!a)
+    r.fail(n.source(), "'exclude' must be an array of tables ([[exclude]])");
+  for (const auto& e : *a) {
+    const toml::table& t = r.table(e, "exclude");
+    r.only(t, {"model", "backend", "precision", "mode", "batch", "threads"},
+           "[[exclude]]");
+    if (t.empty()) r.fail(t.source(), "an empty [[exclude]] drops every case");
+    Exclusion x;
+    for (auto&& [key, v] : t) {
+      const std::string k(key.str());
+      if (k == "model") x.model = r.scalar<std::string>(v, k);
+      if (k == "backend") x.backend = r.scalar<std::string>(v, k);
+      if (k == "precision") x.precision = r.scalar<std::string>(v, k);
+      if (k == "mode") x.mode = r.scalar<std::string>(v, k);
+      if (k == "batch") x.batch = r.scalar<int64_t>(v, k);
+      if (k == "threads") x.threads = r.scalar<int>(v, k);
+    }
+    s.exclusions.push_back(x);
+  }
+}
+
+void read_rules(const Reader& r, const toml::table& root, SuiteSpec& s) {
+  if (const auto* n = root.get("warmup")) {
+    const toml::table& t = r.table(*n, "warmup");
+    r.only(t, {"min_iterations", "min_seconds", "max_seconds"}, "[warmup]");
+    for (auto&& [key, v] : t) {
+      const std::string k(key.str());
+      if (k == "min_iterations") s.warmup.min_iterations = r.scalar<int>(v, k);
+      if (k == "min_seconds") s.warmup.min_seconds = r.scalar<double>(v, k);
+      if (k == "max_seconds") s.warmup.max_seconds = r.scalar<double>(v, k);
+    }
+  }
+  if (const auto* n = root.get("stop")) {
+    const toml::table& t = r.table(*n, "stop");
+    r.only(t,
+           {"min_iterations", "min_seconds", "max_iterations", "max_seconds",
+            "max_relative_ci"},
+           "[stop]");
+    for (auto&& [key, v] : t) {
+      const std::string k(key.str());
+      if (k == "min_iterations") s.stop.min_iterations = r.scalar<int>(v, k);
+      if (k == "min_seconds") s.stop.min_seconds = r.scalar<double>(v, k);
+      if (k == "max_iterations") s.stop.max_iterations = r.scalar<int>(v, k);
+      if (k == "max_seconds") s.stop.max_seconds = r.scalar<double>(v, k);
+      if (k == "max_relative_ci")
+        s.stop.max_relative_ci = r.scalar<double>(v, k);
+    }
+  }
+  if (const auto* n = root.get("isolation")) {
+    const toml::table& t = r.table(*n, "isolation");
+    r.only(t, {"timeout_seconds", "memory_limit_gib"}, "[isolation]");
+    for (auto&& [key, v] : t) {
+      const std::string k(key.str());
+      const double x = r.scalar<double>(v, k);
+      if (x < 0) r.fail(v.source(), "'" + k + "' must be >= 0");
+      if (k == "timeout_seconds") s.isolation.timeout_seconds = x;
+      if (k == "memory_limit_gib") s.isolation.memory_limit_gib = x;
+    }
+  }
+  if (const auto* n = root.get("settings")) {
+    for (auto&& [key, v] : r.table(*n, "settings")) {
+      const std::string k(key.str());
+      if (v.is_string())
+        s.settings[k] = *v.value<std::string>();
+      else if (v.is_boolean())
+        s.settings[k] = *v.value<bool>() ? "true" : "false";
+      else if (v.is_integer())
+        s.settings[k] = std::to_string(*v.value<int64_t>());
+      else if (v.is_floating_point())
+        s.settings[k] = std::to_string(*v.value<double>());
+      else
+        r.fail(v.source(), "setting '" + k + "' must be a string or number");
+    }
+  }
+}
+
+}  // namespace
+
+SuiteSpec parse_suite_file(const std::string& path) {
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    Reader(path).fail(e.source(), std::string(e.description()));
+  }
+  const Reader r(path);
+  r.only(root,
+         {"description", "scenario", "grid", "model", "exclude", "warmup",
+          "stop", "isolation", "settings"},
+         "the suite");
+  SuiteSpec s;
+  s.file = path;
+  s.name = fs::path(path).stem().string();
+  if (const auto* n = root.get("description"))
+    s.description = r.scalar<std::string>(*n, "description");
+  if (const auto* n = root.get("scenario"))
+    s.scenario = r.scalar<std::string>(*n, "scenario");
+  const auto* grid = root.get("grid");
+  if (!grid) r.fail(root.source(), "the suite needs a [grid] table");
+  read_grid(r, r.table(*grid, "grid"), s);
+  if (s.models.empty())
+    r.fail(grid->source(), "[grid] needs models (or tasks for training)");
+  if (const auto* n = root.get("model")) read_model_overrides(r, *n, s);
+  if (const auto* n = root.get("exclude")) read_exclusions(r, *n, s);
+  read_rules(r, root, s);
+  return s;
+}
+
+std::string suites_dir() {
+  if (const char* env = std::getenv("NNBENCH_SUITES_DIR"); env && *env)
+    return env;
+  // The source tree's first: a build run from it reads the suites it has.
+  for (const char* d : {NNBENCH_SUITES_DIR, NNBENCH_INSTALLED_SUITES_DIR})
+    if (*d && fs::is_directory(d)) return d;
+  return NNBENCH_SUITES_DIR;
+}
+
+std::vector<std::string> shipped_suites() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(suites_dir(), ec))
+    if (e.path().extension() == ".toml") out.push_back(e.path().stem());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+SuiteSpec load_suite(const std::string& name_or_file) {
+  if (name_or_file.find('/') != std::string::npos ||
+      fs::path(name_or_file).extension() == ".toml") {
+    if (!fs::exists(name_or_file))
+      throw Error(name_or_file + ": no such suite file");
+    return parse_suite_file(name_or_file);
+  }
+  const fs::path p = fs::path(suites_dir()) / (name_or_file + ".toml");
+  if (!fs::exists(p)) {
+    std::string known;
+    for (const auto& n : shipped_suites()) known += " " + n;
+    throw Error("unknown suite '" + name_or_file + "'; shipped:" + known +
+                " (or give a .toml file)");
+  }
+  return parse_suite_file(p.string());
+}
+
+}  // namespace nnbench::study

@@ -1,0 +1,76 @@
+#pragma once
+// A study as data: a TOML suite file describes a grid of cases (the product
+// of lists, per-model overrides, exclusions) and the rules they run under.
+// docs/suites.md documents the format; suites/ holds the shipped ones.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "results/request.h"
+
+namespace nnbench::study {
+
+// `threads = "sweep"`: 1, 2, 4, ... below the usable CPUs, then their count.
+inline constexpr int kThreadSweep = -1;
+
+// The lists a case is the product of. In a [[model]] table, the lists given
+// replace the grid's for that model.
+struct Axes {
+  std::vector<std::string> backends, precisions, modes;
+  std::vector<int64_t> batches;
+  std::vector<int> threads;
+};
+
+struct ModelOverride {
+  std::string name;
+  std::optional<std::vector<std::string>> backends, precisions, modes;
+  std::optional<std::vector<int64_t>> batches;
+  std::optional<std::vector<int>> threads;
+};
+
+// Drops every case whose fields equal all of these (unset: any).
+struct Exclusion {
+  std::optional<std::string> model, backend, precision, mode;
+  std::optional<int64_t> batch;
+  std::optional<int> threads;
+};
+
+struct Isolation {
+  double timeout_seconds = 600;  // wall clock per case
+  double memory_limit_gib = 0;   // address space per case; 0: none
+};
+
+struct SuiteSpec {
+  std::string name, file, description;
+  std::string scenario = "throughput";
+  // Models (throughput, latency) or tasks (training), in file order.
+  std::vector<std::string> models;
+  // "default": the --backend asked for, else the default backend;
+  // "all": every built backend but the oracle.
+  Axes grid{{"default"}, {"fp32"}, {"train"}, {32}, {0}};
+  int repetitions = 1;
+  std::vector<ModelOverride> overrides;
+  std::vector<Exclusion> exclusions;
+  results::WarmupRule warmup;
+  results::StopRule stop;
+  Isolation isolation;
+  std::map<std::string, std::string> settings;  // handed to the scenario
+};
+
+// Reads and checks a suite file. Every problem (TOML syntax, an unknown key,
+// a wrong type, an empty list) is an nnbench::Error naming
+// FILE:LINE:COLUMN.
+SuiteSpec parse_suite_file(const std::string& path);
+
+// The directory of the shipped suites: $NNBENCH_SUITES_DIR when set, else
+// the source tree's suites/ when it exists, else the installed
+// share/nnbench/suites.
+std::string suites_dir();
+// Shipped suite names (file names without .toml), sorted.
+std::vector<std::string> shipped_suites();
+// NAME (a shipped suite) or a path to a .toml file.
+SuiteSpec load_suite(const std::string& name_or_file);
+
+}  // namespace nnbench::study

@@ -1,0 +1,133 @@
+// The results store: what goes in comes out, resumes see stored keys,
+// concurrent writers lose nothing, a newer schema is refused.
+#include "study/store.h"
+
+#include <SQLiteCpp/Database.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "results/result.h"
+#include "util/error.h"
+
+namespace nnbench::study {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("nnbench-store-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    db_ = (dir_ / "sub" / "r.db").string();  // the folder is created
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+  std::string db_;
+};
+
+PlannedCase a_case(int i) {
+  PlannedCase p;
+  p.scenario = "throughput";
+  p.c.model = "mnist-mlp";
+  p.c.request.backend = "torch";
+  p.c.request.batch = 8 + i;
+  p.key = "key-" + std::to_string(i);
+  return p;
+}
+
+results::RunResult a_record(double median) {
+  results::RunResult r;
+  r.model = "mnist-mlp";
+  r.backend = "torch";
+  r.samples = {median};
+  r.stats.median = median;
+  r.samples_per_second = 8 / median;
+  return r;
+}
+
+TEST_F(StoreTest, RunsAndResultsComeBackAsStored) {
+  Store s(db_);
+  RunRow row;
+  row.suite = "quick";
+  row.suite_file = "suites/quick.toml";
+  row.environment = {{"cpu", {{"name", "x"}}}};
+  row.cases = 3;
+  const std::string id = s.begin_run(row);
+  s.add_result(id, 0, a_case(0), a_record(0.004));
+  results::RunResult oom = a_record(0);
+  oom.state = results::State::kOom;
+  s.add_result(id, 2, a_case(2), oom);
+  EXPECT_EQ(s.stored_keys(id), (std::set<std::string>{"key-0", "key-2"}));
+  const auto runs = s.runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].stored, 2);
+  EXPECT_TRUE(runs[0].finished_utc.empty());
+  s.finish_run(id);
+  EXPECT_FALSE(s.run(id)->finished_utc.empty());
+  const auto rows = s.results(id);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].median_seconds, 0.004);
+  EXPECT_EQ(rows[0].batch, 8);
+  EXPECT_EQ(rows[1].state, "oom");
+  EXPECT_EQ(rows[1].median_seconds, 0);  // NULL: not measured
+  EXPECT_EQ(rows[1].record["state"], "oom");
+  EXPECT_EQ(s.integrity_check(), "ok");
+}
+
+TEST_F(StoreTest, FourProcessesWritingAtOnceLoseNothing) {
+  std::string id;
+  {
+    Store s(db_);
+    id = s.begin_run(RunRow{});
+  }
+  std::vector<pid_t> kids;
+  for (int w = 0; w < 4; ++w) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int code = 0;
+      try {
+        Store s(db_);
+        for (int i = 0; i < 250; ++i)
+          s.add_result(id, w * 250 + i, a_case(w * 250 + i), a_record(0.001));
+      } catch (...) {
+        code = 1;
+      }
+      _exit(code);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t k : kids) {
+    int status = 0;
+    waitpid(k, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  Store s(db_);
+  EXPECT_EQ(s.results(id).size(), 1000u);
+  EXPECT_EQ(s.integrity_check(), "ok");
+}
+
+TEST_F(StoreTest, NewerSchemaIsRefusedNamingIt) {
+  {
+    Store s(db_);  // creates version 1
+  }
+  {
+    SQLite::Database raw(db_, SQLite::OPEN_READWRITE);
+    raw.exec("PRAGMA user_version = 99");
+  }
+  try {
+    Store s(db_);
+    ADD_FAILURE() << "opened";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("schema 99"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace nnbench::study

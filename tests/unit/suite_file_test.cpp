@@ -1,0 +1,167 @@
+// Suite files: the grid they describe, and every malformed file refused
+// with FILE:LINE:COLUMN.
+#include "study/suite_file.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "study/plan.h"
+#include "util/error.h"
+
+namespace nnbench::study {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SuiteFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("nnbench-suite-test-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& text) {
+    const std::string p = (dir_ / "s.toml").string();
+    std::ofstream(p) << text;
+    return p;
+  }
+  // The error's message, or "" when the file was accepted.
+  std::string error_of(const std::string& text) {
+    try {
+      parse_suite_file(write(text));
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+  fs::path dir_;
+};
+
+PlanOptions options() {
+  PlanOptions o;
+  o.default_backend = "torch";
+  o.all_backends = {"onednn", "torch"};
+  o.usable_cpus = 6;
+  return o;
+}
+
+TEST_F(SuiteFile, GridIsTheProductWithOverridesAndExclusions) {
+  const auto s = parse_suite_file(write(R"(
+description = "t"
+[grid]
+models = ["mnist-mlp", "resnet-56"]
+backends = ["all"]
+modes = ["train", "infer"]
+batches = [8, 16]
+threads = [1, 2]
+repetitions = 2
+[[model]]
+name = "resnet-56"
+modes = ["train"]
+batches = [4]
+[[exclude]]
+model = "mnist-mlp"
+backend = "torch"
+mode = "infer"
+)"));
+  const auto cases = plan(s, options());
+  // mnist-mlp: 2 backends x 2 modes x 2 batches x 2 threads x 2 reps = 32,
+  // minus torch infer (2 x 2 x 2 = 8) = 24; resnet-56: 2 x 1 x 1 x 2 x 2 = 8.
+  EXPECT_EQ(cases.size(), 32u);
+  EXPECT_EQ(cases.front().label(), "mnist-mlp onednn fp32 train b8 t1 r1");
+  std::set<std::string> keys;
+  for (const auto& c : cases) {
+    keys.insert(c.key);
+    EXPECT_FALSE(c.c.model == "mnist-mlp" && c.c.request.backend == "torch" &&
+                 c.c.request.mode == backend::Mode::kInfer);
+    if (c.c.model == "resnet-56") EXPECT_EQ(c.c.request.batch, 4);
+  }
+  EXPECT_EQ(keys.size(), cases.size());  // repetitions have their own keys
+}
+
+TEST_F(SuiteFile, InterleavingIsASeededPermutation) {
+  const auto s = parse_suite_file(write(R"([grid]
+models = ["mnist-mlp", "mnist-cnn", "fcn-r"]
+batches = [1, 2, 4, 8])"));
+  auto o = options();
+  const auto plain = plan(s, o);
+  o.interleave_seed = 7;
+  const auto a = plan(s, o), b = plan(s, o);
+  ASSERT_EQ(a.size(), plain.size());
+  std::multiset<std::string> ka, kp;
+  bool moved = false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ka.insert(a[i].key);
+    kp.insert(plain[i].key);
+    EXPECT_EQ(a[i].key, b[i].key);  // same seed, same order
+    moved = moved || a[i].key != plain[i].key;
+  }
+  EXPECT_EQ(ka, kp);
+  EXPECT_TRUE(moved);
+}
+
+TEST_F(SuiteFile, ThreadSweepGoesUpToTheUsableCpus) {
+  EXPECT_EQ(thread_sweep(6), (std::vector<int>{1, 2, 4, 6}));
+  EXPECT_EQ(thread_sweep(8), (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(thread_sweep(1), (std::vector<int>{1}));
+  const auto s =
+      parse_suite_file(write("[grid]\nmodels = [\"mnist-mlp\"]\n"
+                             "threads = \"sweep\"\n"));
+  EXPECT_EQ(plan(s, options()).size(), 4u);
+}
+
+TEST_F(SuiteFile, CommandLineRulesReplaceTheFiles) {
+  const auto s = parse_suite_file(write(R"([grid]
+models = ["mnist-mlp"]
+[stop]
+min_seconds = 9.5)"));
+  auto o = options();
+  EXPECT_EQ(plan(s, o)[0].c.request.stop.min_seconds, 9.5);
+  o.stop = results::StopRule{};
+  o.stop->min_seconds = 0.3;
+  EXPECT_EQ(plan(s, o)[0].c.request.stop.min_seconds, 0.3);
+}
+
+TEST_F(SuiteFile, MalformedFilesNameFileLineAndColumn) {
+  const std::string file = (dir_ / "s.toml").string();
+  // Syntax: the unterminated string starts on line 2, column 10.
+  std::string e = error_of("[grid]\nmodels = [\"mnist-mlp]\n");
+  EXPECT_EQ(e.rfind(file + ":2:", 0), 0u) << e;
+  // Unknown key, on line 3 column 1.
+  e = error_of("[grid]\nmodels = [\"mnist-mlp\"]\nbatchs = [8]\n");
+  EXPECT_EQ(e.rfind(file + ":3:1: unknown key 'batchs' in [grid]", 0), 0u) << e;
+  // Wrong type: line 2, column 11 (the value).
+  e = error_of("[grid]\nbatches = [\"8\"]\nmodels = [\"mnist-mlp\"]\n");
+  EXPECT_EQ(e.rfind(file + ":2:12: 'batches' must be an integer", 0), 0u) << e;
+  e = error_of("[grid]\nmodels = [\"a\"]\n[[model]]\nname = \"b\"\n");
+  EXPECT_NE(e.find("'b' is not in [grid] models"), std::string::npos) << e;
+  e = error_of("[grid]\nmodels = []\n");
+  EXPECT_NE(e.find("empty list"), std::string::npos) << e;
+  e = error_of("description = \"no grid\"\n");
+  EXPECT_NE(e.find("needs a [grid]"), std::string::npos) << e;
+  e = error_of("[grid]\nmodels = [\"a\"]\nmodes = [\"fly\"]\n");
+  EXPECT_NE(e.find("mode 'fly'"), std::string::npos) << e;
+}
+
+TEST_F(SuiteFile, ShippedSuitesAllParse) {
+  const auto names = shipped_suites();
+  for (const char* want : {"quick", "dlbench-cpu", "dlbench-batch",
+                           "throughput-grid", "cpu-vs-gpu"})
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+  for (const auto& n : names) {
+    const auto s = load_suite(n);
+    EXPECT_FALSE(plan(s, options()).empty()) << n;
+    EXPECT_FALSE(s.description.empty()) << n;
+  }
+  // quick keeps the cases of the README's main job.
+  EXPECT_EQ(plan(load_suite("quick"), options()).size(), 10u);
+}
+
+}  // namespace
+}  // namespace nnbench::study
