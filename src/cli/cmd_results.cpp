@@ -65,6 +65,17 @@ int show_run(const ResultsArgs& a) {
                ? fmt::format("{:.1f}", r.samples_per_second)
                : "-"});
   fmt::print("{}", t.str());
+  const auto derived = s.derived(a.run_id);
+  if (!derived.empty()) {
+    Table d({"figure", "cases", "x", "value"});
+    for (const auto& r : derived)
+      d.add({r.name, r.group, fmt::format("{:g}", r.x),
+             fmt::format("{:.4g}", r.value)});
+    fmt::print(
+        "\nDerived (threads for speedup/efficiency/max_batch, batch "
+        "for samples_per_second):\n{}",
+        d.str());
+  }
   return kExitOk;
 }
 
@@ -159,10 +170,51 @@ std::string export_md(const study::RunRow& run,
   return out;
 }
 
+nlohmann::json derived_json(const std::vector<study::DerivedRow>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : rows)
+    out.push_back(
+        {{"name", r.name}, {"group", r.group}, {"x", r.x}, {"value", r.value}});
+  return out;
+}
+
+// Speed-up and efficiency as the thread-sweep table DLBench prints: a row
+// per case group, a column per thread count.
+std::string derived_md(const std::vector<study::DerivedRow>& rows) {
+  std::string out;
+  for (const char* name : {"speedup", "efficiency", "max_batch"}) {
+    std::vector<std::string> groups;
+    std::set<double> xs;
+    std::map<std::string, std::map<double, double>> v;
+    for (const auto& r : rows)
+      if (r.name == name) {
+        if (!v.count(r.group)) groups.push_back(r.group);
+        v[r.group][r.x] = r.value;
+        xs.insert(r.x);
+      }
+    if (groups.empty()) continue;
+    out += fmt::format("\n{} against threads:\n\n| cases |", name);
+    for (double x : xs) out += fmt::format(" {:g} |", x);
+    out += "\n|---|";
+    for (size_t i = 0; i < xs.size(); ++i) out += "---:|";
+    out += "\n";
+    for (const auto& g : groups) {
+      out += "| " + g + " |";
+      for (double x : xs) {
+        const auto it = v[g].find(x);
+        out += it == v[g].end() ? " |" : fmt::format(" {:.3g} |", it->second);
+      }
+      out += "\n";
+    }
+  }
+  return out;
+}
+
 int export_run(const ResultsArgs& a) {
   auto s = open(a);
   const auto run = need_run(s, a.run_id);
   const auto rows = s.results(a.run_id);
+  const auto derived = s.derived(a.run_id);
   std::string text;
   if (a.format == "csv") {
     text = export_csv(rows);
@@ -182,11 +234,12 @@ int export_run(const ResultsArgs& a) {
                             {"cases", run.cases}}},
                           {"environment", run.environment},
                           {"peak", run.peak},
+                          {"derived", derived_json(derived)},
                           {"results", records}}
                .dump(2) +
            "\n";
   } else {
-    text = export_md(run, rows);
+    text = export_md(run, rows) + derived_md(derived);
   }
   if (a.out.empty())
     fmt::print("{}", text);

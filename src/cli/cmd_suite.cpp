@@ -12,7 +12,9 @@
 #include "cli/table.h"
 #include "machine/threads.h"
 #include "results/result.h"
+#include "study/derive.h"
 #include "study/execute.h"
+#include "study/max_batch.h"
 #include "study/plan.h"
 #include "study/store.h"
 #include "study/suite_file.h"
@@ -27,6 +29,8 @@ struct SuiteArgs {
   std::string name = "quick", out, db, resume;
   results::RunRequest request;
   bool list = false, check = false, in_process = false, no_store = false;
+  bool find_max_batch = false;
+  int64_t max_batch_cap = 4096;
   std::optional<uint64_t> interleave;
   std::optional<double> timeout, memory_limit;
   std::vector<std::string> argv;  // for the run's record
@@ -177,13 +181,44 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   const scenarios::Context ctx{peak};
   Progress progress(cases.size(), estimate(cases));
   std::vector<results::RunResult> runs;
+  std::vector<study::DerivedRow> found;
   bool failures = false;
-  for (size_t i = 0; i < cases.size(); ++i) {
+  const auto run_case = [&](const study::PlannedCase& c) {
+    return a.in_process ? study::run_in_process(c, ctx)
+                        : study::run_isolated(c, ctx, limits);
+  };
+  if (a.find_max_batch) {
+    // One search per case of the plan with its batch left out.
+    std::set<std::string> groups;
+    int index = 0;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      study::PlannedCase g = study::probe_case(cases[i], 1);
+      const std::string label = g.label().substr(0, g.label().rfind(" b"));
+      const std::string group =
+          label + " t" + std::to_string(cases[i].c.request.options.threads);
+      if (!groups.insert(group).second) continue;
+      const study::Probe probe = [&](const study::PlannedCase& p) {
+        progress.start(i, p, 1.5);
+        auto r = run_case(p);
+        if (store) store->add_result(run_id, index++, p, *r);
+        progress.finish(p, *r);
+        return r;
+      };
+      const auto m = study::find_max_batch(cases[i], a.max_batch_cap, probe);
+      fmt::print("max batch {}: {}{}{}\n", group, m.batch,
+                 m.bounded ? "" : " (the cap; larger may fit)",
+                 m.why.empty() ? "" : "; stopped: " + m.why);
+      found.push_back({"max_batch", group,
+                       double(cases[i].c.request.options.threads),
+                       double(m.batch)});
+      failures = failures || !m.why.empty();
+    }
+  }
+  for (size_t i = 0; i < cases.size() && !a.find_max_batch; ++i) {
     const auto& c = cases[i];
     if (done.count(c.key)) continue;
     progress.start(i, c, study::estimate_seconds(c));
-    const auto r = a.in_process ? study::run_in_process(c, ctx)
-                                : study::run_isolated(c, ctx, limits);
+    const auto r = run_case(c);
     if (store) store->add_result(run_id, static_cast<int>(i), c, *r);
     progress.finish(c, *r);
     failures = failures || counts_as_failure(*r, c.c.request);
@@ -196,7 +231,12 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
       break;
     }
   }
-  if (store) store->finish_run(run_id);
+  if (store) {
+    auto derived = study::derive(store->results(run_id));
+    derived.insert(derived.end(), found.begin(), found.end());
+    store->set_derived(run_id, derived);
+    store->finish_run(run_id);
+  }
   fmt::print("{}", results_table(runs));
   if (!a.out.empty()) {
     write_report(a.out, env, peak, runs);
@@ -235,6 +275,14 @@ Action add_suite(CLI::App& app) {
   app.add_flag("--in-process", a->in_process,
                "Run every case in this process (no isolation: a crash ends "
                "the suite)");
+  app.add_flag("--find-max-batch", a->find_max_batch,
+               "For each case without its batch: the largest batch that "
+               "fits (doubling, then bisection; each probe isolated and "
+               "stored, OOM probes included)");
+  app.add_option("--max-batch-cap", a->max_batch_cap,
+                 "Largest batch --find-max-batch tries")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--timeout", a->timeout,
                  "Wall-clock seconds per case before it is killed (default: "
                  "the suite's, 600)")

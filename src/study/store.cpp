@@ -53,6 +53,17 @@ CREATE TABLE results (
   PRIMARY KEY (run_id, case_key)
 );
 )sql",
+    // version 2
+    R"sql(
+CREATE TABLE derived (
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  name TEXT NOT NULL,
+  grp TEXT NOT NULL,
+  x REAL NOT NULL,
+  value REAL NOT NULL
+);
+CREATE INDEX derived_run ON derived(run_id);
+)sql",
 };
 
 int user_version(SQLite::Database& db) {
@@ -256,6 +267,39 @@ std::vector<ResultRow> Store::results(const std::string& run_id) {
     r.record = nlohmann::json::parse(q.getColumn(15).getString());
     out.push_back(std::move(r));
   }
+  return out;
+}
+
+void Store::set_derived(const std::string& run_id,
+                        const std::vector<DerivedRow>& rows) {
+  SQLite::Transaction t(db_);
+  SQLite::Statement del(db_, "DELETE FROM derived WHERE run_id = ?");
+  del.bind(1, run_id);
+  del.exec();
+  for (const auto& r : rows) {
+    SQLite::Statement q(
+        db_,
+        "INSERT INTO derived (run_id, name, grp, x, value) VALUES "
+        "(?, ?, ?, ?, ?)");
+    q.bind(1, run_id);
+    q.bind(2, r.name);
+    q.bind(3, r.group);
+    q.bind(4, r.x);
+    q.bind(5, r.value);
+    q.exec();
+  }
+  t.commit();
+}
+
+std::vector<DerivedRow> Store::derived(const std::string& run_id) {
+  SQLite::Statement q(db_,
+                      "SELECT name, grp, x, value FROM derived WHERE run_id = "
+                      "? ORDER BY rowid");
+  q.bind(1, run_id);
+  std::vector<DerivedRow> out;
+  while (q.executeStep())
+    out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString(),
+                   q.getColumn(2).getDouble(), q.getColumn(3).getDouble()});
   return out;
 }
 

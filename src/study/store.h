@@ -15,7 +15,8 @@
 
 namespace nnbench::study {
 
-inline constexpr int kStoreSchemaVersion = 1;
+// 1: runs, results. 2: derived (figures computed from a run's results).
+inline constexpr int kStoreSchemaVersion = 2;
 
 struct RunRow {
   std::string id, suite, suite_file, created_utc, finished_utc, command;
@@ -34,6 +35,14 @@ struct ResultRow {
   nlohmann::json record;
 };
 
+// A figure derived from a run's results: speed-up and parallel efficiency
+// of a thread sweep, samples/s against batch size, the largest batch that
+// fits. `group` names the cases it comes from, `x` its abscissa.
+struct DerivedRow {
+  std::string name, group;
+  double x = 0, value = 0;
+};
+
 class Store {
  public:
   // Opens or creates the database; refuses a newer schema.
@@ -47,6 +56,10 @@ class Store {
   void add_result(const std::string& run_id, int index, const PlannedCase& p,
                   const results::Record& r);
   std::set<std::string> stored_keys(const std::string& run_id);
+  // Replaces the run's derived figures (recomputed from all its results).
+  void set_derived(const std::string& run_id,
+                   const std::vector<DerivedRow>& rows);
+  std::vector<DerivedRow> derived(const std::string& run_id);
 
   std::vector<RunRow> runs();
   std::optional<RunRow> run(const std::string& id);

@@ -118,6 +118,37 @@ TEST_F(Isolation, EveryCaseIsStoredWithItsState) {
       << table.str();
 }
 
+// The largest batch that fits, each probe isolated and stored.
+TEST_F(Isolation, FindMaxBatchBisectsToTheLargestThatFits) {
+  std::ofstream(suite_) << R"([grid]
+models = ["lstm-ptb"]
+backends = ["faulty"]
+threads = [1]
+)";
+  const std::string out = (dir_ / "out").string();
+  const int status = std::system(
+      (command("--find-max-batch --max-batch-cap 64") + " > " + out + " 2>&1")
+          .c_str());
+  std::ifstream in(out);
+  std::stringstream log;
+  log << in.rdbuf();
+  EXPECT_EQ(WEXITSTATUS(status), 0) << log.str();
+  EXPECT_NE(log.str().find("max batch lstm-ptb faulty fp32 train t1: 12\n"),
+            std::string::npos)
+      << log.str();
+  // Probes 1 2 4 8 16 12 14 13: five fit, three ran out of memory.
+  SQLite::Database db(db_);
+  EXPECT_EQ(
+      db.execAndGet("SELECT COUNT(*) FROM results WHERE state = 'ok'").getInt(),
+      5);
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM results WHERE state = 'oom'")
+                .getInt(),
+            3);
+  EXPECT_EQ(db.execAndGet("SELECT value FROM derived WHERE name = 'max_batch'")
+                .getDouble(),
+            12);
+}
+
 // A malformed suite file: exit 2 naming file:line:column, nothing stored.
 TEST_F(Isolation, MalformedSuiteWritesNothing) {
   for (const char* bad : {"[grid]\nmodels = [\"a\"\n",                // syntax

@@ -112,6 +112,26 @@ TEST_F(StoreTest, FourProcessesWritingAtOnceLoseNothing) {
   EXPECT_EQ(s.integrity_check(), "ok");
 }
 
+// A version 1 store (before `derived`) is migrated when opened.
+TEST_F(StoreTest, VersionOneStoreIsMigrated) {
+  std::string id;
+  {
+    Store s(db_);
+    id = s.begin_run(RunRow{});
+    s.add_result(id, 0, a_case(0), a_record(0.002));
+  }
+  {
+    SQLite::Database raw(db_, SQLite::OPEN_READWRITE);
+    raw.exec("DROP TABLE derived");
+    raw.exec("PRAGMA user_version = 1");
+  }
+  Store s(db_);
+  EXPECT_EQ(s.results(id).size(), 1u);  // kept
+  s.set_derived(id, {{"speedup", "g", 2, 1.8}});
+  ASSERT_EQ(s.derived(id).size(), 1u);
+  EXPECT_EQ(s.derived(id)[0].value, 1.8);
+}
+
 TEST_F(StoreTest, NewerSchemaIsRefusedNamingIt) {
   {
     Store s(db_);  // creates version 1

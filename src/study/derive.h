@@ -1,0 +1,18 @@
+#pragma once
+// Figures derived from a run's stored results, as the studies print them:
+// speed-up and parallel efficiency of a thread sweep against its 1-thread
+// case (DLBench), samples/s against batch size (the cloud GPU study).
+// Computed from valid ok results only, over the median of repetitions.
+#include <vector>
+
+#include "study/store.h"
+
+namespace nnbench::study {
+
+// The thread count a result ran with: effective.threads from its record
+// (what `threads = 0` resolved to), else the requested count.
+int threads_of(const ResultRow& r);
+
+std::vector<DerivedRow> derive(const std::vector<ResultRow>& rows);
+
+}  // namespace nnbench::study
