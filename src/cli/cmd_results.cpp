@@ -49,6 +49,17 @@ std::string cell(const study::ResultRow& r) {
   return r.valid ? ms : ms + " (invalid)";
 }
 
+// "valid", or "invalid: " and the record's reasons (contended, ...).
+std::string validity(const study::ResultRow& r) {
+  if (r.valid) return "valid";
+  std::string out = "invalid:";
+  if (r.record.is_object() && r.record.contains("validity"))
+    for (const auto& x :
+         r.record["validity"].value("reasons", nlohmann::json::array()))
+      out += " " + x.value("reason", std::string("?"));
+  return out;
+}
+
 int show_run(const ResultsArgs& a) {
   auto s = open(a);
   const auto run = need_run(s, a.run_id);
@@ -59,8 +70,7 @@ int show_run(const ResultsArgs& a) {
                                       : ", finished " + run.finished_utc);
   Table t({"#", "case", "state", "validity", "median ms", "samples/s"});
   for (const auto& r : s.results(a.run_id))
-    t.add({std::to_string(r.index + 1), r.label, r.state,
-           r.valid ? "valid" : "invalid", cell(r),
+    t.add({std::to_string(r.index + 1), r.label, r.state, validity(r), cell(r),
            r.samples_per_second > 0
                ? fmt::format("{:.1f}", r.samples_per_second)
                : "-"});
