@@ -54,15 +54,25 @@ study::PlanOptions plan_options(const SuiteArgs& a, const CLI::App& app) {
 }
 
 std::string duration(double s) {
+  if (s < 0) return "unknown";
   if (s < 90) return fmt::format("{:.0f} s", s);
   if (s < 5400) return fmt::format("{:.0f} min", s / 60);
   return fmt::format("{:.1f} h", s / 3600);
 }
 
+// -1 when any case has no estimate.
 double estimate(const std::vector<study::PlannedCase>& cases) {
   double t = 0;
-  for (const auto& c : cases) t += study::estimate_seconds(c);
+  for (const auto& c : cases) {
+    const double e = study::estimate_seconds(c);
+    if (e < 0) return -1;
+    t += e;
+  }
   return t;
+}
+
+std::string when(double s) {
+  return s < 0 ? "time unknown" : "about " + duration(s);
 }
 
 int list_suites(const SuiteArgs& a, const CLI::App& app) {
@@ -71,8 +81,8 @@ int list_suites(const SuiteArgs& a, const CLI::App& app) {
   for (const auto& name : study::shipped_suites()) {
     const auto spec = study::load_suite(name);
     const auto cases = study::plan(spec, o);
-    fmt::print("  {:<16} {:>4} cases, about {:<8} {}\n", name, cases.size(),
-               duration(estimate(cases)), spec.description);
+    fmt::print("  {:<16} {:>4} cases, {:<14} {}\n", name, cases.size(),
+               when(estimate(cases)), spec.description);
   }
   return kExitOk;
 }
@@ -85,11 +95,12 @@ class Progress {
       : total_(total), estimate_(estimate), tty_(isatty(STDERR_FILENO)) {}
   void start(size_t i, const study::PlannedCase& c, double est) {
     const double elapsed = util::seconds_since(t0_);
-    const double left = estimate_ - done_estimate_;
+    const double left = std::max(0.0, estimate_ - done_estimate_);
     const double rate = done_estimate_ > 0 ? elapsed / done_estimate_ : 1.0;
     fmt::print(stderr, "{}[{}/{}] {} (elapsed {}, ETA {}){}",
                tty_ ? "\r\033[K" : "", i + 1, total_, c.label(),
-               duration(elapsed), duration(left * rate), tty_ ? "" : "\n");
+               duration(elapsed), duration(estimate_ < 0 ? -1 : left * rate),
+               tty_ ? "" : "\n");
     current_ = est;
   }
   void finish(const study::PlannedCase& c, const results::Record& r) {
@@ -130,8 +141,8 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   const study::SuiteSpec spec = study::load_suite(a.name);
   const auto cases = study::plan(spec, plan_options(a, app));
   if (a.check) {
-    fmt::print("{}: ok, {} cases, about {}\n", spec.file, cases.size(),
-               duration(estimate(cases)));
+    fmt::print("{}: ok, {} cases, {}\n", spec.file, cases.size(),
+               when(estimate(cases)));
     return kExitOk;
   }
   for (const auto& c : cases)  // unknown backends fail before any work
@@ -217,7 +228,7 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   for (size_t i = 0; i < cases.size() && !a.find_max_batch; ++i) {
     const auto& c = cases[i];
     if (done.count(c.key)) continue;
-    progress.start(i, c, study::estimate_seconds(c));
+    progress.start(i, c, std::max(0.0, study::estimate_seconds(c)));
     const auto r = run_case(c);
     if (store) store->add_result(run_id, static_cast<int>(i), c, *r);
     progress.finish(c, *r);

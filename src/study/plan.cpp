@@ -142,6 +142,7 @@ std::vector<PlannedCase> plan(const SuiteSpec& s, const PlanOptions& o) {
 }
 
 double estimate_seconds(const PlannedCase& p) {
+  if (p.scenario == "training") return -1;
   const auto& r = p.c.request;
   double step = 0.01;
   try {

@@ -48,7 +48,9 @@ PlannedCase case_from_json(const nlohmann::json& j);
 
 // A rough duration: process start, compile, the warm-up and measurement
 // minimums, and the steps they need at an assumed 50 GFLOP/s (fp32 on two
-// cores). For the listing's ETA, never recorded as a measurement.
+// cores). For the listing's ETA, never recorded as a measurement. -1 for
+// training cases: their epochs, not the rules, decide, and nothing here
+// knows how long an epoch takes.
 double estimate_seconds(const PlannedCase& p);
 
 }  // namespace nnbench::study
