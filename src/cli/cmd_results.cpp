@@ -10,6 +10,7 @@
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "study/derive.h"
 #include "study/store.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -170,9 +171,7 @@ std::string export_md(const study::RunRow& run,
         out += " " + other + " |";
         continue;
       }
-      std::sort(ok.begin(), ok.end());
-      const size_t n = ok.size();
-      const double med = n % 2 ? ok[n / 2] : (ok[n / 2 - 1] + ok[n / 2]) / 2;
+      const double med = study::median_of(ok);
       out += fmt::format(" {:.3f}{} |", med, invalid ? " (invalid)" : "");
     }
     out += "\n";

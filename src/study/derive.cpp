@@ -6,13 +6,13 @@
 #include <string>
 
 namespace nnbench::study {
-namespace {
-
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
+
+namespace {
 
 std::string base_group(const ResultRow& r) {
   return r.model + " " + r.backend + " " + r.precision + " " + r.mode;

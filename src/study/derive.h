@@ -13,6 +13,9 @@ namespace nnbench::study {
 // (what `threads = 0` resolved to), else the requested count.
 int threads_of(const ResultRow& r);
 
+// The median of a non-empty list (the mean of the middle two when even).
+double median_of(std::vector<double> v);
+
 std::vector<DerivedRow> derive(const std::vector<ResultRow>& rows);
 
 }  // namespace nnbench::study

@@ -41,7 +41,7 @@ std::unique_ptr<results::Record> empty_record(const PlannedCase& p) {
 
 bool mentions_memory(const std::string& text) {
   for (const char* s : {"bad_alloc", "out of memory", "Out of memory",
-                        "Cannot allocate memory", "std::length_error"})
+                        "Cannot allocate memory"})
     if (text.find(s) != std::string::npos) return true;
   return false;
 }
@@ -105,15 +105,15 @@ std::unique_ptr<results::Record> record_of_child(const PlannedCase& p,
         "killed by SIGKILL from outside (the kernel's OOM killer, "
         "most likely)" +
         stderr_note;
-  } else if (o.signal != 0) {
-    r->state = mentions_memory(o.stderr_tail) ? State::kOom : State::kCrashed;
-    if (r->state == State::kOom) r->oom_source = "allocation";
-    r->message = "its process died of " + signal_name(o.signal) + stderr_note;
   } else {
+    // A runtime that aborts on a failed allocation says so on stderr.
     r->state = mentions_memory(o.stderr_tail) ? State::kOom : State::kCrashed;
     if (r->state == State::kOom) r->oom_source = "allocation";
-    r->message = "its process exited with code " + std::to_string(o.exit_code) +
-                 " and no result" + stderr_note;
+    r->message =
+        (o.signal != 0 ? "its process died of " + signal_name(o.signal)
+                       : "its process exited with code " +
+                             std::to_string(o.exit_code) + " and no result") +
+        stderr_note;
   }
   return r;
 }

@@ -17,7 +17,7 @@ struct PlannedCase {
   std::string scenario;
   scenarios::Case c;
   int repetition = 0;  // 0-based
-  std::string key;     // sha256 of case_json without nothing left out
+  std::string key;     // sha256 of case_json(*this): every resolved field
   // "resnet-56 torch fp32 train b32 t2 r1": for progress lines and tables.
   std::string label() const;
 };
