@@ -10,6 +10,7 @@
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "study/cost.h"
 #include "study/derive.h"
 #include "study/store.h"
 #include "util/atomic_file.h"
@@ -43,13 +44,6 @@ int list_runs(const ResultsArgs& a) {
   return kExitOk;
 }
 
-std::string cell(const study::ResultRow& r) {
-  if (r.state == "oom") return "OOM";
-  if (r.state != "ok") return r.state;
-  const std::string ms = fmt::format("{:.3f}", r.median_seconds * 1e3);
-  return r.valid ? ms : ms + " (invalid)";
-}
-
 // "valid", or "invalid: " and the record's reasons (contended, ...).
 std::string validity(const study::ResultRow& r) {
   if (r.valid) return "valid";
@@ -61,6 +55,31 @@ std::string validity(const study::ResultRow& r) {
   return out;
 }
 
+// A training case's seconds: the priced time when there is one (time to
+// target, or all fixed epochs), else the training time it ran.
+double train_seconds(const study::ResultRow& r) {
+  if (const auto s = study::priced_seconds(r)) return *s;
+  if (!r.record.is_object()) return 0;
+  const auto it = r.record.find("total_train_seconds");
+  return it != r.record.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+bool measured(const study::ResultRow& r) {
+  return r.state == "ok" ||
+         (r.scenario == "training" &&
+          (r.state == "completed" || r.state == "converged"));
+}
+
+// Median ms per mini-batch, or seconds per training run ("s" appended).
+std::string cell(const study::ResultRow& r) {
+  if (r.state == "oom") return "OOM";
+  if (!measured(r)) return r.state;
+  const std::string v = r.scenario == "training"
+                            ? fmt::format("{:.1f} s", train_seconds(r))
+                            : fmt::format("{:.3f}", r.median_seconds * 1e3);
+  return r.valid ? v : v + " (" + validity(r) + ")";
+}
+
 int show_run(const ResultsArgs& a) {
   auto s = open(a);
   const auto run = need_run(s, a.run_id);
@@ -69,7 +88,8 @@ int show_run(const ResultsArgs& a) {
              run.created_utc,
              run.finished_utc.empty() ? ", not finished (--resume it)"
                                       : ", finished " + run.finished_utc);
-  Table t({"#", "case", "state", "validity", "median ms", "samples/s"});
+  Table t({"#", "case", "state", "validity", "median ms (training: s)",
+           "samples/s"});
   for (const auto& r : s.results(a.run_id))
     t.add({std::to_string(r.index + 1), r.label, r.state, validity(r), cell(r),
            r.samples_per_second > 0
@@ -83,8 +103,11 @@ int show_run(const ResultsArgs& a) {
       d.add({r.name, r.group, fmt::format("{:g}", r.x),
              fmt::format("{:.4g}", r.value)});
     fmt::print(
-        "\nDerived (threads for speedup/efficiency/max_batch, batch "
-        "for samples_per_second):\n{}",
+        "\nDerived (x: batch for samples_per_second, else threads){}:\n{}",
+        run.options.contains("cost")
+            ? "; priced as " +
+                  run.options["cost"].value("price_source", std::string())
+            : "",
         d.str());
   }
   return kExitOk;
@@ -140,9 +163,12 @@ std::string export_md(const study::RunRow& run,
     cells[key][col].push_back(&r);
   }
   std::string out = fmt::format(
-      "Suite {} (run {}): median ms per mini-batch; OOM: out of memory; "
-      "(invalid): contended or otherwise untrustworthy.\n\n",
-      run.suite, run.id);
+      "Suite {} (run {}): {}; OOM: out of memory; (invalid: reasons): "
+      "contended or otherwise untrustworthy.\n\n",
+      run.suite, run.id,
+      !rows.empty() && rows[0].scenario == "training"
+          ? "seconds per training run (time to target, or all epochs)"
+          : "median ms per mini-batch");
   out += "| model | backend | precision | mode |";
   for (const auto& c : cols) out += " " + c + " |";
   out += "\n|---|---|---|---|";
@@ -157,12 +183,12 @@ std::string export_md(const study::RunRow& run,
         continue;
       }
       std::vector<double> ok;
-      std::string other;
-      bool invalid = false;
+      std::string other, invalid;
       for (const auto* r : it->second) {
-        if (r->state == "ok") {
-          ok.push_back(r->median_seconds * 1e3);
-          invalid = invalid || !r->valid;
+        if (measured(*r)) {
+          ok.push_back(r->scenario == "training" ? train_seconds(*r)
+                                                 : r->median_seconds * 1e3);
+          if (!r->valid) invalid = " (" + validity(*r) + ")";
         } else {
           other = r->state == "oom" ? "OOM" : r->state;
         }
@@ -172,7 +198,7 @@ std::string export_md(const study::RunRow& run,
         continue;
       }
       const double med = study::median_of(ok);
-      out += fmt::format(" {:.3f}{} |", med, invalid ? " (invalid)" : "");
+      out += fmt::format(" {:.3f}{} |", med, invalid);
     }
     out += "\n";
   }
@@ -191,7 +217,9 @@ nlohmann::json derived_json(const std::vector<study::DerivedRow>& rows) {
 // per case group, a column per thread count.
 std::string derived_md(const std::vector<study::DerivedRow>& rows) {
   std::string out;
-  for (const char* name : {"speedup", "efficiency", "max_batch"}) {
+  for (const char* name :
+       {"speedup", "efficiency", "max_batch", "train_seconds", "cost_usd",
+        "relative_time", "relative_cost"}) {
     std::vector<std::string> groups;
     std::set<double> xs;
     std::map<std::string, std::map<double, double>> v;
@@ -249,6 +277,11 @@ int export_run(const ResultsArgs& a) {
            "\n";
   } else {
     text = export_md(run, rows) + derived_md(derived);
+    if (run.options.contains("cost"))
+      text += "\nCosts priced as " +
+              run.options["cost"].value("price_source", std::string()) +
+              "; relative figures against " +
+              run.options["cost"].value("baseline", std::string()) + ".\n";
   }
   if (a.out.empty())
     fmt::print("{}", text);

@@ -12,6 +12,7 @@
 #include "cli/table.h"
 #include "machine/threads.h"
 #include "results/result.h"
+#include "study/cost.h"
 #include "study/derive.h"
 #include "study/execute.h"
 #include "study/max_batch.h"
@@ -33,6 +34,8 @@ struct SuiteArgs {
   int64_t max_batch_cap = 4096;
   std::optional<uint64_t> interleave;
   std::optional<double> timeout, memory_limit;
+  std::string instance;  // replaces the suite's [cost] instance
+  std::optional<int> baseline_threads;
   std::vector<std::string> argv;  // for the run's record
 };
 
@@ -136,10 +139,60 @@ bool counts_as_failure(const results::Record& r,
          req.contention.action != results::ContentionPolicy::Action::kWarn;
 }
 
+// The suite's [cost] with the command line's replacements; none when
+// neither asks for prices.
+std::optional<study::CostRule> cost_rule(const SuiteArgs& a,
+                                         const study::SuiteSpec& spec) {
+  std::optional<study::CostRule> c = spec.cost;
+  if (!a.instance.empty()) {
+    if (!c) c.emplace();
+    c->instance = a.instance;
+  }
+  if (a.baseline_threads) {
+    if (!c) throw Error("--baseline-threads needs a price: --instance NAME");
+    c->baseline_threads = *a.baseline_threads;
+  }
+  return c;
+}
+
+nlohmann::json cost_json(const study::CostRule& c, const cost::Instance& i) {
+  std::string source = cost::instance_price(i).source;
+  if (i.pro_rata_vcpus) source += "; pro rata to the threads each case used";
+  return {{"instance", c.instance},
+          {"price_source", source},
+          {"baseline_threads", c.baseline_threads},
+          {"baseline", c.baseline_threads > 0
+                           ? std::to_string(c.baseline_threads) + " threads"
+                           : "the most threads of each task"}};
+}
+
+// Training cases: what the throughput table cannot show.
+std::string training_table(const std::vector<results::TrainRun>& runs) {
+  Table t({"task", "backend", "threads", "state", "validity", "epochs",
+           "train s", "to target s", "val accuracy"});
+  for (const auto& r : runs) {
+    const auto th = r.effective.find("threads");
+    t.add({r.task, r.backend, th == r.effective.end() ? "?" : th->second,
+           results::state_name(r.state), r.validity.summary(),
+           std::to_string(r.epochs.size()),
+           fmt::format("{:.1f}", r.total_train_seconds),
+           r.state == results::State::kConverged
+               ? fmt::format("{:.1f}", r.time_to_target)
+               : "-",
+           fmt::format("{:.4f}", r.final_val_accuracy)});
+  }
+  return t.str();
+}
+
 int suite_command(SuiteArgs& a, const CLI::App& app) {
   if (a.list) return list_suites(a, app);
   const study::SuiteSpec spec = study::load_suite(a.name);
   const auto cases = study::plan(spec, plan_options(a, app));
+  const auto pricing = cost_rule(a, spec);
+  std::optional<cost::Instance> instance;
+  if (pricing)
+    instance = cost::find_instance(
+        cost::load_catalog(cost::default_catalog_path()), pricing->instance);
   if (a.check) {
     fmt::print("{}: ok, {} cases, {}\n", spec.file, cases.size(),
                when(estimate(cases)));
@@ -175,6 +228,7 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
         {"isolated", !a.in_process},
         {"interleave_seed",
          a.interleave ? nlohmann::json(*a.interleave) : nlohmann::json()}};
+    if (pricing) row.options["cost"] = cost_json(*pricing, *instance);
     row.cases = static_cast<int>(cases.size());
     run_id = store->begin_run(row);
   }
@@ -192,6 +246,7 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   const scenarios::Context ctx{peak};
   Progress progress(cases.size(), estimate(cases));
   std::vector<results::RunResult> runs;
+  std::vector<results::TrainRun> trainings;
   std::vector<study::DerivedRow> found;
   bool failures = false;
   const auto run_case = [&](const study::PlannedCase& c) {
@@ -203,10 +258,9 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
     std::set<std::string> groups;
     int index = 0;
     for (size_t i = 0; i < cases.size(); ++i) {
-      study::PlannedCase g = study::probe_case(cases[i], 1);
-      const std::string label = g.label().substr(0, g.label().rfind(" b"));
       const std::string group =
-          label + " t" + std::to_string(cases[i].c.request.options.threads);
+          cases[i].group() + " t" +
+          std::to_string(cases[i].c.request.options.threads);
       if (!groups.insert(group).second) continue;
       const study::Probe probe = [&](const study::PlannedCase& p) {
         progress.start(i, p, 1.5);
@@ -235,6 +289,8 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
     failures = failures || counts_as_failure(*r, c.c.request);
     if (const auto* t = dynamic_cast<const results::RunResult*>(r.get()))
       runs.push_back(*t);
+    if (const auto* t = dynamic_cast<const results::TrainRun*>(r.get()))
+      trainings.push_back(*t);
     if (!r->validity.valid() && c.c.request.contention.action ==
                                     results::ContentionPolicy::Action::kFail) {
       fmt::print(stderr,
@@ -243,14 +299,21 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
     }
   }
   if (store) {
-    auto derived = study::derive(store->results(run_id));
+    const auto rows = store->results(run_id);
+    auto derived = study::derive(rows);
     derived.insert(derived.end(), found.begin(), found.end());
+    if (pricing) {
+      const auto c =
+          study::derive_costs(rows, *instance, pricing->baseline_threads);
+      derived.insert(derived.end(), c.begin(), c.end());
+    }
     store->set_derived(run_id, derived);
     store->finish_run(run_id);
   }
-  fmt::print("{}", results_table(runs));
+  if (!runs.empty() || trainings.empty()) fmt::print("{}", results_table(runs));
+  if (!trainings.empty()) fmt::print("{}", training_table(trainings));
   if (!a.out.empty()) {
-    write_report(a.out, env, peak, runs);
+    write_report(a.out, env, peak, runs, trainings);
     fmt::print(stderr, "nnbench: wrote {}\n", a.out);
   }
   if (store)
@@ -301,6 +364,13 @@ Action add_suite(CLI::App& app) {
   app.add_option("--memory-limit", a->memory_limit,
                  "Address space per case in GiB (default: the suite's; 0: "
                  "none)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--instance", a->instance,
+                 "Price training cases as this catalog instance "
+                 "(data/prices.json; replaces the suite's [cost] instance)");
+  app.add_option("--baseline-threads", a->baseline_threads,
+                 "The thread count whose case time and cost are 1.0 (0: the "
+                 "most threads of each task)")
       ->check(CLI::NonNegativeNumber);
   add_measurement_options(app, a->request);
   return [a, &app] {

@@ -29,11 +29,13 @@ machine::Environment capture_and_warn() {
 
 void write_report(const std::string& path, const machine::Environment& env,
                   const machine::Peak& peak,
-                  const std::vector<results::RunResult>& runs) {
+                  const std::vector<results::RunResult>& runs,
+                  const std::vector<results::TrainRun>& training) {
   results::Report report;
   report.environment = machine::to_json(env);
   report.peak = machine::to_json(peak);
   report.results = runs;
+  report.training = training;
   report.created_utc = results::utc_now_iso8601();
   util::write_file_atomically(path, results::to_json(report).dump(2) + "\n");
 }

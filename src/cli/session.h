@@ -21,7 +21,8 @@ machine::Environment capture_and_warn();
 // Writes the report atomically (nothing half-written on failure).
 void write_report(const std::string& path, const machine::Environment& env,
                   const machine::Peak& peak,
-                  const std::vector<results::RunResult>& runs);
+                  const std::vector<results::RunResult>& runs,
+                  const std::vector<results::TrainRun>& training = {});
 
 // One progress line per finished run, on stderr.
 void print_progress(const results::RunResult& r);

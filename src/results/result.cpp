@@ -187,6 +187,7 @@ RunResult run_result_from_json(const json& j) {
 json to_json(const Report& r) {
   json results = json::array();
   for (const auto& x : r.results) results.push_back(to_json(x));
+  for (const auto& x : r.training) results.push_back(to_json(x));
   return {{"schema_version", kSchemaVersion},
           {"created_utc", r.created_utc},
           {"environment", r.environment},
@@ -222,8 +223,12 @@ Report report_from_json(const json& in) {
   r.created_utc = j.at("created_utc");
   r.environment = j.at("environment");
   r.peak = j.at("peak");
-  for (const auto& x : j.at("results"))
-    r.results.push_back(run_result_from_json(x));
+  for (const auto& x : j.at("results")) {
+    if (x.value("kind", "") == "training")
+      r.training.push_back(train_run_from_json(x));
+    else
+      r.results.push_back(run_result_from_json(x));
+  }
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include "results/record.h"
 #include "results/request.h"
 #include "results/summary.h"
+#include "results/training.h"
 #include "results/verification.h"
 
 namespace nnbench::results {
@@ -65,6 +66,9 @@ struct Report {
   nlohmann::json environment;
   nlohmann::json peak;
   std::vector<RunResult> results;
+  // Training records (suites of the training scenario), written into the
+  // same "results" array after the others, each named by its kind.
+  std::vector<TrainRun> training;
   std::string created_utc;  // ISO 8601
 };
 

@@ -63,14 +63,20 @@ std::vector<int> thread_sweep(int cpus) {
   return out;
 }
 
-std::string PlannedCase::label() const {
+std::string PlannedCase::group() const {
   const auto& r = c.request;
   std::string what = c.task.empty() ? c.model : c.task;
   if (what.empty()) what = c.model_file;
   return what + " " + r.backend + " " + r.options.precision + " " +
-         (scenario == "throughput" ? backend::mode_name(r.mode) : scenario) +
-         " b" + std::to_string(r.batch) + " t" +
-         std::to_string(r.options.threads) + " r" +
+         (scenario == "throughput" ? backend::mode_name(r.mode) : scenario);
+}
+
+std::string PlannedCase::label() const {
+  const auto& r = c.request;
+  // A training task fixes its own batch (train/task.h): none in the label.
+  const std::string b =
+      scenario == "training" ? "" : " b" + std::to_string(r.batch);
+  return group() + b + " t" + std::to_string(r.options.threads) + " r" +
          std::to_string(repetition + 1);
 }
 

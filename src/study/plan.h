@@ -20,6 +20,9 @@ struct PlannedCase {
   std::string key;     // sha256 of case_json(*this): every resolved field
   // "resnet-56 torch fp32 train b32 t2 r1": for progress lines and tables.
   std::string label() const;
+  // The label without batch, threads and repetition: "resnet-56 torch fp32
+  // train", what a batch or thread sweep varies over.
+  std::string group() const;
 };
 
 struct PlanOptions {

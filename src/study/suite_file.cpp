@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "cost/catalog.h"
 #include "util/error.h"
 
 #ifndef NNBENCH_SUITES_DIR
@@ -237,6 +238,27 @@ void read_rules(const Reader& r, const toml::table& root, SuiteSpec& s) {
   }
 }
 
+void read_cost(const Reader& r, const toml::node& n, SuiteSpec& s) {
+  const toml::table& t = r.table(n, "cost");
+  r.only(t, {"instance", "baseline_threads"}, "[cost]");
+  CostRule c;
+  const auto* inst = t.get("instance");
+  if (!inst) r.fail(t.source(), "[cost] needs an instance from the catalog");
+  c.instance = r.scalar<std::string>(*inst, "instance");
+  try {
+    cost::find_instance(cost::load_catalog(cost::default_catalog_path()),
+                        c.instance);
+  } catch (const Error& e) {
+    r.fail(inst->source(), e.what());
+  }
+  if (const auto* b = t.get("baseline_threads")) {
+    c.baseline_threads = r.scalar<int>(*b, "baseline_threads");
+    if (c.baseline_threads < 0)
+      r.fail(b->source(), "baseline_threads must be >= 0 (0: the most)");
+  }
+  s.cost = c;
+}
+
 }  // namespace
 
 SuiteSpec parse_suite_file(const std::string& path) {
@@ -249,7 +271,7 @@ SuiteSpec parse_suite_file(const std::string& path) {
   const Reader r(path);
   r.only(root,
          {"description", "scenario", "grid", "model", "exclude", "warmup",
-          "stop", "isolation", "settings"},
+          "stop", "isolation", "settings", "cost"},
          "the suite");
   SuiteSpec s;
   s.file = path;
@@ -266,6 +288,7 @@ SuiteSpec parse_suite_file(const std::string& path) {
   if (const auto* n = root.get("model")) read_model_overrides(r, *n, s);
   if (const auto* n = root.get("exclude")) read_exclusions(r, *n, s);
   read_rules(r, root, s);
+  if (const auto* n = root.get("cost")) read_cost(r, *n, s);
   return s;
 }
 

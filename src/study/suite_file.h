@@ -42,6 +42,14 @@ struct Isolation {
   double memory_limit_gib = 0;   // address space per case; 0: none
 };
 
+// [cost]: training cases priced as a catalog instance (data/prices.json;
+// pro rata to the threads used where the entry says so), each normalised
+// to the case of the same task at `baseline_threads` (0: the most threads).
+struct CostRule {
+  std::string instance;
+  int baseline_threads = 0;
+};
+
 struct SuiteSpec {
   std::string name, file, description;
   std::string scenario = "throughput";
@@ -57,6 +65,7 @@ struct SuiteSpec {
   results::StopRule stop;
   Isolation isolation;
   std::map<std::string, std::string> settings;  // handed to the scenario
+  std::optional<CostRule> cost;
 };
 
 // Reads and checks a suite file. Every problem (TOML syntax, an unknown key,

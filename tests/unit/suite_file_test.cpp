@@ -147,6 +147,27 @@ TEST_F(SuiteFile, MalformedFilesNameFileLineAndColumn) {
   EXPECT_NE(e.find("needs a [grid]"), std::string::npos) << e;
   e = error_of("[grid]\nmodels = [\"a\"]\nmodes = [\"fly\"]\n");
   EXPECT_NE(e.find("mode 'fly'"), std::string::npos) << e;
+  // An instance the price catalog lacks: line 4, column 12 (the value).
+  e = error_of("[grid]\nmodels = [\"a\"]\n[cost]\ninstance = \"nope\"\n");
+  EXPECT_EQ(e.rfind(file + ":4:12: unknown instance 'nope'", 0), 0u) << e;
+  e = error_of(
+      "[grid]\nmodels = [\"a\"]\n[cost]\ninstance = "
+      "\"aws-p3.2xlarge\"\nbaseline_threads = -1\n");
+  EXPECT_NE(e.find(":5:20: baseline_threads must be >= 0"), std::string::npos)
+      << e;
+}
+
+TEST_F(SuiteFile, CostNamesAnInstanceAndABaseline) {
+  const auto s = parse_suite_file(write(R"([grid]
+models = ["a"]
+[cost]
+instance = "aws-c5.18xlarge"
+baseline_threads = 2
+)"));
+  ASSERT_TRUE(s.cost);
+  EXPECT_EQ(s.cost->instance, "aws-c5.18xlarge");
+  EXPECT_EQ(s.cost->baseline_threads, 2);
+  EXPECT_FALSE(parse_suite_file(write("[grid]\nmodels = [\"a\"]\n")).cost);
 }
 
 TEST_F(SuiteFile, ShippedSuitesAllParse) {
