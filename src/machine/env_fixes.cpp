@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <link.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -182,22 +183,49 @@ void restore_all(
   }
 }
 
+// 3. glibc's malloc gives large freed blocks back to the kernel (mmap above
+// a threshold that moves with what the process freed before, and heap
+// trimming), so a step can page-fault all its buffers again every time:
+// LibTorch's mnist-cnn inference took 130 ms a step in a fresh process
+// and 10 ms with freed memory kept, on the same machine (docs/performance
+// .md). Whether a process got the fast or the slow state depended on what
+// it ran before. Kept memory is what long-running trainers and PyTorch's
+// recommended jemalloc/tcmalloc give. In-process (mallopt), so it is set
+// again after the re-exec. NNBENCH_SYSTEM_MALLOC=1 keeps glibc's defaults.
+void keep_freed_memory() {
+  if (!env_or_empty("NNBENCH_SYSTEM_MALLOC").empty()) return;
+  // The user's own allocator or malloc tunables: theirs to choose.
+  if (env_or_empty("LD_PRELOAD").find("malloc") != std::string::npos ||
+      env_or_empty("GLIBC_TUNABLES").find("malloc") != std::string::npos)
+    return;
+  if (mallopt(M_MMAP_MAX, 0) != 1 || mallopt(M_TRIM_THRESHOLD, INT_MAX) != 1)
+    return;
+  fixes_storage().push_back(
+      "glibc malloc keeps freed memory (M_MMAP_MAX=0, M_TRIM_THRESHOLD=2 "
+      "GiB): with its defaults a step can page-fault its buffers again "
+      "every time, and how often depends on what the process ran before; "
+      "NNBENCH_SYSTEM_MALLOC=1 keeps the defaults");
+}
+
 }  // namespace
 
 std::vector<std::string> apply_environment_fixes(char** argv) {
   if (!env_or_empty("NNBENCH_NO_ENV_FIXES").empty()) return {};
   if (env_or_empty(kFixedVar) == "1") {
     fixes_storage() = split(env_or_empty(kFixesVar), kFixSeparator);
+    keep_freed_memory();
     return fixes_storage();
   }
   const std::vector<Fix> fixes = needed_fixes();
-  if (fixes.empty() || argv == nullptr || argv[0] == nullptr) return {};
-  const auto previous = set_all(fixes);
-  execv("/proc/self/exe", argv);
-  // Only reached if exec failed: this process still runs with the old
-  // environment, so claiming the fixes would misreport it.
-  restore_all(previous);
-  return {};
+  if (!fixes.empty() && argv != nullptr && argv[0] != nullptr) {
+    const auto previous = set_all(fixes);
+    execv("/proc/self/exe", argv);
+    // Only reached if exec failed: this process still runs with the old
+    // environment, so claiming the fixes would misreport it.
+    restore_all(previous);
+  }
+  keep_freed_memory();
+  return fixes_storage();
 }
 
 const std::vector<std::string>& environment_fixes() { return fixes_storage(); }

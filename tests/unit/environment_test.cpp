@@ -1,6 +1,7 @@
 #include "machine/environment.h"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <stdlib.h>
 
 #include <algorithm>
@@ -78,6 +79,7 @@ TEST(Environment, JsonHasTheStructsKeys) {
 TEST(EnvironmentFixes, ChildReadsBackTheFixesApplied) {
   char arg0[] = "nnbench";
   char* argv[] = {arg0, nullptr};
+  setenv("NNBENCH_SYSTEM_MALLOC", "1", 1);  // the malloc fix: its own test
   setenv("NNBENCH_ENV_FIXED", "1", 1);
   setenv("NNBENCH_ENV_FIXES", "first fix;second fix", 1);
   const std::vector<std::string> expected = {"first fix", "second fix"};
@@ -89,6 +91,25 @@ TEST(EnvironmentFixes, ChildReadsBackTheFixesApplied) {
   EXPECT_TRUE(environment_fixes().empty());
   unsetenv("NNBENCH_ENV_FIXED");
   unsetenv("NNBENCH_ENV_FIXES");
+  unsetenv("NNBENCH_SYSTEM_MALLOC");
+}
+
+// Kept freed memory: a 64 MiB block comes from the heap, not from its own
+// mmap (which glibc's defaults give it, and unmap on free).
+TEST(EnvironmentFixes, MallocKeepsFreedMemory) {
+  char arg0[] = "nnbench";
+  char* argv[] = {arg0, nullptr};
+  setenv("NNBENCH_ENV_FIXED", "1", 1);
+  setenv("NNBENCH_ENV_FIXES", "", 1);
+  const auto fixes = apply_environment_fixes(argv);
+  unsetenv("NNBENCH_ENV_FIXED");
+  unsetenv("NNBENCH_ENV_FIXES");
+  ASSERT_EQ(fixes.size(), 1u);
+  EXPECT_NE(fixes[0].find("M_MMAP_MAX=0"), std::string::npos) << fixes[0];
+  const size_t mapped_before = mallinfo2().hblks;
+  void* volatile p = std::malloc(64u << 20);
+  EXPECT_EQ(mallinfo2().hblks, mapped_before);
+  std::free(p);
 }
 
 TEST(EnvironmentFixes, DisabledByTheUser) {
