@@ -95,6 +95,50 @@ results::Interval median_ci(const std::vector<double>& x, double level) {
   return {s[r.k - 1], s[n - r.k], 1 - 2 * r.below};
 }
 
+namespace {
+
+// P(B = j) for B ~ Binomial(n, q), j = 0..n, from lgamma (no underflow of
+// q^n for large n: terms below 1e-300 are 0, which no tail here needs).
+std::vector<double> binomial_pmf(long n, double q) {
+  std::vector<double> p(static_cast<size_t>(n) + 1);
+  const double lq = std::log(q), l1q = std::log1p(-q);
+  for (long j = 0; j <= n; ++j)
+    p[j] = std::exp(std::lgamma(n + 1.0) - std::lgamma(j + 1.0) -
+                    std::lgamma(static_cast<double>(n - j) + 1.0) + j * lq +
+                    static_cast<double>(n - j) * l1q);
+  return p;
+}
+
+}  // namespace
+
+results::Interval quantile_ci(const std::vector<double>& x, double q,
+                              double level) {
+  require_non_empty(x, "quantile_ci");
+  if (!(q > 0 && q < 1))
+    throw Error("quantile_ci: q must be in (0, 1), got " + std::to_string(q));
+  if (!(level > 0 && level < 1))
+    throw Error("quantile_ci: level must be in (0, 1), got " +
+                std::to_string(level));
+  const std::vector<double> s = sorted(x);
+  const auto n = static_cast<long>(s.size());
+  const double tail = (1 - level) / 2;
+  const std::vector<double> pmf = binomial_pmf(n, q);
+  std::vector<double> cdf(pmf.size());  // cdf[j] = P(B <= j)
+  double acc = 0;
+  for (size_t j = 0; j < pmf.size(); ++j) cdf[j] = acc += pmf[j];
+  // B = #{x_i <= the q-quantile}: x(l) <= it iff B >= l, and it is below
+  // x(u) iff B <= u - 1. Lower rank l: the largest with P(B <= l - 1) <=
+  // tail, else 1 (the minimum).
+  long l = 1;
+  for (long k = 1; k <= n; ++k)
+    if (cdf[k - 1] <= tail) l = k;
+  // Upper rank u: the smallest with P(B >= u) <= tail, else n.
+  long u = n;
+  for (long k = n; k >= l; --k)
+    if (1 - cdf[k - 1] <= tail) u = k;
+  return {s[l - 1], s[u - 1], std::max(0.0, cdf[u - 1] - cdf[l - 1])};
+}
+
 results::Summary summarize(const std::vector<double>& x) {
   results::Summary s;
   s.n = static_cast<int>(x.size());

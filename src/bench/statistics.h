@@ -22,6 +22,15 @@ double quantile(const std::vector<double>& x, double q);
 // lower coverage it has (1 - 2^(1-n): 93.75 % at n = 5), never the level.
 results::Interval median_ci(const std::vector<double>& x, double level = 0.95);
 
+// The same for any quantile q in (0, 1): ranks l <= u from Binomial(n, q)
+// with each tail at most (1 - level) / 2, so [x(l), x(u)] covers the
+// q-quantile with probability P(l <= B <= u - 1). A tail that no rank can
+// hold that small (p99 needs n >= 368 for its upper side at 95 %) falls
+// back to the sample's extreme, and the coverage returned is then the
+// lower one it really has.
+results::Interval quantile_ci(const std::vector<double>& x, double q,
+                              double level = 0.95);
+
 results::Summary summarize(const std::vector<double>& x);
 
 }  // namespace nnbench::bench

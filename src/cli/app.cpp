@@ -33,6 +33,9 @@ int main(int argc, char** argv) {
   actions[env] = add_env(*env);
   auto* results = app.add_subcommand("results", "What the results store holds");
   actions[results] = add_results(*results);
+  auto* compare = app.add_subcommand(
+      "compare", "Compare two runs or results files, case by case");
+  actions[compare] = add_compare(*compare);
   auto* one_case = app.add_subcommand("case", "");  // the suite's child
   one_case->group("");
   actions[one_case] = add_case(*one_case);

@@ -39,11 +39,14 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"scenarios",
        {"train", "bench", "verify", "machine", "results", "backend", "data",
         "cost", "tensor", "model", "util"}},
+      {"compare",
+       {"bench", "machine", "results", "backend", "data", "tensor", "model",
+        "util"}},
       {"study",
        {"scenarios", "train", "bench", "verify", "machine", "results",
         "backend", "data", "cost", "tensor", "model", "util"}},
       {"cli",
-       {"backends", "study", "scenarios", "train", "bench", "verify", "machine",
+       {"backends", "compare", "study", "scenarios", "train", "bench", "verify", "machine",
         "results", "backend", "data", "cost", "tensor", "model", "util"}},
   };
   return table;

@@ -1,0 +1,107 @@
+// `nnbench compare A B`: two runs (ids in the store) or results files, case
+// by case, with verdicts that say "inconclusive" rather than guess.
+#include <fmt/core.h>
+
+#include "cli/app.h"
+#include "cli/commands.h"
+#include "cli/loaded.h"
+#include "compare/compare.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace nnbench::cli {
+namespace {
+
+struct CompareArgs {
+  std::string a, b, db, format = "md", out;
+  compare::Options options;
+  double noise_pct = 1;
+  std::optional<double> fail_on_regression;
+};
+
+// Every result of a case is one repetition; a case that never ran ok is
+// still a case (with no samples), so it is not reported as missing.
+compare::Cases cases_of(const Loaded& l) {
+  compare::Cases out;
+  std::map<std::string, size_t> at;
+  for (const auto& r : l.runs) {
+    const std::string k = case_key(r);
+    if (!at.count(k)) {
+      at[k] = out.size();
+      out.push_back({k, {}});
+    }
+    if (r.state == results::State::kOk && !r.samples.empty())
+      out[at[k]].second.repetitions.push_back(r.samples);
+  }
+  return out;
+}
+
+int compare_command(CompareArgs& a) {
+  a.options.noise = a.noise_pct / 100;
+  if (!a.out.empty()) util::check_writable(a.out);
+  const Loaded la = load_results(a.a, a.db), lb = load_results(a.b, a.db);
+  const auto r = compare::compare_all(cases_of(la), cases_of(lb), a.options);
+  std::string text;
+  if (a.format == "json") {
+    auto j = compare::to_json(r, a.options);
+    j["a"] = la.label;
+    j["b"] = lb.label;
+    text = j.dump(2) + "\n";
+  } else {
+    text = fmt::format("A: {}\nB: {}\n\n", la.label, lb.label) +
+           compare::to_markdown(r, a.options);
+  }
+  if (a.out.empty())
+    fmt::print("{}", text);
+  else
+    util::write_file_atomically(a.out, text);
+  if (a.fail_on_regression) {
+    const auto bad = compare::regressions(r, *a.fail_on_regression);
+    for (const auto* c : bad)
+      fmt::print(stderr, "nnbench: regression: {} is {:.1f} % slower\n",
+                 c->key, (c->ratio - 1) * 100);
+    if (!bad.empty()) return kExitRunNotOk;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Action add_compare(CLI::App& app) {
+  auto a = std::make_shared<CompareArgs>();
+  app.add_option("a", a->a, "Baseline: a run id or a results file")
+      ->required();
+  app.add_option("b", a->b, "Compared: a run id or a results file")
+      ->required();
+  app.add_option("--db", a->db, "Results store for run ids");
+  app.add_option("--format", a->format, "md or json")
+      ->check(CLI::IsMember({"md", "json"}))
+      ->capture_default_str();
+  app.add_option("--out", a->out, "Write here instead of stdout");
+  app.add_option("--noise", a->noise_pct,
+                 "Percent difference below which a significant change is "
+                 "still 'no change'")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--alpha", a->options.alpha,
+                 "Significance level of the Mann-Whitney U test")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--min-samples", a->options.min_samples,
+                 "Fewer samples on either side: inconclusive")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--min-repetitions", a->options.min_repetitions,
+                 "With this many repetitions on both sides, compare "
+                 "repetition medians instead of pooled iterations")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--seed", a->options.seed, "Bootstrap seed")
+      ->capture_default_str();
+  app.add_option("--fail-on-regression", a->fail_on_regression,
+                 "Exit 1 when a case is slower by more than this percent")
+      ->check(CLI::NonNegativeNumber);
+  return [a] { return compare_command(*a); };
+}
+
+}  // namespace nnbench::cli

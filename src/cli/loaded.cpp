@@ -1,0 +1,57 @@
+#include "cli/loaded.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "study/store.h"
+#include "util/error.h"
+
+namespace nnbench::cli {
+
+Loaded load_results(const std::string& name, const std::string& db) {
+  Loaded l;
+  l.name = name;
+  if (std::filesystem::is_regular_file(name)) {
+    results::Report rep;
+    try {
+      rep = results::report_from_json(
+          nlohmann::json::parse(std::ifstream(name)));
+    } catch (const std::exception& e) {
+      throw Error(name + ": not a results file: " + e.what());
+    }
+    l.label = std::filesystem::path(name).filename().string();
+    l.environment = rep.environment;
+    l.runs = rep.results;
+    l.training = rep.training;
+    return l;
+  }
+  study::Store store(db.empty() ? study::Store::default_path() : db);
+  const auto run = store.run(name);
+  if (!run)
+    throw Error("'" + name +
+                "' is neither a results file nor a run in the results store");
+  l.label = "run " + run->id + " (" + run->suite + ")";
+  l.environment = run->environment;
+  for (const auto& row : store.results(name)) {
+    const std::string kind = row.record.value("kind", "throughput");
+    if (kind == "training")
+      l.training.push_back(results::train_run_from_json(row.record));
+    else
+      l.runs.push_back(results::run_result_from_json(row.record));
+  }
+  return l;
+}
+
+std::string case_key(const results::RunResult& r) {
+  const auto t = r.effective.find("threads");
+  std::string key = r.model + " " + r.backend + " " +
+                    r.requested.options.precision + " " +
+                    backend::mode_name(r.requested.mode) + " b" +
+                    std::to_string(r.requested.batch) + " t" +
+                    (t == r.effective.end()
+                         ? std::to_string(r.requested.options.threads)
+                         : t->second);
+  return r.kind == "throughput" ? key : key + " " + r.kind;
+}
+
+}  // namespace nnbench::cli
