@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
   auto* compare = app.add_subcommand(
       "compare", "Compare two runs or results files, case by case");
   actions[compare] = add_compare(*compare);
+  auto* report = app.add_subcommand(
+      "report", "Write an HTML report (charts and tables) of runs or files");
+  actions[report] = add_report(*report);
   auto* one_case = app.add_subcommand("case", "");  // the suite's child
   one_case->group("");
   actions[one_case] = add_case(*one_case);

@@ -17,15 +17,16 @@ struct CompareArgs {
   compare::Options options;
   double noise_pct = 1;
   std::optional<double> fail_on_regression;
+  bool ignore_threads = false;
 };
 
 // Every result of a case is one repetition; a case that never ran ok is
 // still a case (with no samples), so it is not reported as missing.
-compare::Cases cases_of(const Loaded& l) {
+compare::Cases cases_of(const Loaded& l, bool with_threads) {
   compare::Cases out;
   std::map<std::string, size_t> at;
   for (const auto& r : l.runs) {
-    const std::string k = case_key(r);
+    const std::string k = case_key(r, with_threads);
     if (!at.count(k)) {
       at[k] = out.size();
       out.push_back({k, {}});
@@ -40,7 +41,9 @@ int compare_command(CompareArgs& a) {
   a.options.noise = a.noise_pct / 100;
   if (!a.out.empty()) util::check_writable(a.out);
   const Loaded la = load_results(a.a, a.db), lb = load_results(a.b, a.db);
-  const auto r = compare::compare_all(cases_of(la), cases_of(lb), a.options);
+  const auto r =
+      compare::compare_all(cases_of(la, !a.ignore_threads),
+                           cases_of(lb, !a.ignore_threads), a.options);
   std::string text;
   if (a.format == "json") {
     auto j = compare::to_json(r, a.options);
@@ -58,8 +61,8 @@ int compare_command(CompareArgs& a) {
   if (a.fail_on_regression) {
     const auto bad = compare::regressions(r, *a.fail_on_regression);
     for (const auto* c : bad)
-      fmt::print(stderr, "nnbench: regression: {} is {:.1f} % slower\n",
-                 c->key, (c->ratio - 1) * 100);
+      fmt::print(stderr, "nnbench: regression: {} is {:.1f} % slower\n", c->key,
+                 (c->ratio - 1) * 100);
     if (!bad.empty()) return kExitRunNotOk;
   }
   return kExitOk;
@@ -69,10 +72,8 @@ int compare_command(CompareArgs& a) {
 
 Action add_compare(CLI::App& app) {
   auto a = std::make_shared<CompareArgs>();
-  app.add_option("a", a->a, "Baseline: a run id or a results file")
-      ->required();
-  app.add_option("b", a->b, "Compared: a run id or a results file")
-      ->required();
+  app.add_option("a", a->a, "Baseline: a run id or a results file")->required();
+  app.add_option("b", a->b, "Compared: a run id or a results file")->required();
   app.add_option("--db", a->db, "Results store for run ids");
   app.add_option("--format", a->format, "md or json")
       ->check(CLI::IsMember({"md", "json"}))
@@ -101,6 +102,9 @@ Action add_compare(CLI::App& app) {
   app.add_option("--fail-on-regression", a->fail_on_regression,
                  "Exit 1 when a case is slower by more than this percent")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--ignore-threads", a->ignore_threads,
+               "Match cases whatever their thread counts (e.g. a 1-thread "
+               "run against a 2-thread run)");
   return [a] { return compare_command(*a); };
 }
 

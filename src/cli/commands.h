@@ -16,6 +16,7 @@ Action add_verify(CLI::App& app);
 Action add_train(CLI::App& app);
 Action add_results(CLI::App& app);
 Action add_compare(CLI::App& app);
+Action add_report(CLI::App& app);
 Action add_case(CLI::App& app);
 
 }  // namespace nnbench::cli

@@ -14,8 +14,8 @@ Loaded load_results(const std::string& name, const std::string& db) {
   if (std::filesystem::is_regular_file(name)) {
     results::Report rep;
     try {
-      rep = results::report_from_json(
-          nlohmann::json::parse(std::ifstream(name)));
+      rep =
+          results::report_from_json(nlohmann::json::parse(std::ifstream(name)));
     } catch (const std::exception& e) {
       throw Error(name + ": not a results file: " + e.what());
     }
@@ -32,6 +32,12 @@ Loaded load_results(const std::string& name, const std::string& db) {
                 "' is neither a results file nor a run in the results store");
   l.label = "run " + run->id + " (" + run->suite + ")";
   l.environment = run->environment;
+  for (const auto& d : store.derived(name))
+    l.derived.push_back({d.name, d.group, d.x, d.value});
+  if (run->options.contains("cost"))
+    l.price_note = run->options["cost"].value("price_source", "") +
+                   "; relative to " +
+                   run->options["cost"].value("baseline", "");
   for (const auto& row : store.results(name)) {
     const std::string kind = row.record.value("kind", "throughput");
     if (kind == "training")
@@ -42,15 +48,16 @@ Loaded load_results(const std::string& name, const std::string& db) {
   return l;
 }
 
-std::string case_key(const results::RunResult& r) {
+std::string case_key(const results::RunResult& r, bool with_threads) {
   const auto t = r.effective.find("threads");
   std::string key = r.model + " " + r.backend + " " +
                     r.requested.options.precision + " " +
                     backend::mode_name(r.requested.mode) + " b" +
-                    std::to_string(r.requested.batch) + " t" +
-                    (t == r.effective.end()
-                         ? std::to_string(r.requested.options.threads)
-                         : t->second);
+                    std::to_string(r.requested.batch);
+  if (with_threads)
+    key += " t" + (t == r.effective.end()
+                       ? std::to_string(r.requested.options.threads)
+                       : t->second);
   return r.kind == "throughput" ? key : key + " " + r.kind;
 }
 

@@ -4,25 +4,23 @@
 #include <string>
 #include <vector>
 
+#include "report/source.h"
 #include "results/result.h"
 
 namespace nnbench::cli {
 
-struct Loaded {
-  std::string name;  // the run id or file as given
-  std::string label;  // "run ID (suite)" or the file name
-  nlohmann::json environment;
-  std::vector<results::RunResult> runs;
-  std::vector<results::TrainRun> training;
-};
+using Loaded = report::Source;
 
 // A path to an existing file is read as results JSON (any readable
-// schema); anything else is a run id in `db` (empty: the default store).
+// schema); anything else is a run id in `db` (empty: the default store),
+// with its derived figures and how its costs were priced.
 // Errors name the file or the id.
 Loaded load_results(const std::string& name, const std::string& db);
 
 // "model backend precision mode b32 t2" (+ the kind when not throughput):
 // the case a result measured, with the threads it effectively ran.
-std::string case_key(const results::RunResult& r);
+// Without threads when `with_threads` is false (comparing a 1-thread run
+// with a 2-thread run of the same cases).
+std::string case_key(const results::RunResult& r, bool with_threads = true);
 
 }  // namespace nnbench::cli

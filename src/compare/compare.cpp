@@ -39,8 +39,8 @@ std::vector<double> samples_of(const Side& s, bool by_repetition) {
 Verdict decide(int n_a, int n_b, double p, double ratio, const Options& o,
                std::string* why) {
   if (n_a < o.min_samples || n_b < o.min_samples) {
-    *why = fmt::format("{} and {} samples; at least {} a side needed", n_a,
-                       n_b, o.min_samples);
+    *why = fmt::format("{} and {} samples; at least {} a side needed", n_a, n_b,
+                       o.min_samples);
     return Verdict::kInconclusive;
   }
   if (p >= o.alpha) {
@@ -48,9 +48,10 @@ Verdict decide(int n_a, int n_b, double p, double ratio, const Options& o,
     return Verdict::kNoChange;
   }
   if (std::abs(ratio - 1) <= o.noise) {
-    *why = fmt::format("significant (p = {:.3g}) but within the {:g} % noise "
-                       "threshold",
-                       p, o.noise * 100);
+    *why = fmt::format(
+        "significant (p = {:.3g}) but within the {:g} % noise "
+        "threshold",
+        p, o.noise * 100);
     return Verdict::kNoChange;
   }
   *why = fmt::format("p = {:.3g}", p);
@@ -177,8 +178,8 @@ std::string to_markdown(const Result& r, const Options& o) {
         "| {} | {} | {:.3f} | {} | {:.3g} | {}/{} ({}) | {:.3f} | {:.3f} | "
         "{:.3f} ({}) | {} |\n",
         c.key, verdict_name(c.verdict), c.ratio, ci_cell(c.ratio_ci), c.p,
-        c.n_a, c.n_b, c.unit, c.median_a * 1e3, c.median_b * 1e3,
-        c.p90_ratio, ci_cell(c.p90_ratio_ci), ms_ci(c.p99_b));
+        c.n_a, c.n_b, c.unit, c.median_a * 1e3, c.median_b * 1e3, c.p90_ratio,
+        ci_cell(c.p90_ratio_ci), ms_ci(c.p99_b));
   for (const auto& k : r.only_a) out += "\nOnly in A: " + k;
   for (const auto& k : r.only_b) out += "\nOnly in B: " + k;
   if (!r.only_a.empty() || !r.only_b.empty()) out += "\n";

@@ -39,12 +39,12 @@ struct Comparison {
   std::string unit;  // "repetitions" or "iterations"
   int n_a = 0, n_b = 0;
   double median_a = 0, median_b = 0;
-  double ratio = 0;               // median_b / median_a
-  results::Interval ratio_ci;     // bootstrap
-  double p90_ratio = 0;           // p90_b / p90_a
-  results::Interval p90_ratio_ci;  // bootstrap
+  double ratio = 0;                              // median_b / median_a
+  results::Interval ratio_ci;                    // bootstrap
+  double p90_ratio = 0;                          // p90_b / p90_a
+  results::Interval p90_ratio_ci;                // bootstrap
   results::Interval p90_a, p90_b, p99_a, p99_b;  // order-statistic CIs
-  double p = 1;                   // Mann-Whitney, two-sided
+  double p = 1;                                  // Mann-Whitney, two-sided
   Verdict verdict = Verdict::kInconclusive;
   std::string why;
 };

@@ -22,7 +22,8 @@ MannWhitney mann_whitney_u(const std::vector<double>& a,
   for (size_t i = 0; i < all.size();) {
     size_t j = i;
     while (j < all.size() && all[j].first == all[i].first) ++j;
-    const double mid = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;
+    const double mid =
+        (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;
     for (size_t k = i; k < j; ++k)
       if (all[k].second == 0) rank_sum_a += mid;
     const double t = static_cast<double>(j - i);
@@ -68,7 +69,8 @@ results::Interval bootstrap_ratio_ci(const std::vector<double>& a,
     const double h = q * static_cast<double>(ratios.size() - 1);
     const auto lo = static_cast<size_t>(std::floor(h));
     const size_t hi = std::min(lo + 1, ratios.size() - 1);
-    return ratios[lo] + (h - static_cast<double>(lo)) * (ratios[hi] - ratios[lo]);
+    return ratios[lo] +
+           (h - static_cast<double>(lo)) * (ratios[hi] - ratios[lo]);
   };
   const double tail = (1 - level) / 2;
   return {at(tail), at(1 - tail), level};

@@ -17,7 +17,8 @@ int main() {
     const auto mw = c::mann_whitney_u(a, b);
     const auto q = nnbench::bench::quantile_ci(a, t.at("q"), 0.95);
     const auto ci = c::bootstrap_ratio_ci(
-        a, b, [](const std::vector<double>& x) { return nnbench::bench::median(x); },
+        a, b,
+        [](const std::vector<double>& x) { return nnbench::bench::median(x); },
         0.95, t.at("resamples"), 7);
     out.push_back({{"u", mw.u},
                    {"p", mw.p},

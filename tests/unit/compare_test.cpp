@@ -2,12 +2,13 @@
 // of the verdicts in simulation (false positives and power, figures in
 // docs/compare.md). SciPy checks the statistics on random samples too
 // (tests/stats/scipy_oracle.py).
+#include "compare/compare.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "bench/statistics.h"
-#include "compare/compare.h"
 #include "compare/tests.h"
 
 namespace nnbench::compare {
@@ -64,7 +65,7 @@ TEST(Compare, RepetitionsAreTheUnitWhenBothSidesHaveEnough) {
   const auto r = compare_all({{"x", a}, {"only-a", a}},
                              {{"x", b}, {"only-b", b}}, Options{});
   ASSERT_EQ(r.cases.size(), 1u);
-  EXPECT_EQ(r.cases[0].unit, "iterations");  // b has 1 repetition
+  EXPECT_EQ(r.cases[0].unit, "iterations");               // b has 1 repetition
   EXPECT_EQ(r.cases[0].verdict, Verdict::kInconclusive);  // 3 < 5 samples
   EXPECT_EQ(r.only_a, std::vector<std::string>{"only-a"});
   EXPECT_EQ(r.only_b, std::vector<std::string>{"only-b"});
@@ -102,9 +103,12 @@ double called_rate(double noise, double spread, double shift, int trials,
 TEST(Honesty, FalsePositivesAtTheSignificanceLevelThenNearZero) {
   // 1000 comparisons of two samples (n = 20) from one skewed distribution.
   const double before = called_rate(0, 0.005, 1, 1000, Verdict::kInconclusive);
-  const double after = called_rate(0.01, 0.005, 1, 1000, Verdict::kInconclusive);
-  std::printf("false positives: %.3f without the noise threshold, %.3f with "
-              "1 %%\n", before, after);
+  const double after =
+      called_rate(0.01, 0.005, 1, 1000, Verdict::kInconclusive);
+  std::printf(
+      "false positives: %.3f without the noise threshold, %.3f with "
+      "1 %%\n",
+      before, after);
   EXPECT_GE(before, 0.03);
   EXPECT_LE(before, 0.07);
   EXPECT_LE(after, 0.005);

@@ -45,8 +45,11 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"study",
        {"scenarios", "train", "bench", "verify", "machine", "results",
         "backend", "data", "cost", "tensor", "model", "util"}},
+      {"report",
+       {"study", "scenarios", "train", "bench", "verify", "machine", "results",
+        "backend", "data", "cost", "tensor", "model", "util"}},
       {"cli",
-       {"backends", "compare", "study", "scenarios", "train", "bench", "verify", "machine",
+       {"backends", "report", "compare", "study", "scenarios", "train", "bench", "verify", "machine",
         "results", "backend", "data", "cost", "tensor", "model", "util"}},
   };
   return table;

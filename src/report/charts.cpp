@@ -1,0 +1,522 @@
+#include "report/charts.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "bench/statistics.h"
+
+namespace nnbench::report {
+namespace {
+
+using nlohmann::json;
+
+const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd",
+                          "#8c564b", "#e377c2", "#17becf", "#bcbd22"};
+const char* kInvalid = "#b0b0b0";  // invalid or contended: drawn grey
+const char* kOom = "#d62728";
+
+std::string color(size_t i) { return kPalette[i % std::size(kPalette)]; }
+
+std::string threads_of(const std::map<std::string, std::string>& effective,
+                       int requested) {
+  const auto t = effective.find("threads");
+  return t == effective.end() ? std::to_string(requested) : t->second;
+}
+
+std::string threads_of(const results::RunResult& r) {
+  return threads_of(r.effective, r.requested.options.threads);
+}
+
+// The series a result belongs to: its backend, and its source when the
+// report has several.
+std::string series(const Source& s, const std::string& backend, bool many) {
+  return many ? backend + " [" + s.label + "]" : backend;
+}
+
+std::string ms(double seconds) { return fmt::format("{:.3f}", seconds * 1e3); }
+
+json axis(const std::string& title, const std::string& type = "") {
+  json a = {{"title", {{"display", true}, {"text", title}}}};
+  if (!type.empty()) a["type"] = type;
+  return a;
+}
+
+json base_config(const std::string& type, const json& data, const json& x,
+                 const json& y) {
+  return {{"type", type},
+          {"data", data},
+          {"options",
+           {{"animation", false},
+            {"responsive", true},
+            {"maintainAspectRatio", false},
+            {"scales", {{"x", x}, {"y", y}}},
+            {"plugins", {{"legend", {{"position", "bottom"}}}}}}}};
+}
+
+bool many_sources(const std::vector<Source>& s) { return s.size() > 1; }
+
+// --- time per mini-batch ---------------------------------------------------
+
+Chart time_per_batch(const std::vector<Source>& sources) {
+  Chart c{
+      "time-per-batch",
+      "Time per mini-batch by model and backend",
+      "Median ms per mini-batch; error bars: the distribution-free 95 % "
+      "interval of the median. Grey bars: invalid or contended results.",
+      {},
+      {"case", "series", "state", "median ms", "median CI ms", "n", "validity"},
+      {}};
+  std::vector<std::string> cats, names;
+  std::map<std::string, std::map<std::string, const results::RunResult*>> at;
+  for (const auto& s : sources)
+    for (const auto& r : s.runs) {
+      if (r.kind != "throughput") continue;
+      const std::string cat =
+          r.model + " " + backend::mode_name(r.requested.mode) + " b" +
+          std::to_string(r.requested.batch) + " t" + threads_of(r);
+      const std::string name = series(s, r.backend, many_sources(sources));
+      if (std::find(cats.begin(), cats.end(), cat) == cats.end())
+        cats.push_back(cat);
+      if (std::find(names.begin(), names.end(), name) == names.end())
+        names.push_back(name);
+      at[name][cat] = &r;  // the last repetition stands for the cell
+      c.rows.push_back(
+          {cat, name, results::state_name(r.state),
+           r.state == results::State::kOk ? ms(r.stats.median) : "-",
+           r.state == results::State::kOk
+               ? ms(r.stats.median_ci.lo) + "-" + ms(r.stats.median_ci.hi)
+               : "-",
+           std::to_string(r.stats.n), r.validity.summary()});
+    }
+  if (cats.empty()) return c;
+  json datasets = json::array();
+  for (size_t i = 0; i < names.size(); ++i) {
+    json data = json::array(), bars = json::array(), colors = json::array();
+    for (const auto& cat : cats) {
+      const auto it = at[names[i]].find(cat);
+      const results::RunResult* r =
+          it == at[names[i]].end() ? nullptr : it->second;
+      if (!r || r->state != results::State::kOk) {
+        data.push_back(nullptr);
+        bars.push_back(nullptr);
+        colors.push_back(color(i));
+        continue;
+      }
+      data.push_back(r->stats.median * 1e3);
+      bars.push_back(
+          {r->stats.median_ci.lo * 1e3, r->stats.median_ci.hi * 1e3});
+      colors.push_back(r->validity.valid() ? color(i) : kInvalid);
+    }
+    datasets.push_back({{"label", names[i]},
+                        {"data", data},
+                        {"errorBars", bars},
+                        {"backgroundColor", colors}});
+  }
+  c.config = base_config("bar", {{"labels", cats}, {"datasets", datasets}},
+                         axis("case"), axis("ms per mini-batch"));
+  return c;
+}
+
+// --- throughput against batch size ------------------------------------------
+
+std::vector<Chart> throughput_vs_batch(const std::vector<Source>& sources) {
+  // group (model mode threads) -> series -> batch -> result
+  std::map<std::string,
+           std::map<std::string, std::map<int64_t, const results::RunResult*>>>
+      groups;
+  std::vector<std::string> order;
+  for (const auto& s : sources)
+    for (const auto& r : s.runs) {
+      if (r.kind != "throughput") continue;
+      const std::string g = r.model + " " +
+                            backend::mode_name(r.requested.mode) + ", " +
+                            threads_of(r) + " threads";
+      if (!groups.count(g)) order.push_back(g);
+      groups[g][series(s, r.backend, many_sources(sources))]
+            [r.requested.batch] = &r;
+    }
+  std::vector<Chart> out;
+  for (const auto& g : order) {
+    std::set<int64_t> batches;
+    for (const auto& [name, by] : groups[g])
+      for (const auto& [b, r] : by) batches.insert(b);
+    if (batches.size() < 2) continue;
+    Chart c{"throughput-" + std::to_string(out.size()),
+            "Throughput against batch size: " + g,
+            "Samples per second (batch / median time). Red crosses on the "
+            "axis: out of memory at that batch. Grey points: invalid.",
+            {},
+            {"series", "batch", "state", "samples/s", "validity"},
+            {}};
+    json datasets = json::array();
+    size_t i = 0;
+    for (const auto& [name, by] : groups[g]) {
+      json pts = json::array(), colors = json::array(), oom = json::array();
+      for (const auto& [b, r] : by) {
+        c.rows.push_back({name, std::to_string(b),
+                          results::state_name(r->state),
+                          r->state == results::State::kOk
+                              ? fmt::format("{:.1f}", r->samples_per_second)
+                              : "-",
+                          r->validity.summary()});
+        if (r->state == results::State::kOom)
+          oom.push_back({{"x", b}, {"y", 0}});
+        if (r->state != results::State::kOk) continue;
+        pts.push_back({{"x", b}, {"y", r->samples_per_second}});
+        colors.push_back(r->validity.valid() ? color(i) : kInvalid);
+      }
+      datasets.push_back({{"label", name},
+                          {"data", pts},
+                          {"showLine", true},
+                          {"borderColor", color(i)},
+                          {"pointBackgroundColor", colors}});
+      if (!oom.empty())
+        datasets.push_back({{"label", "OOM: " + name},
+                            {"data", oom},
+                            {"pointStyle", "crossRot"},
+                            {"pointRadius", 9},
+                            {"borderColor", kOom},
+                            {"borderWidth", 3}});
+      ++i;
+    }
+    c.config =
+        base_config("scatter", {{"datasets", datasets}},
+                    axis("batch size", "logarithmic"), axis("samples/s"));
+    out.push_back(c);
+  }
+  return out;
+}
+
+// --- speed-up and efficiency against threads --------------------------------
+
+std::vector<Chart> scaling(const std::vector<Source>& sources) {
+  // group (model backend mode batch) -> threads -> medians of repetitions
+  std::map<std::string, std::map<int, std::vector<double>>> groups;
+  std::vector<std::string> order;
+  for (const auto& s : sources)
+    for (const auto& r : s.runs) {
+      if (r.kind != "throughput" || r.state != results::State::kOk ||
+          !r.validity.valid())
+        continue;
+      const std::string g = r.model + " " +
+                            series(s, r.backend, many_sources(sources)) + " " +
+                            backend::mode_name(r.requested.mode) + " b" +
+                            std::to_string(r.requested.batch);
+      if (!groups.count(g)) order.push_back(g);
+      groups[g][std::atoi(threads_of(r).c_str())].push_back(r.stats.median);
+    }
+  Chart speed{"speedup",
+              "Speed-up against threads",
+              "Median time at 1 thread / median time at t threads (valid "
+              "results only, median over repetitions); dashed: ideal.",
+              {},
+              {"case", "threads", "median ms", "speed-up", "efficiency"},
+              {}};
+  Chart eff{"efficiency",
+            "Parallel efficiency against threads",
+            "Speed-up / threads; dashed: ideal (1).",
+            {},
+            {},
+            {}};
+  json sd = json::array(), ed = json::array();
+  int max_t = 1;
+  size_t i = 0;
+  for (const auto& g : order) {
+    const auto& by = groups[g];
+    if (by.size() < 2 || !by.count(1)) continue;
+    const double base = bench::median(by.at(1));
+    json sp = json::array(), ep = json::array();
+    for (const auto& [t, v] : by) {
+      const double m = bench::median(v), su = base / m;
+      sp.push_back({{"x", t}, {"y", su}});
+      ep.push_back({{"x", t}, {"y", su / t}});
+      max_t = std::max(max_t, t);
+      speed.rows.push_back({g, std::to_string(t), ms(m),
+                            fmt::format("{:.2f}", su),
+                            fmt::format("{:.2f}", su / t)});
+    }
+    sd.push_back({{"label", g},
+                  {"data", sp},
+                  {"showLine", true},
+                  {"borderColor", color(i)},
+                  {"backgroundColor", color(i)}});
+    ed.push_back({{"label", g},
+                  {"data", ep},
+                  {"showLine", true},
+                  {"borderColor", color(i)},
+                  {"backgroundColor", color(i)}});
+    ++i;
+  }
+  if (sd.empty()) return {};
+  const json dash = {{"borderDash", {6, 4}},
+                     {"borderColor", "#555"},
+                     {"pointRadius", 0},
+                     {"showLine", true}};
+  json ideal = dash, flat = dash;
+  ideal["label"] = "ideal";
+  ideal["data"] =
+      json::array({json{{"x", 1}, {"y", 1}}, json{{"x", max_t}, {"y", max_t}}});
+  flat["label"] = "ideal";
+  flat["data"] =
+      json::array({json{{"x", 1}, {"y", 1}}, json{{"x", max_t}, {"y", 1}}});
+  sd.push_back(ideal);
+  ed.push_back(flat);
+  speed.config = base_config("scatter", {{"datasets", sd}}, axis("threads"),
+                             axis("speed-up"));
+  eff.config = base_config("scatter", {{"datasets", ed}}, axis("threads"),
+                           axis("efficiency"));
+  eff.header = speed.header;
+  eff.rows = speed.rows;
+  return {speed, eff};
+}
+
+// --- training: time and cost normalised, accuracy against time ---------------
+
+std::optional<double> priced(const results::TrainRun& r) {
+  if (!r.validity.valid()) return std::nullopt;
+  if (r.state == results::State::kConverged) return r.time_to_target;
+  if (r.state == results::State::kCompleted) return r.total_train_seconds;
+  return std::nullopt;
+}
+
+std::vector<Chart> training_time_cost(const std::vector<Source>& sources) {
+  Chart c{"training-time",
+          "Training time and cost, normalised",
+          "Time per training run (time to target, or all fixed epochs) and, "
+          "where the run was priced, its cost, each relative to the case "
+          "with the most threads of its task (1.0).",
+          {},
+          {"task", "threads", "seconds", "relative time", "cost $",
+           "relative cost"},
+          {}};
+  // group -> threads -> seconds (median over repetitions)
+  std::map<std::string, std::map<int, std::vector<double>>> groups;
+  std::map<std::string, std::map<int, std::pair<double, double>>> costs;
+  std::vector<std::string> order;
+  for (const auto& s : sources) {
+    for (const auto& r : s.training) {
+      const auto sec = priced(r);
+      if (!sec) continue;
+      const std::string g =
+          r.task + " " + series(s, r.backend, many_sources(sources));
+      if (!groups.count(g)) order.push_back(g);
+      groups[g][std::atoi(threads_of(r.effective, 0).c_str())].push_back(*sec);
+    }
+    for (const auto& d : s.derived) {
+      const std::string g =
+          d.group.substr(0, d.group.rfind(' '));  // drop the precision
+      if (d.name == "cost_usd") costs[g][int(d.x)].first = d.value;
+      if (d.name == "relative_cost") costs[g][int(d.x)].second = d.value;
+    }
+  }
+  if (order.empty()) return {};
+  std::set<int> all_threads;
+  for (const auto& g : order)
+    for (const auto& [t, v] : groups[g]) all_threads.insert(t);
+  json datasets = json::array();
+  std::map<int, json> time_data, cost_data;
+  bool any_cost = false;
+  for (const auto& g : order) {
+    const auto& by = groups[g];
+    const double base = bench::median(by.rbegin()->second);
+    for (int t : all_threads) {
+      const auto it = by.find(t);
+      if (it == by.end()) {
+        time_data[t].push_back(nullptr);
+        cost_data[t].push_back(nullptr);
+        continue;
+      }
+      const double sec = bench::median(it->second);
+      time_data[t].push_back(sec / base);
+      const auto ct = costs[g].find(t);
+      const bool has_cost = ct != costs[g].end();
+      any_cost = any_cost || has_cost;
+      cost_data[t].push_back(has_cost ? json(ct->second.second) : json());
+      c.rows.push_back(
+          {g, std::to_string(t), fmt::format("{:.1f}", sec),
+           fmt::format("{:.3f}", sec / base),
+           has_cost ? fmt::format("{:.6f}", ct->second.first) : "-",
+           has_cost ? fmt::format("{:.3f}", ct->second.second) : "-"});
+    }
+  }
+  size_t i = 0;
+  for (int t : all_threads) {
+    datasets.push_back({{"label", std::to_string(t) + " threads: time"},
+                        {"data", time_data[t]},
+                        {"backgroundColor", color(i)}});
+    if (any_cost)
+      datasets.push_back({{"label", std::to_string(t) + " threads: cost"},
+                          {"data", cost_data[t]},
+                          {"backgroundColor", color(i) + "80"}});
+    ++i;
+  }
+  c.config = base_config("bar", {{"labels", order}, {"datasets", datasets}},
+                         axis("task"), axis("relative to the baseline"));
+  return {c};
+}
+
+std::vector<Chart> accuracy_vs_time(const std::vector<Source>& sources) {
+  std::map<std::string,
+           std::vector<std::pair<const Source*, const results::TrainRun*>>>
+      tasks;
+  std::vector<std::string> order;
+  for (const auto& s : sources)
+    for (const auto& r : s.training) {
+      if (r.epochs.empty()) continue;
+      if (!tasks.count(r.task)) order.push_back(r.task);
+      tasks[r.task].push_back({&s, &r});
+    }
+  std::vector<Chart> out;
+  for (const auto& task : order) {
+    Chart c{"accuracy-" + std::to_string(out.size()),
+            "Validation accuracy against training time: " + task,
+            "One line per run (backend, threads, seed); dashed: the target; "
+            "stars: where a run reached it (its time to target). Grey: "
+            "invalid runs.",
+            {},
+            {"run", "epoch", "train s", "val accuracy"},
+            {}};
+    json datasets = json::array();
+    double target = 0, max_t = 0;
+    size_t i = 0;
+    for (const auto& [s, r] : tasks[task]) {
+      const std::string name = series(*s, r->backend, many_sources(sources)) +
+                               " t" + threads_of(r->effective, 0) + " seed " +
+                               std::to_string(r->seed);
+      json pts = json::array();
+      for (const auto& e : r->epochs) {
+        pts.push_back({{"x", e.train_seconds}, {"y", e.val_accuracy}});
+        max_t = std::max(max_t, e.train_seconds);
+        c.rows.push_back({name, std::to_string(e.epoch),
+                          fmt::format("{:.1f}", e.train_seconds),
+                          fmt::format("{:.4f}", e.val_accuracy)});
+      }
+      const std::string col = r->validity.valid() ? color(i) : kInvalid;
+      datasets.push_back({{"label", name},
+                          {"data", pts},
+                          {"showLine", true},
+                          {"borderColor", col},
+                          {"backgroundColor", col}});
+      if (r->state == results::State::kConverged) {
+        double acc = r->target;
+        for (const auto& e : r->epochs)
+          if (e.train_seconds == r->time_to_target) acc = e.val_accuracy;
+        datasets.push_back({{"label", "target reached: " + name},
+                            {"data", json::array({json{{"x", r->time_to_target},
+                                                       {"y", acc}}})},
+                            {"pointStyle", "star"},
+                            {"pointRadius", 10},
+                            {"borderColor", col},
+                            {"borderWidth", 2}});
+      }
+      target = std::max(target, r->target);
+      ++i;
+    }
+    if (target > 0)
+      datasets.push_back(
+          {{"label", fmt::format("target {:.4g}", target)},
+           {"data", json::array({json{{"x", 0}, {"y", target}},
+                                 json{{"x", max_t}, {"y", target}}})},
+           {"showLine", true},
+           {"borderDash", {6, 4}},
+           {"borderColor", "#555"},
+           {"pointRadius", 0}});
+    c.config =
+        base_config("scatter", {{"datasets", datasets}},
+                    axis("training seconds"), axis("validation accuracy"));
+    out.push_back(c);
+  }
+  return out;
+}
+
+// --- latency percentiles ----------------------------------------------------
+
+Chart latency(const std::vector<Source>& sources) {
+  Chart c{"latency",
+          "Latency percentiles (batch 1)",
+          "p50, p90 and p99 of single-item inference in ms.",
+          {},
+          {"case", "p50 ms", "p90 ms", "p99 ms", "n", "validity"},
+          {}};
+  std::vector<std::string> cats;
+  json p50 = json::array(), p90 = json::array(), p99 = json::array();
+  auto add = [&](const std::string& cat, double a, double b, double d,
+                 const std::string& n, const std::string& v) {
+    cats.push_back(cat);
+    p50.push_back(a * 1e3);
+    p90.push_back(b * 1e3);
+    p99.push_back(d * 1e3);
+    c.rows.push_back({cat, ms(a), ms(b), ms(d), n, v});
+  };
+  for (const auto& s : sources) {
+    for (const auto& r : s.runs)
+      if (r.kind == "latency" && r.state == results::State::kOk)
+        add(r.model + " " + series(s, r.backend, many_sources(sources)) + " t" +
+                threads_of(r),
+            r.stats.median, r.stats.p90, r.stats.p99, std::to_string(r.stats.n),
+            r.validity.summary());
+    for (const auto& r : s.training)
+      if (r.latency && r.latency->items > 0)
+        add(r.task + " " + series(s, r.backend, many_sources(sources)) +
+                " (trained)",
+            r.latency->p50, r.latency->p90, r.latency->p99,
+            std::to_string(r.latency->items), r.validity.summary());
+  }
+  if (cats.empty()) return c;
+  json ds = json::array();
+  ds.push_back(
+      {{"label", "p50"}, {"data", p50}, {"backgroundColor", color(0)}});
+  ds.push_back(
+      {{"label", "p90"}, {"data", p90}, {"backgroundColor", color(1)}});
+  ds.push_back(
+      {{"label", "p99"}, {"data", p99}, {"backgroundColor", color(3)}});
+  c.config = base_config("bar", {{"labels", cats}, {"datasets", ds}},
+                         axis("case"), axis("ms"));
+  return c;
+}
+
+}  // namespace
+
+std::vector<Chart> charts(const std::vector<Source>& sources) {
+  std::vector<Chart> out;
+  auto add = [&](std::vector<Chart> cs) {
+    for (auto& c : cs)
+      if (!c.config.is_null()) out.push_back(std::move(c));
+  };
+  add({time_per_batch(sources)});
+  add(throughput_vs_batch(sources));
+  add(scaling(sources));
+  add(training_time_cost(sources));
+  add(accuracy_vs_time(sources));
+  add({latency(sources)});
+  return out;
+}
+
+std::vector<std::string> invalid_results(const std::vector<Source>& sources) {
+  std::vector<std::string> out;
+  auto reasons = [](const results::Validity& v) {
+    std::string s;
+    for (const auto& r : v.reasons)
+      s += (s.empty() ? "" : "; ") + r.reason + ": " + r.detail;
+    return s;
+  };
+  for (const auto& s : sources) {
+    for (const auto& r : s.runs)
+      if (!r.validity.valid())
+        out.push_back(r.model + " " + r.backend + " " +
+                      backend::mode_name(r.requested.mode) + " b" +
+                      std::to_string(r.requested.batch) + " t" + threads_of(r) +
+                      " [" + s.label + "]: " + reasons(r.validity));
+    for (const auto& r : s.training)
+      if (!r.validity.valid())
+        out.push_back(r.task + " " + r.backend + " [" + s.label +
+                      "]: " + reasons(r.validity));
+  }
+  return out;
+}
+
+}  // namespace nnbench::report

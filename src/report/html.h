@@ -1,0 +1,17 @@
+#pragma once
+// Text that goes into the report's HTML: everything from a result or a
+// model file passes through these, so a model named "<script>..." is text.
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace nnbench::report {
+
+// &, <, >, " and ' as entities: safe in element text and quoted attributes.
+std::string escape_html(const std::string& s);
+
+// JSON for a <script type="application/json"> block: <, > and & as \u
+// escapes (no "</script>" can close the block early), and U+2028/U+2029
+// escaped for old JavaScript parsers.
+std::string json_for_script(const nlohmann::json& j);
+
+}  // namespace nnbench::report

@@ -1,0 +1,242 @@
+#include "report/page.h"
+
+#include <fmt/core.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "report/charts.h"
+#include "report/html.h"
+#include "util/error.h"
+
+namespace nnbench::report {
+namespace {
+
+using nlohmann::json;
+
+// Draws the error bars of a bar chart (Chart.js has none built in), then,
+// once every chart is drawn, records on each canvas how many pixels it
+// painted: a blank chart is visible in the page's DOM, not only to the eye.
+constexpr const char* kScript = R"JS(
+(function () {
+  const errorBars = {
+    id: 'errorBars',
+    afterDatasetsDraw(chart) {
+      const ctx = chart.ctx, y = chart.scales.y;
+      chart.data.datasets.forEach((ds, i) => {
+        const meta = chart.getDatasetMeta(i);
+        if (!ds.errorBars || meta.hidden) return;
+        ctx.save();
+        ctx.strokeStyle = '#222';
+        ctx.lineWidth = 1.5;
+        meta.data.forEach((bar, j) => {
+          const e = ds.errorBars[j];
+          if (!e) return;
+          const x = bar.x, lo = y.getPixelForValue(e[0]),
+                hi = y.getPixelForValue(e[1]);
+          ctx.beginPath();
+          ctx.moveTo(x, lo); ctx.lineTo(x, hi);
+          ctx.moveTo(x - 4, lo); ctx.lineTo(x + 4, lo);
+          ctx.moveTo(x - 4, hi); ctx.lineTo(x + 4, hi);
+          ctx.stroke();
+        });
+        ctx.restore();
+      });
+    }
+  };
+  const specs = JSON.parse(
+      document.getElementById('nnbench-charts').textContent);
+  for (const s of specs) {
+    const config = s.config;
+    config.plugins = [errorBars];
+    new Chart(document.getElementById(s.id), config);
+  }
+  for (const canvas of document.querySelectorAll('canvas')) {
+    const d = canvas.getContext('2d')
+                  .getImageData(0, 0, canvas.width, canvas.height).data;
+    let painted = 0;
+    for (let i = 3; i < d.length; i += 4) if (d[i]) painted++;
+    canvas.dataset.paintedPixels = painted;
+  }
+  document.body.dataset.charts = specs.length;
+})();
+)JS";
+
+constexpr const char* kStyle = R"CSS(
+body { font-family: sans-serif; margin: 2em auto; max-width: 1100px;
+       color: #222; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
+td, th { border: 1px solid #ccc; padding: 2px 6px; text-align: left; }
+td.n { text-align: right; }
+.chart { position: relative; height: 380px; }
+.caption { color: #555; font-size: 0.9em; }
+.invalid { color: #a00; }
+details { margin: 0.5em 0; }
+)CSS";
+
+std::string text(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_number()) return it->dump();
+  return "";
+}
+
+bool numeric(const std::string& s) {
+  return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) ||
+                        (s[0] == '-' && s.size() > 1));
+}
+
+std::string table(const std::vector<std::string>& header,
+                  const std::vector<std::vector<std::string>>& rows,
+                  bool align_numbers = true) {
+  std::string out = "<table><tr>";
+  for (const auto& h : header) out += "<th>" + escape_html(h) + "</th>";
+  out += "</tr>\n";
+  for (const auto& r : rows) {
+    out += "<tr>";
+    for (const auto& c : r)
+      out += (align_numbers && numeric(c) ? "<td class=\"n\">" : "<td>") +
+             escape_html(c) + "</td>";
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+std::string environment(const Source& s) {
+  const json& e = s.environment;
+  if (!e.is_object()) return "<p>No environment recorded.</p>\n";
+  const json cpu = e.value("cpu", json::object());
+  std::string isa;
+  const json isa_list = cpu.value("isa", json::array());
+  for (const auto& x : isa_list)
+    if (x.is_string()) isa += (isa.empty() ? "" : " ") + x.get<std::string>();
+  std::string libs;
+  const json backends = e.value("backends", json::object());
+  for (const auto& [name, b] : backends.items()) {
+    const json l = b.value("libraries", json::object());
+    for (const auto& [lib, ver] : l.items())
+      libs += (libs.empty() ? "" : ", ") + name + ": " + lib + " " +
+              (ver.is_string() ? ver.get<std::string>() : ver.dump());
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"CPU", text(cpu, "name") + " (" + text(cpu, "microarchitecture") + ")"},
+      {"ISA", isa},
+      {"logical CPUs", text(e, "logical_cpus")},
+      {"libraries", libs},
+      {"BLAS kernel", text(e, "openblas_core")},
+      {"nnbench", text(e, "nnbench_version") + " " + text(e, "git_revision")},
+  };
+  const json fixes = e.value("fixes_applied", json::array());
+  for (const auto& f : fixes)
+    if (f.is_string()) rows.push_back({"fix applied", f.get<std::string>()});
+  const json warnings = e.value("warnings", json::array());
+  for (const auto& w : warnings)
+    if (w.is_string()) rows.push_back({"warning", w.get<std::string>()});
+  return "<h3>" + escape_html(s.label) + "</h3>\n" +
+         table({"", ""}, rows, false);
+}
+
+std::string summary(const std::vector<Source>& sources) {
+  int n = 0, ok = 0, invalid = 0;
+  std::map<std::string, int> other;
+  auto count = [&](const results::Record& r) {
+    ++n;
+    if (r.state == results::State::kOk ||
+        r.state == results::State::kConverged ||
+        r.state == results::State::kCompleted)
+      ++ok;
+    else
+      ++other[results::state_name(r.state)];
+    if (!r.validity.valid()) ++invalid;
+  };
+  for (const auto& s : sources) {
+    for (const auto& r : s.runs) count(r);
+    for (const auto& r : s.training) count(r);
+  }
+  std::string states;
+  for (const auto& [k, v] : other) states += fmt::format(", {} {}", v, k);
+  return fmt::format(
+      "<p>{} results: {} measured{}; <span class=\"{}\">{} invalid</span> "
+      "(drawn grey, listed below).</p>\n",
+      n, ok, escape_html(states), invalid ? "invalid" : "", invalid);
+}
+
+}  // namespace
+
+std::string chartjs_path() {
+  if (const char* p = std::getenv("NNBENCH_CHARTJS"); p && *p) return p;
+  return "/usr/share/javascript/chart.js/chart.min.js";
+}
+
+std::string chartjs_version(const std::string& script) {
+  std::smatch m;
+  const std::string head = script.substr(0, 300);
+  if (std::regex_search(head, m, std::regex(R"(Chart\.js v([0-9][0-9.]*))")))
+    return m[1];
+  return "unknown";
+}
+
+std::string render_page(const std::vector<Source>& sources) {
+  const std::string path = chartjs_path();
+  std::ifstream in(path);
+  if (!in)
+    throw Error("cannot read Chart.js at " + path +
+                " (Debian package libjs-chart.js; scripts/setup installs it)");
+  std::stringstream js;
+  js << in.rdbuf();
+  std::string chartjs = js.str();
+  // The library must not end the <script> element it is embedded in.
+  for (size_t at; (at = chartjs.find("</script")) != std::string::npos;)
+    chartjs.replace(at, 2, "<\\/");
+  const auto figures = charts(sources);
+  std::string labels;
+  for (const auto& s : sources)
+    labels += (labels.empty() ? "" : ", ") + s.label;
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<title>nnbench report: " +
+      escape_html(labels) + "</title>\n<style>" + kStyle +
+      "</style>\n</head><body>\n<h1>nnbench report</h1>\n<p>" +
+      escape_html(labels) + "</p>\n" + summary(sources) +
+      "<h2>Environment</h2>\n";
+  for (const auto& s : sources) out += environment(s);
+  json specs = json::array();
+  for (const auto& f : figures) {
+    out += "<h2>" + escape_html(f.title) + "</h2>\n<p class=\"caption\">" +
+           escape_html(f.caption) + "</p>\n<div class=\"chart\"><canvas id=\"" +
+           escape_html(f.id) +
+           "\"></canvas></div>\n<details><summary>"
+           "Numbers</summary>\n" +
+           table(f.header, f.rows) + "</details>\n";
+    specs.push_back({{"id", f.id}, {"config", f.config}});
+  }
+  if (figures.empty())
+    out +=
+        "<p>No figures: the sources hold no results "
+        "that any figure draws.</p>\n";
+  const auto bad = invalid_results(sources);
+  if (!bad.empty()) {
+    out += "<h2>Invalid results</h2>\n<ul>\n";
+    for (const auto& b : bad) out += "<li>" + escape_html(b) + "</li>\n";
+    out += "</ul>\n";
+  }
+  for (const auto& s : sources)
+    if (!s.price_note.empty())
+      out += "<p class=\"caption\">Costs of " + escape_html(s.label) + ": " +
+             escape_html(s.price_note) + "</p>\n";
+  out += "<p class=\"caption\">Charts: Chart.js " +
+         escape_html(chartjs_version(chartjs)) + " (" + escape_html(path) +
+         "), embedded.</p>\n";
+  out += "<script type=\"application/json\" id=\"nnbench-charts\">" +
+         json_for_script(specs) + "</script>\n<script>" + chartjs +
+         "</script>\n<script>" + kScript + "</script>\n</body></html>\n";
+  return out;
+}
+
+}  // namespace nnbench::report
