@@ -21,6 +21,18 @@ const char* kOom = "#d62728";
 
 std::string color(size_t i) { return kPalette[i % std::size(kPalette)]; }
 
+// One colour per series (backend, and source when several) in every chart,
+// in the order the series first appear.
+std::map<std::string, size_t>& series_colours() {
+  static std::map<std::string, size_t> c;
+  return c;
+}
+std::string colour_of(const std::string& series) {
+  auto& c = series_colours();
+  const auto it = c.emplace(series, c.size()).first;
+  return color(it->second);
+}
+
 std::string threads_of(const std::map<std::string, std::string>& effective,
                        int requested) {
   const auto t = effective.find("threads");
@@ -103,13 +115,13 @@ Chart time_per_batch(const std::vector<Source>& sources) {
       if (!r || r->state != results::State::kOk) {
         data.push_back(nullptr);
         bars.push_back(nullptr);
-        colors.push_back(color(i));
+        colors.push_back(colour_of(names[i]));
         continue;
       }
       data.push_back(r->stats.median * 1e3);
       bars.push_back(
           {r->stats.median_ci.lo * 1e3, r->stats.median_ci.hi * 1e3});
-      colors.push_back(r->validity.valid() ? color(i) : kInvalid);
+      colors.push_back(r->validity.valid() ? colour_of(names[i]) : kInvalid);
     }
     datasets.push_back({{"label", names[i]},
                         {"data", data},
@@ -153,7 +165,6 @@ std::vector<Chart> throughput_vs_batch(const std::vector<Source>& sources) {
             {"series", "batch", "state", "samples/s", "validity"},
             {}};
     json datasets = json::array();
-    size_t i = 0;
     for (const auto& [name, by] : groups[g]) {
       json pts = json::array(), colors = json::array(), oom = json::array();
       for (const auto& [b, r] : by) {
@@ -167,12 +178,12 @@ std::vector<Chart> throughput_vs_batch(const std::vector<Source>& sources) {
           oom.push_back({{"x", b}, {"y", 0}});
         if (r->state != results::State::kOk) continue;
         pts.push_back({{"x", b}, {"y", r->samples_per_second}});
-        colors.push_back(r->validity.valid() ? color(i) : kInvalid);
+        colors.push_back(r->validity.valid() ? colour_of(name) : kInvalid);
       }
       datasets.push_back({{"label", name},
                           {"data", pts},
                           {"showLine", true},
-                          {"borderColor", color(i)},
+                          {"borderColor", colour_of(name)},
                           {"pointBackgroundColor", colors}});
       if (!oom.empty())
         datasets.push_back({{"label", "OOM: " + name},
@@ -181,7 +192,6 @@ std::vector<Chart> throughput_vs_batch(const std::vector<Source>& sources) {
                             {"pointRadius", 9},
                             {"borderColor", kOom},
                             {"borderWidth", 3}});
-      ++i;
     }
     c.config =
         base_config("scatter", {{"datasets", datasets}},
@@ -482,6 +492,7 @@ Chart latency(const std::vector<Source>& sources) {
 }  // namespace
 
 std::vector<Chart> charts(const std::vector<Source>& sources) {
+  series_colours().clear();
   std::vector<Chart> out;
   auto add = [&](std::vector<Chart> cs) {
     for (auto& c : cs)

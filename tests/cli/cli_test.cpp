@@ -364,4 +364,72 @@ TEST_F(Cli, TrainWithMissingDataNamesThePath) {
   EXPECT_NE(o.output.find("no-such-dir"), std::string::npos) << o.output;
 }
 
+// The report and compare commands on the checked-in results file
+// (tests/data/report_fixture.json, real runs; see make_fixture.sh).
+const std::string kFixture =
+    std::string(NNBENCH_SOURCE_DIR) + "/tests/data/report_fixture.json";
+
+TEST_F(Cli, ReportAndCompareNameWhatTheyCannotRead) {
+  expect_usage_error(nnbench("report " + path("nope.json") + " --db " +
+                             path("r.db") + " -o " + path("r.html")),
+                     "nope.json");
+  EXPECT_FALSE(fs::exists(path("r.html")));
+  const std::string cmd = "NNBENCH_CHARTJS=" + path("no-chart.js") + " " +
+                          std::string(NNBENCH_EXE) + " report " + kFixture +
+                          " -o " + path("r.html") + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  EXPECT_EQ(WEXITSTATUS(pclose(p)), 2) << out;
+  EXPECT_NE(out.find("libjs-chart.js"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(path("r.html")));
+  expect_usage_error(nnbench("compare " + kFixture + " " + path("x.json") +
+                             " --db " + path("r.db")),
+                     "x.json");
+}
+
+TEST_F(Cli, CompareFindsAKnownSlowdownAndFailsOnIt) {
+  // B: the fixture with every sample of one case made 20 % slower.
+  auto j = nlohmann::json::parse(std::ifstream(kFixture));
+  std::string slowed;
+  for (auto& r : j["results"])
+    if (r["kind"] == "throughput" && r["model"]["name"] == "mnist-mlp" &&
+        r["backend"]["name"] == "onednn" && r["requested"]["batch"] == 32 &&
+        r["effective"]["threads"] == "1") {
+      for (auto& x : r["samples_seconds"]) x = x.get<double>() * 1.2;
+      slowed = "mnist-mlp onednn fp32 train b32 t1";
+    }
+  ASSERT_FALSE(slowed.empty());
+  std::ofstream(path("b.json")) << j.dump();
+  Outcome o = nnbench("compare " + kFixture + " " + path("b.json") +
+                      " --format json --out " + path("c.json"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  const auto c = nlohmann::json::parse(std::ifstream(path("c.json")));
+  int checked = 0;
+  for (const auto& x : c["cases"]) {
+    if (x["case"] == slowed) {
+      EXPECT_EQ(x["verdict"], "slower");
+      EXPECT_NEAR(x["ratio"].get<double>(), 1.2, 1e-9);
+      EXPECT_LE(x["ratio_ci95"]["lo"].get<double>(), 1.2);
+      EXPECT_GE(x["ratio_ci95"]["hi"].get<double>(), 1.2);
+    } else if (x["n_a"].get<int>() > 0) {
+      EXPECT_EQ(x["verdict"], "no change") << x["case"];  // identical samples
+      EXPECT_DOUBLE_EQ(x["ratio"].get<double>(), 1.0);
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 13);
+  EXPECT_TRUE(c["only_in_a"].empty());
+  o = nnbench("compare " + kFixture + " " + path("b.json") +
+              " --fail-on-regression 10");
+  EXPECT_EQ(o.code, 1) << o.output;
+  EXPECT_NE(o.output.find("regression: " + slowed), std::string::npos)
+      << o.output;
+  EXPECT_EQ(nnbench("compare " + kFixture + " " + path("b.json") +
+                    " --fail-on-regression 25")
+                .code,
+            0);
+}
+
 }  // namespace

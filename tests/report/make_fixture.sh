@@ -42,7 +42,7 @@ $bin suite "$tmp/grid.toml" $common --out "$tmp/grid.json" > /dev/null
 $bin suite "$tmp/train.toml" $common --out "$tmp/train.json" > /dev/null
 for b in torch onednn; do
   $bin run --model mnist-mlp --backend $b --scenario latency --threads 1 \
-    --on-contention warn --out "$tmp/lat-$b.json" > /dev/null
+    --max-iters 500 --on-contention warn --out "$tmp/lat-$b.json" > /dev/null
 done
 /usr/bin/python3 - "$tmp" tests/data/report_fixture.json <<'PY'
 import glob, json, sys
