@@ -93,8 +93,9 @@ Action add_compare(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--min-repetitions", a->options.min_repetitions,
-                 "With this many repetitions on both sides, compare "
-                 "repetition medians instead of pooled iterations")
+                 "Fewer repetitions (processes) on either side: "
+                 "inconclusive. 1 accepts one process a side, whose "
+                 "iterations do not show process-to-process variation")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--seed", a->options.seed, "Bootstrap seed")

@@ -33,6 +33,7 @@ struct SuiteArgs {
   bool find_max_batch = false;
   int64_t max_batch_cap = 4096;
   std::optional<uint64_t> interleave;
+  std::optional<int> repetitions;
   std::optional<double> timeout, memory_limit;
   std::string instance;  // replaces the suite's [cost] instance
   std::optional<int> baseline_threads;
@@ -51,6 +52,9 @@ study::PlanOptions plan_options(const SuiteArgs& a, const CLI::App& app) {
   for (const char* s : {"--min-iters", "--min-time", "--max-iters",
                         "--max-time", "--max-rel-ci"})
     if (app.count(s)) o.stop = a.request.stop;
+  if (app.count("--threads")) o.threads = a.request.options.threads;
+  if (app.count("--precision")) o.precision = a.request.options.precision;
+  o.repetitions = a.repetitions;
   o.interleave_seed = a.interleave;
   o.usable_cpus = machine::resolve_threads(0);
   return o;
@@ -343,6 +347,10 @@ Action add_suite(CLI::App& app) {
   app.add_flag("--no-store", a->no_store, "Do not write to the results store");
   app.add_option("--resume", a->resume,
                  "Continue a stored run: cases already stored are skipped");
+  app.add_option("--repetitions", a->repetitions,
+                 "Run every case this many times, each in its own process "
+                 "(replaces the suite's repetitions)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--interleave", a->interleave,
                  "Shuffle the case order with this seed (recorded), so slow "
                  "drift of a shared machine spreads over all cases");

@@ -36,8 +36,15 @@ std::vector<double> samples_of(const Side& s, bool by_repetition) {
   return out;
 }
 
-Verdict decide(int n_a, int n_b, double p, double ratio, const Options& o,
-               std::string* why) {
+Verdict decide(int reps_a, int reps_b, int n_a, int n_b, double p, double ratio,
+               const Options& o, std::string* why) {
+  if (reps_a < o.min_repetitions || reps_b < o.min_repetitions) {
+    *why = fmt::format(
+        "{} and {} repetitions; at least {} a side needed (one process's "
+        "iterations do not show how much processes differ)",
+        reps_a, reps_b, o.min_repetitions);
+    return Verdict::kInconclusive;
+  }
   if (n_a < o.min_samples || n_b < o.min_samples) {
     *why = fmt::format("{} and {} samples; at least {} a side needed", n_a, n_b,
                        o.min_samples);
@@ -69,9 +76,9 @@ Comparison compare_case(const std::string& key, const Side& a, const Side& b,
                         const Options& o) {
   Comparison c;
   c.key = key;
-  const bool by_rep =
-      static_cast<int>(a.repetitions.size()) >= o.min_repetitions &&
-      static_cast<int>(b.repetitions.size()) >= o.min_repetitions;
+  c.reps_a = static_cast<int>(a.repetitions.size());
+  c.reps_b = static_cast<int>(b.repetitions.size());
+  const bool by_rep = c.reps_a >= 2 && c.reps_b >= 2;
   c.unit = by_rep ? "repetitions" : "iterations";
   const auto sa = samples_of(a, by_rep), sb = samples_of(b, by_rep);
   c.n_a = static_cast<int>(sa.size());
@@ -85,7 +92,7 @@ Comparison compare_case(const std::string& key, const Side& a, const Side& b,
   c.ratio = c.median_b / c.median_a;
   c.p90_ratio = p90(sb) / p90(sa);
   c.p = mann_whitney_u(sa, sb).p;
-  c.verdict = decide(c.n_a, c.n_b, c.p, c.ratio, o, &c.why);
+  c.verdict = decide(c.reps_a, c.reps_b, c.n_a, c.n_b, c.p, c.ratio, o, &c.why);
   c.ratio_ci = bootstrap_ratio_ci(sa, sb, med, 0.95, o.resamples, o.seed);
   c.p90_ratio_ci = bootstrap_ratio_ci(sa, sb, p90, 0.95, o.resamples, o.seed);
   c.p90_a = bench::quantile_ci(sa, 0.9);
@@ -135,6 +142,8 @@ nlohmann::json to_json(const Result& r, const Options& o) {
   for (const auto& c : r.cases)
     cases.push_back({{"case", c.key},
                      {"unit", c.unit},
+                     {"repetitions_a", c.reps_a},
+                     {"repetitions_b", c.reps_b},
                      {"n_a", c.n_a},
                      {"n_b", c.n_b},
                      {"median_a_seconds", c.median_a},
@@ -171,15 +180,15 @@ std::string to_markdown(const Result& r, const Options& o) {
       o.noise * 100, o.alpha);
   out +=
       "| case | verdict | ratio | ratio 95 % CI | p | n A/B (unit) | median "
-      "ms A | median ms B | p90 ratio (CI) | p99 ms B (CI, coverage) |\n"
-      "|---|---|---:|---|---:|---|---:|---:|---|---|\n";
+      "ms A | median ms B | p90 ratio (CI) | p99 ms B (CI, coverage) | why "
+      "|\n|---|---|---:|---|---:|---|---:|---:|---|---|---|\n";
   for (const auto& c : r.cases)
     out += fmt::format(
         "| {} | {} | {:.3f} | {} | {:.3g} | {}/{} ({}) | {:.3f} | {:.3f} | "
-        "{:.3f} ({}) | {} |\n",
+        "{:.3f} ({}) | {} | {} |\n",
         c.key, verdict_name(c.verdict), c.ratio, ci_cell(c.ratio_ci), c.p,
         c.n_a, c.n_b, c.unit, c.median_a * 1e3, c.median_b * 1e3, c.p90_ratio,
-        ci_cell(c.p90_ratio_ci), ms_ci(c.p99_b));
+        ci_cell(c.p90_ratio_ci), ms_ci(c.p99_b), c.why);
   for (const auto& k : r.only_a) out += "\nOnly in A: " + k;
   for (const auto& k : r.only_b) out += "\nOnly in B: " + k;
   if (!r.only_a.empty() || !r.only_b.empty()) out += "\n";

@@ -13,12 +13,16 @@
 namespace nnbench::compare {
 
 struct Options {
-  double alpha = 0.05;      // significance level of the U test
-  double noise = 0.01;      // |ratio - 1| at or below this is "no change"
-  int min_samples = 5;      // fewer on either side: inconclusive
-  int min_repetitions = 3;  // both sides this many: repetitions are the unit
-  int resamples = 2000;     // bootstrap
-  uint64_t seed = 1;        // bootstrap generator (recorded)
+  double alpha = 0.05;  // significance level of the U test
+  double noise = 0.01;  // |ratio - 1| at or below this is "no change"
+  int min_samples = 5;  // fewer on either side: inconclusive
+  // Fewer repetitions (processes) on either side: inconclusive. Iterations
+  // of one process do not show how much processes differ (on this machine
+  // two runs of one suite a minute apart differed by 3-13 %), so a verdict
+  // from one process a side would be overconfident. 1 accepts them.
+  int min_repetitions = 5;
+  int resamples = 2000;  // bootstrap
+  uint64_t seed = 1;     // bootstrap generator (recorded)
 };
 
 enum class Verdict { kFaster, kSlower, kNoChange, kInconclusive };
@@ -29,15 +33,16 @@ struct Side {
   std::vector<std::vector<double>> repetitions;
 };
 
-// The samples compared: each repetition's median when both sides have
-// min_repetitions (processes differ more than iterations of one process
-// do), else every iteration pooled (stated in `unit`).
+// The samples compared: each repetition's median when both sides have at
+// least 2 repetitions (processes differ more than iterations of one
+// process do), else every iteration pooled (stated in `unit`).
 std::vector<double> samples_of(const Side& s, bool by_repetition);
 
 struct Comparison {
   std::string key;
-  std::string unit;  // "repetitions" or "iterations"
-  int n_a = 0, n_b = 0;
+  std::string unit;            // "repetitions" or "iterations"
+  int reps_a = 0, reps_b = 0;  // repetitions (processes) measured ok
+  int n_a = 0, n_b = 0;        // samples in `unit`
   double median_a = 0, median_b = 0;
   double ratio = 0;                              // median_b / median_a
   results::Interval ratio_ci;                    // bootstrap
@@ -49,9 +54,10 @@ struct Comparison {
   std::string why;
 };
 
-// The verdict from the sample sizes, the p-value and the ratio, and why.
-Verdict decide(int n_a, int n_b, double p, double ratio, const Options& o,
-               std::string* why);
+// The verdict from the repetitions, the sample sizes, the p-value and the
+// ratio, and why.
+Verdict decide(int reps_a, int reps_b, int n_a, int n_b, double p, double ratio,
+               const Options& o, std::string* why);
 
 Comparison compare_case(const std::string& key, const Side& a, const Side& b,
                         const Options& o);

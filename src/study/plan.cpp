@@ -105,6 +105,15 @@ PlannedCase case_from_json(const nlohmann::json& j) {
 
 std::vector<PlannedCase> plan(const SuiteSpec& s, const PlanOptions& o) {
   std::vector<PlannedCase> out;
+  const auto precisions = [&](const ModelOverride* ov) {
+    return o.precision ? std::vector<std::string>{*o.precision}
+                       : pick(ov->precisions, s.grid.precisions);
+  };
+  const auto thread_list = [&](const ModelOverride* ov) {
+    return o.threads ? std::vector<int>{*o.threads}
+                     : pick(ov->threads, s.grid.threads);
+  };
+  const int repetitions = o.repetitions.value_or(s.repetitions);
   for (const auto& model : s.models) {
     const ModelOverride* ov = nullptr;
     for (const auto& x : s.overrides)
@@ -113,14 +122,14 @@ std::vector<PlannedCase> plan(const SuiteSpec& s, const PlanOptions& o) {
     if (!ov) ov = &none;
     for (const auto& backend :
          resolve_backends(pick(ov->backends, s.grid.backends), o))
-      for (const auto& precision : pick(ov->precisions, s.grid.precisions))
+      for (const auto& precision : precisions(ov))
         for (const auto& mode : pick(ov->modes, s.grid.modes))
           for (auto batch : pick(ov->batches, s.grid.batches))
-            for (auto threads : resolve_threads(
-                     pick(ov->threads, s.grid.threads), o.usable_cpus)) {
+            for (auto threads :
+                 resolve_threads(thread_list(ov), o.usable_cpus)) {
               if (excluded(s, model, backend, precision, mode, batch, threads))
                 continue;
-              for (int rep = 0; rep < s.repetitions; ++rep) {
+              for (int rep = 0; rep < repetitions; ++rep) {
                 PlannedCase p;
                 p.scenario = s.scenario;
                 (s.scenario == "training" ? p.c.task : p.c.model) = model;

@@ -34,6 +34,11 @@ struct PlanOptions {
   // Rules given on the command line replace the suite file's.
   std::optional<results::WarmupRule> warmup;
   std::optional<results::StopRule> stop;
+  // --threads, --precision and --repetitions given on the command line
+  // replace the suite's lists (its grid's and every [[model]]'s).
+  std::optional<int> threads;
+  std::optional<std::string> precision;
+  std::optional<int> repetitions;
   std::optional<uint64_t> interleave_seed;  // shuffle the case order
   int usable_cpus = 1;                      // what a thread sweep goes up to
 };

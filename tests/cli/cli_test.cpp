@@ -402,8 +402,15 @@ TEST_F(Cli, CompareFindsAKnownSlowdownAndFailsOnIt) {
     }
   ASSERT_FALSE(slowed.empty());
   std::ofstream(path("b.json")) << j.dump();
+  // One process a side: inconclusive by default; accepted explicitly.
   Outcome o = nnbench("compare " + kFixture + " " + path("b.json") +
                       " --format json --out " + path("c.json"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  for (const auto& x :
+       nlohmann::json::parse(std::ifstream(path("c.json")))["cases"])
+    EXPECT_EQ(x["verdict"], "inconclusive") << x["case"];
+  o = nnbench("compare " + kFixture + " " + path("b.json") +
+              " --min-repetitions 1 --format json --out " + path("c.json"));
   ASSERT_EQ(o.code, 0) << o.output;
   const auto c = nlohmann::json::parse(std::ifstream(path("c.json")));
   int checked = 0;
@@ -422,12 +429,12 @@ TEST_F(Cli, CompareFindsAKnownSlowdownAndFailsOnIt) {
   EXPECT_GE(checked, 13);
   EXPECT_TRUE(c["only_in_a"].empty());
   o = nnbench("compare " + kFixture + " " + path("b.json") +
-              " --fail-on-regression 10");
+              " --min-repetitions 1 --fail-on-regression 10");
   EXPECT_EQ(o.code, 1) << o.output;
   EXPECT_NE(o.output.find("regression: " + slowed), std::string::npos)
       << o.output;
   EXPECT_EQ(nnbench("compare " + kFixture + " " + path("b.json") +
-                    " --fail-on-regression 25")
+                    " --min-repetitions 1 --fail-on-regression 25")
                 .code,
             0);
 }

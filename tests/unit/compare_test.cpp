@@ -49,16 +49,21 @@ TEST(QuantileCi, P99OfTwentySamplesSaysItsLowCoverage) {
 TEST(Decide, EachVerdictAndWhy) {
   Options o;
   std::string why;
-  EXPECT_EQ(decide(4, 20, 0.001, 0.5, o, &why), Verdict::kInconclusive);
+  EXPECT_EQ(decide(1, 1, 400, 400, 1e-50, 0.5, o, &why),
+            Verdict::kInconclusive);
+  EXPECT_NE(why.find("1 and 1 repetitions"), std::string::npos) << why;
+  EXPECT_EQ(decide(5, 5, 4, 20, 0.001, 0.5, o, &why), Verdict::kInconclusive);
   EXPECT_NE(why.find("at least 5"), std::string::npos) << why;
-  EXPECT_EQ(decide(20, 20, 0.2, 0.8, o, &why), Verdict::kNoChange);
-  EXPECT_EQ(decide(20, 20, 0.001, 1.005, o, &why), Verdict::kNoChange);
+  EXPECT_EQ(decide(5, 5, 20, 20, 0.2, 0.8, o, &why), Verdict::kNoChange);
+  EXPECT_EQ(decide(5, 5, 20, 20, 0.001, 1.005, o, &why), Verdict::kNoChange);
   EXPECT_NE(why.find("noise"), std::string::npos) << why;
-  EXPECT_EQ(decide(20, 20, 0.001, 0.9, o, &why), Verdict::kFaster);
-  EXPECT_EQ(decide(20, 20, 0.001, 1.1, o, &why), Verdict::kSlower);
+  EXPECT_EQ(decide(5, 5, 20, 20, 0.001, 0.9, o, &why), Verdict::kFaster);
+  EXPECT_EQ(decide(5, 5, 20, 20, 0.001, 1.1, o, &why), Verdict::kSlower);
+  o.min_repetitions = 1;  // one process a side, accepted explicitly
+  EXPECT_EQ(decide(1, 1, 400, 400, 1e-50, 0.5, o, &why), Verdict::kFaster);
 }
 
-TEST(Compare, RepetitionsAreTheUnitWhenBothSidesHaveEnough) {
+TEST(Compare, RepetitionsAreTheUnitWhenBothSidesHaveSeveral) {
   Side a{{{1, 1, 1}, {2, 2}, {3}}}, b{{{1, 2, 3}}};
   EXPECT_EQ(samples_of(a, true), (std::vector<double>{1, 2, 3}));
   EXPECT_EQ(samples_of(a, false).size(), 6u);
@@ -66,7 +71,8 @@ TEST(Compare, RepetitionsAreTheUnitWhenBothSidesHaveEnough) {
                              {{"x", b}, {"only-b", b}}, Options{});
   ASSERT_EQ(r.cases.size(), 1u);
   EXPECT_EQ(r.cases[0].unit, "iterations");               // b has 1 repetition
-  EXPECT_EQ(r.cases[0].verdict, Verdict::kInconclusive);  // 3 < 5 samples
+  EXPECT_EQ(r.cases[0].verdict, Verdict::kInconclusive);  // 3 and 1 < 5
+  EXPECT_EQ(compare_case("x", a, a, Options{}).unit, "repetitions");
   EXPECT_EQ(r.only_a, std::vector<std::string>{"only-a"});
   EXPECT_EQ(r.only_b, std::vector<std::string>{"only-b"});
 }
@@ -81,7 +87,12 @@ std::vector<double> timings(std::mt19937_64& g, int n, double spread,
   return x;
 }
 
-Side side(std::vector<double> x) { return Side{{std::move(x)}}; }
+// n process-level samples: n repetitions of one sample each.
+Side side(const std::vector<double>& x) {
+  Side s;
+  for (double v : x) s.repetitions.push_back({v});
+  return s;
+}
 
 double called_rate(double noise, double spread, double shift, int trials,
                    Verdict want) {

@@ -128,6 +128,32 @@ min_seconds = 9.5)"));
   EXPECT_EQ(plan(s, o)[0].c.request.stop.min_seconds, 0.3);
 }
 
+// `suite quick --threads 1` once ran every case at the grid's threads: the
+// command line's threads, precision and repetitions replace the file's
+// lists, the [[model]] ones included.
+TEST_F(SuiteFile, CommandLineThreadsPrecisionAndRepetitionsReplaceTheLists) {
+  const auto s = parse_suite_file(write(R"([grid]
+models = ["mnist-mlp", "mnist-cnn"]
+threads = [0]
+precisions = ["fp32", "bf16"]
+[[model]]
+name = "mnist-cnn"
+threads = [2, 4]
+)"));
+  auto o = options();
+  EXPECT_EQ(plan(s, o).size(), 6u);  // mlp 1 x 2, cnn 2 x 2
+  o.threads = 1;
+  o.precision = "fp32";
+  o.repetitions = 3;
+  const auto cases = plan(s, o);
+  ASSERT_EQ(cases.size(), 6u);  // 2 models x 1 x 1 x 3 repetitions
+  for (const auto& c : cases) {
+    EXPECT_EQ(c.c.request.options.threads, 1);
+    EXPECT_EQ(c.c.request.options.precision, "fp32");
+  }
+  EXPECT_EQ(cases.back().repetition, 2);
+}
+
 TEST_F(SuiteFile, MalformedFilesNameFileLineAndColumn) {
   const std::string file = (dir_ / "s.toml").string();
   // Syntax: the unterminated string starts on line 2, column 10.
