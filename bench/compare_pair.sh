@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# A real pair for `nnbench compare` (docs/compare.md): the quick suite run
-# three times in one session, interleaved: A (all threads), C (1 thread),
-# B (all threads again). A against B should be "no change" for most cases;
-# A against C ("slower" where the model scales with threads).
+# A real pair for `nnbench compare` (docs/compare.md), in one session: the
+# quick suite as A (all threads) and B (the same again) interleaved in time
+# (A B A B A B, 2 repetitions each, every case in its own process, shuffled,
+# shorter rules), so the machine's drift falls on both sides; then C (1
+# thread) once with 6 repetitions. A against B should be "no change" for
+# most cases; A against C "slower" where the model scales with threads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=build/release/bin/nnbench
 db=$(mktemp -d)/pair.db
-run() { $bin suite quick --db "$db" --on-contention warn "$@" > /dev/null 2>&1 || true; }
-run; run --threads 1; run
+run() {
+  $bin suite quick --db "$db" --on-contention warn --warmup-time 0.3 \
+    --min-time 0.5 "$@" > /dev/null 2>&1 || true
+}
+for i in 1 2 3; do
+  run --repetitions 2 --interleave "$i"
+  run --repetitions 2 --interleave "$((i + 10))"
+done
+run --repetitions 6 --threads 1 --interleave 99
 ids=($($bin results --db "$db" list | awk 'NR > 2 {print $1}'))
-echo "runs: A ${ids[0]}, C ${ids[1]} (1 thread), B ${ids[2]}"
-echo "## A against B (same suite, same threads)"
-$bin compare "${ids[0]}" "${ids[2]}" --db "$db"
-echo "## A (all threads) against C (1 thread)"
-$bin compare "${ids[0]}" "${ids[1]}" --db "$db" --ignore-threads
+a="${ids[0]},${ids[2]},${ids[4]}"
+b="${ids[1]},${ids[3]},${ids[5]}"
+echo "## A ($a) against B ($b): same suite, same threads, interleaved"
+$bin compare "$a" "$b" --db "$db"
+echo "## A against C (${ids[6]}, 1 thread)"
+$bin compare "$a" "${ids[6]}" --db "$db" --ignore-threads

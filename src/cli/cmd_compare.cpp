@@ -37,10 +37,29 @@ compare::Cases cases_of(const Loaded& l, bool with_threads) {
   return out;
 }
 
+// "ID1,ID2,...": several runs (or files) as one side, their results pooled
+// as repetitions, so the two sides can be interleaved in time (A B A B ...)
+// on a machine whose speed drifts.
+Loaded load_side(const std::string& names, const std::string& db) {
+  Loaded all;
+  size_t start = 0;
+  while (start <= names.size()) {
+    const size_t comma = std::min(names.find(',', start), names.size());
+    const std::string one = names.substr(start, comma - start);
+    start = comma + 1;
+    if (one.empty()) continue;
+    Loaded l = load_results(one, db);
+    all.label += (all.label.empty() ? "" : " + ") + l.label;
+    all.runs.insert(all.runs.end(), l.runs.begin(), l.runs.end());
+  }
+  if (all.label.empty()) throw Error("compare: an empty side");
+  return all;
+}
+
 int compare_command(CompareArgs& a) {
   a.options.noise = a.noise_pct / 100;
   if (!a.out.empty()) util::check_writable(a.out);
-  const Loaded la = load_results(a.a, a.db), lb = load_results(a.b, a.db);
+  const Loaded la = load_side(a.a, a.db), lb = load_side(a.b, a.db);
   const auto r =
       compare::compare_all(cases_of(la, !a.ignore_threads),
                            cases_of(lb, !a.ignore_threads), a.options);
