@@ -105,13 +105,18 @@ Chart time_per_batch(const std::vector<Source>& sources) {
            std::to_string(r.stats.n), r.validity.summary()});
     }
   if (cats.empty()) return c;
-  json datasets = json::array();
+  json datasets = json::array(), failed = json::array();
   for (size_t i = 0; i < names.size(); ++i) {
     json data = json::array(), bars = json::array(), colors = json::array();
+    json missing = json::array();  // a cross on the axis: ran, no time
+    bool any_missing = false;
     for (const auto& cat : cats) {
       const auto it = at[names[i]].find(cat);
       const results::RunResult* r =
           it == at[names[i]].end() ? nullptr : it->second;
+      missing.push_back(r && r->state != results::State::kOk ? json(0)
+                                                             : json());
+      any_missing = any_missing || (r && r->state != results::State::kOk);
       if (!r || r->state != results::State::kOk) {
         data.push_back(nullptr);
         bars.push_back(nullptr);
@@ -127,7 +132,18 @@ Chart time_per_batch(const std::vector<Source>& sources) {
                         {"data", data},
                         {"errorBars", bars},
                         {"backgroundColor", colors}});
+    if (any_missing)
+      failed.push_back({{"type", "line"},
+                        {"label", names[i] + ": no time (oom, unimplemented "
+                                             "or failed; see Numbers)"},
+                        {"data", missing},
+                        {"showLine", false},
+                        {"pointStyle", "crossRot"},
+                        {"pointRadius", 8},
+                        {"borderWidth", 3},
+                        {"borderColor", colour_of(names[i])}});
   }
+  for (auto& f : failed) datasets.push_back(std::move(f));
   c.config = base_config("bar", {{"labels", cats}, {"datasets", datasets}},
                          axis("case"), axis("ms per mini-batch"));
   return c;

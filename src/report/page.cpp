@@ -95,9 +95,14 @@ bool numeric(const std::string& s) {
 std::string table(const std::vector<std::string>& header,
                   const std::vector<std::vector<std::string>>& rows,
                   bool align_numbers = true) {
-  std::string out = "<table><tr>";
-  for (const auto& h : header) out += "<th>" + escape_html(h) + "</th>";
-  out += "</tr>\n";
+  std::string out = "<table>";
+  bool named = false;
+  for (const auto& h : header) named = named || !h.empty();
+  if (named) {
+    out += "<tr>";
+    for (const auto& h : header) out += "<th>" + escape_html(h) + "</th>";
+    out += "</tr>\n";
+  }
   for (const auto& r : rows) {
     out += "<tr>";
     for (const auto& c : r)
