@@ -28,6 +28,7 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"results", {"backend", "tensor", "model", "util"}},
       {"data", {"tensor", "model", "util"}},
       {"cost", {"util"}},
+      {"scaling", {"util"}},
       {"machine", {"backend", "tensor", "model", "util"}},
       {"verify",
        {"machine", "results", "backend", "data", "tensor", "model", "util"}},
@@ -49,8 +50,9 @@ const std::map<std::string, std::set<std::string>>& allowed() {
        {"study", "scenarios", "train", "bench", "verify", "machine", "results",
         "backend", "data", "cost", "tensor", "model", "util"}},
       {"cli",
-       {"backends", "report", "compare", "study", "scenarios", "train", "bench", "verify", "machine",
-        "results", "backend", "data", "cost", "tensor", "model", "util"}},
+       {"backends", "report", "compare", "scaling", "study", "scenarios",
+        "train", "bench", "verify", "machine", "results", "backend", "data",
+        "cost", "tensor", "model", "util"}},
   };
   return table;
 }
