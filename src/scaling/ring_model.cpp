@@ -13,13 +13,17 @@ Link fit_two_rank(const std::vector<Sample>& samples) {
   for (const auto& s : samples) sizes.insert(s.bytes);
   if (sizes.size() < 2)
     throw Error("fit_two_rank: needs all-reduce times at two or more sizes");
+  // Weighted by 1 / seconds^2: relative errors count, so the microsecond
+  // times of small messages (which set alpha) are not drowned by the
+  // milliseconds of large ones (which set beta).
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const auto& s : samples) {
-    n += 1;
-    sx += s.bytes;
-    sy += s.seconds;
-    sxx += s.bytes * s.bytes;
-    sxy += s.bytes * s.seconds;
+    const double w = s.seconds > 0 ? 1 / (s.seconds * s.seconds) : 0;
+    n += w;
+    sx += w * s.bytes;
+    sy += w * s.seconds;
+    sxx += w * s.bytes * s.bytes;
+    sxy += w * s.bytes * s.seconds;
   }
   const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
   const double intercept = (sy - slope * sx) / n;

@@ -25,7 +25,8 @@ struct Sample {
 };
 
 // Least squares of seconds = 2 alpha + bytes * beta over 2-rank samples (at
-// least two distinct sizes). Throws nnbench::Error otherwise.
+// least two distinct sizes), in relative error (weights 1 / seconds^2).
+// Throws nnbench::Error otherwise.
 Link fit_two_rank(const std::vector<Sample>& samples);
 
 // Seconds for one all-reduce of `bytes` over `ranks` ranks (0 for 1 rank).
