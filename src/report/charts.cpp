@@ -66,7 +66,10 @@ json base_config(const std::string& type, const json& data, const json& x,
             {"responsive", true},
             {"maintainAspectRatio", false},
             {"scales", {{"x", x}, {"y", y}}},
-            {"plugins", {{"legend", {{"position", "bottom"}}}}}}}};
+            {"plugins",
+             {{"legend",
+               {{"position", "bottom"},
+                {"labels", {{"usePointStyle", true}}}}}}}}}};
 }
 
 bool many_sources(const std::vector<Source>& s) { return s.size() > 1; }
@@ -220,8 +223,13 @@ std::vector<Chart> throughput_vs_batch(const std::vector<Source>& sources) {
 // --- speed-up and efficiency against threads --------------------------------
 
 std::vector<Chart> scaling(const std::vector<Source>& sources) {
-  // group (model backend mode batch) -> threads -> medians of repetitions
+  // group (model backend mode batch) -> threads -> medians of repetitions;
+  // a line is coloured by its series (as in every chart) and marked by its
+  // model, so 13 lines stay tellable apart.
   std::map<std::string, std::map<int, std::vector<double>>> groups;
+  std::map<std::string, std::string> series_of;
+  std::map<std::string, size_t> model_index;
+  std::map<std::string, std::string> model_of;
   std::vector<std::string> order;
   for (const auto& s : sources)
     for (const auto& r : s.runs) {
@@ -233,6 +241,9 @@ std::vector<Chart> scaling(const std::vector<Source>& sources) {
                             backend::mode_name(r.requested.mode) + " b" +
                             std::to_string(r.requested.batch);
       if (!groups.count(g)) order.push_back(g);
+      series_of[g] = series(s, r.backend, many_sources(sources));
+      model_of[g] = r.model;
+      model_index.emplace(r.model, model_index.size());
       groups[g][std::atoi(threads_of(r).c_str())].push_back(r.stats.median);
     }
   Chart speed{"speedup",
@@ -250,7 +261,8 @@ std::vector<Chart> scaling(const std::vector<Source>& sources) {
             {}};
   json sd = json::array(), ed = json::array();
   int max_t = 1;
-  size_t i = 0;
+  const char* marks[] = {"circle", "rect",     "triangle",    "rectRot",
+                         "star",   "crossRot", "rectRounded", "cross"};
   for (const auto& g : order) {
     const auto& by = groups[g];
     if (by.size() < 2 || !by.count(1)) continue;
@@ -265,17 +277,18 @@ std::vector<Chart> scaling(const std::vector<Source>& sources) {
                             fmt::format("{:.2f}", su),
                             fmt::format("{:.2f}", su / t)});
     }
-    sd.push_back({{"label", g},
-                  {"data", sp},
-                  {"showLine", true},
-                  {"borderColor", color(i)},
-                  {"backgroundColor", color(i)}});
-    ed.push_back({{"label", g},
-                  {"data", ep},
-                  {"showLine", true},
-                  {"borderColor", color(i)},
-                  {"backgroundColor", color(i)}});
-    ++i;
+    const json style = {
+        {"showLine", true},
+        {"borderColor", colour_of(series_of[g])},
+        {"backgroundColor", colour_of(series_of[g])},
+        {"pointRadius", 5},
+        {"pointStyle", marks[model_index[model_of[g]] % std::size(marks)]}};
+    json line = style;
+    line["label"] = g;
+    line["data"] = sp;
+    sd.push_back(line);
+    line["data"] = ep;
+    ed.push_back(line);
   }
   if (sd.empty()) return {};
   const json dash = {{"borderDash", {6, 4}},
