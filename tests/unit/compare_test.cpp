@@ -63,6 +63,25 @@ TEST(Decide, EachVerdictAndWhy) {
   EXPECT_EQ(decide(1, 1, 400, 400, 1e-50, 0.5, o, &why), Verdict::kFaster);
 }
 
+TEST(Compare, MediansAndRatiosAgreeWithTheStatisticsModule) {
+  // compare_case selects instead of sorting: the same values as bench::.
+  std::mt19937_64 g(3);
+  std::lognormal_distribution<double> d(0, 0.5);
+  for (int n : {1, 2, 7, 10, 101}) {
+    std::vector<double> a(n), b(n);
+    for (auto& v : a) v = d(g);
+    for (auto& v : b) v = d(g);
+    Options o;
+    o.min_repetitions = 1;
+    const auto c = compare_case("x", Side{{a}}, Side{{b}}, o);
+    EXPECT_DOUBLE_EQ(c.median_a, bench::median(a)) << n;
+    EXPECT_DOUBLE_EQ(c.ratio, bench::median(b) / bench::median(a)) << n;
+    EXPECT_DOUBLE_EQ(c.p90_ratio,
+                     bench::quantile(b, 0.9) / bench::quantile(a, 0.9))
+        << n;
+  }
+}
+
 TEST(Compare, RepetitionsAreTheUnitWhenBothSidesHaveSeveral) {
   Side a{{{1, 1, 1}, {2, 2}, {3}}}, b{{{1, 2, 3}}};
   EXPECT_EQ(samples_of(a, true), (std::vector<double>{1, 2, 3}));
