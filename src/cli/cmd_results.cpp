@@ -24,7 +24,7 @@ struct ResultsArgs {
 };
 
 study::Store open(const ResultsArgs& a) {
-  return study::Store(a.db.empty() ? study::Store::default_path() : a.db);
+  return study::Store(study::Store::path_or_default(a.db));
 }
 
 study::RunRow need_run(study::Store& s, const std::string& id) {

@@ -175,8 +175,7 @@ std::string training_table(const std::vector<results::TrainRun>& runs) {
   Table t({"task", "backend", "threads", "state", "validity", "epochs",
            "train s", "to target s", "val accuracy"});
   for (const auto& r : runs) {
-    const auto th = r.effective.find("threads");
-    t.add({r.task, r.backend, th == r.effective.end() ? "?" : th->second,
+    t.add({r.task, r.backend, r.effective_or("threads", "?"),
            results::state_name(r.state), r.validity.summary(),
            std::to_string(r.epochs.size()),
            fmt::format("{:.1f}", r.total_train_seconds),
@@ -208,8 +207,7 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
                   "' is not built (nnbench env lists the built ones)");
   if (!a.out.empty()) util::check_writable(a.out);
   std::optional<study::Store> store;
-  if (!a.no_store)
-    store.emplace(a.db.empty() ? study::Store::default_path() : a.db);
+  if (!a.no_store) store.emplace(study::Store::path_or_default(a.db));
 
   const machine::Environment env = capture_and_warn();
   const int threads = machine::resolve_threads(a.request.options.threads);
@@ -322,7 +320,7 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   }
   if (store)
     fmt::print(stderr, "nnbench: stored as run {} in {}\n", run_id,
-               a.db.empty() ? study::Store::default_path() : a.db);
+               study::Store::path_or_default(a.db));
   return failures ? kExitRunNotOk : kExitOk;
 }
 

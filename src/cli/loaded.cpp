@@ -25,7 +25,7 @@ Loaded load_results(const std::string& name, const std::string& db) {
     l.training = rep.training;
     return l;
   }
-  study::Store store(db.empty() ? study::Store::default_path() : db);
+  study::Store store(study::Store::path_or_default(db));
   const auto run = store.run(name);
   if (!run)
     throw Error("'" + name +
@@ -49,15 +49,13 @@ Loaded load_results(const std::string& name, const std::string& db) {
 }
 
 std::string case_key(const results::RunResult& r, bool with_threads) {
-  const auto t = r.effective.find("threads");
   std::string key = r.model + " " + r.backend + " " +
                     r.requested.options.precision + " " +
                     backend::mode_name(r.requested.mode) + " b" +
                     std::to_string(r.requested.batch);
   if (with_threads)
-    key += " t" + (t == r.effective.end()
-                       ? std::to_string(r.requested.options.threads)
-                       : t->second);
+    key += " t" + r.effective_or("threads",
+                                 std::to_string(r.requested.options.threads));
   return r.kind == "throughput" ? key : key + " " + r.kind;
 }
 

@@ -21,26 +21,20 @@ const char* kOom = "#d62728";
 
 std::string color(size_t i) { return kPalette[i % std::size(kPalette)]; }
 
-// One colour per series (backend, and source when several) in every chart,
-// in the order the series first appear.
-std::map<std::string, size_t>& series_colours() {
-  static std::map<std::string, size_t> c;
-  return c;
-}
-std::string colour_of(const std::string& series) {
-  auto& c = series_colours();
-  const auto it = c.emplace(series, c.size()).first;
-  return color(it->second);
-}
+// One colour per series (backend, and source when several) in every chart
+// of a report, in the order the series first appear.
+class Palette {
+ public:
+  std::string of(const std::string& series) {
+    return color(index_.emplace(series, index_.size()).first->second);
+  }
 
-std::string threads_of(const std::map<std::string, std::string>& effective,
-                       int requested) {
-  const auto t = effective.find("threads");
-  return t == effective.end() ? std::to_string(requested) : t->second;
-}
+ private:
+  std::map<std::string, size_t> index_;
+};
 
 std::string threads_of(const results::RunResult& r) {
-  return threads_of(r.effective, r.requested.options.threads);
+  return r.effective_or("threads", std::to_string(r.requested.options.threads));
 }
 
 // The series a result belongs to: its backend, and its source when the
@@ -76,7 +70,7 @@ bool many_sources(const std::vector<Source>& s) { return s.size() > 1; }
 
 // --- time per mini-batch ---------------------------------------------------
 
-Chart time_per_batch(const std::vector<Source>& sources) {
+Chart time_per_batch(const std::vector<Source>& sources, Palette& palette) {
   Chart c{
       "time-per-batch",
       "Time per mini-batch by model and backend",
@@ -123,13 +117,13 @@ Chart time_per_batch(const std::vector<Source>& sources) {
       if (!r || r->state != results::State::kOk) {
         data.push_back(nullptr);
         bars.push_back(nullptr);
-        colors.push_back(colour_of(names[i]));
+        colors.push_back(palette.of(names[i]));
         continue;
       }
       data.push_back(r->stats.median * 1e3);
       bars.push_back(
           {r->stats.median_ci.lo * 1e3, r->stats.median_ci.hi * 1e3});
-      colors.push_back(r->validity.valid() ? colour_of(names[i]) : kInvalid);
+      colors.push_back(r->validity.valid() ? palette.of(names[i]) : kInvalid);
     }
     datasets.push_back({{"label", names[i]},
                         {"data", data},
@@ -144,7 +138,7 @@ Chart time_per_batch(const std::vector<Source>& sources) {
                         {"pointStyle", "crossRot"},
                         {"pointRadius", 8},
                         {"borderWidth", 3},
-                        {"borderColor", colour_of(names[i])}});
+                        {"borderColor", palette.of(names[i])}});
   }
   for (auto& f : failed) datasets.push_back(std::move(f));
   c.config = base_config("bar", {{"labels", cats}, {"datasets", datasets}},
@@ -154,7 +148,8 @@ Chart time_per_batch(const std::vector<Source>& sources) {
 
 // --- throughput against batch size ------------------------------------------
 
-std::vector<Chart> throughput_vs_batch(const std::vector<Source>& sources) {
+std::vector<Chart> throughput_vs_batch(const std::vector<Source>& sources,
+                                       Palette& palette) {
   // group (model mode threads) -> series -> batch -> result
   std::map<std::string,
            std::map<std::string, std::map<int64_t, const results::RunResult*>>>
@@ -197,12 +192,12 @@ std::vector<Chart> throughput_vs_batch(const std::vector<Source>& sources) {
           oom.push_back({{"x", b}, {"y", 0}});
         if (r->state != results::State::kOk) continue;
         pts.push_back({{"x", b}, {"y", r->samples_per_second}});
-        colors.push_back(r->validity.valid() ? colour_of(name) : kInvalid);
+        colors.push_back(r->validity.valid() ? palette.of(name) : kInvalid);
       }
       datasets.push_back({{"label", name},
                           {"data", pts},
                           {"showLine", true},
-                          {"borderColor", colour_of(name)},
+                          {"borderColor", palette.of(name)},
                           {"pointBackgroundColor", colors}});
       if (!oom.empty())
         datasets.push_back({{"label", "OOM: " + name},
@@ -222,7 +217,8 @@ std::vector<Chart> throughput_vs_batch(const std::vector<Source>& sources) {
 
 // --- speed-up and efficiency against threads --------------------------------
 
-std::vector<Chart> scaling(const std::vector<Source>& sources) {
+std::vector<Chart> scaling(const std::vector<Source>& sources,
+                           Palette& palette) {
   // group (model backend mode batch) -> threads -> medians of repetitions;
   // a line is coloured by its series (as in every chart) and marked by its
   // model, so 13 lines stay tellable apart.
@@ -279,8 +275,8 @@ std::vector<Chart> scaling(const std::vector<Source>& sources) {
     }
     const json style = {
         {"showLine", true},
-        {"borderColor", colour_of(series_of[g])},
-        {"backgroundColor", colour_of(series_of[g])},
+        {"borderColor", palette.of(series_of[g])},
+        {"backgroundColor", palette.of(series_of[g])},
         {"pointRadius", 5},
         {"pointStyle", marks[model_index[model_of[g]] % std::size(marks)]}};
     json line = style;
@@ -315,13 +311,6 @@ std::vector<Chart> scaling(const std::vector<Source>& sources) {
 
 // --- training: time and cost normalised, accuracy against time ---------------
 
-std::optional<double> priced(const results::TrainRun& r) {
-  if (!r.validity.valid()) return std::nullopt;
-  if (r.state == results::State::kConverged) return r.time_to_target;
-  if (r.state == results::State::kCompleted) return r.total_train_seconds;
-  return std::nullopt;
-}
-
 std::vector<Chart> training_time_cost(const std::vector<Source>& sources) {
   Chart c{"training-time",
           "Training time and cost, normalised",
@@ -338,12 +327,13 @@ std::vector<Chart> training_time_cost(const std::vector<Source>& sources) {
   std::vector<std::string> order;
   for (const auto& s : sources) {
     for (const auto& r : s.training) {
-      const auto sec = priced(r);
+      const auto sec = results::priced_seconds(r);
       if (!sec) continue;
       const std::string g =
           r.task + " " + series(s, r.backend, many_sources(sources));
       if (!groups.count(g)) order.push_back(g);
-      groups[g][std::atoi(threads_of(r.effective, 0).c_str())].push_back(*sec);
+      groups[g][std::atoi(r.effective_or("threads", "0").c_str())].push_back(
+          *sec);
     }
     for (const auto& d : s.derived) {
       const std::string g =
@@ -424,8 +414,8 @@ std::vector<Chart> accuracy_vs_time(const std::vector<Source>& sources) {
     size_t i = 0;
     for (const auto& [s, r] : tasks[task]) {
       const std::string name = series(*s, r->backend, many_sources(sources)) +
-                               " t" + threads_of(r->effective, 0) + " seed " +
-                               std::to_string(r->seed);
+                               " t" + r->effective_or("threads", "0") +
+                               " seed " + std::to_string(r->seed);
       json pts = json::array();
       for (const auto& e : r->epochs) {
         pts.push_back({{"x", e.train_seconds}, {"y", e.val_accuracy}});
@@ -521,15 +511,15 @@ Chart latency(const std::vector<Source>& sources) {
 }  // namespace
 
 std::vector<Chart> charts(const std::vector<Source>& sources) {
-  series_colours().clear();
+  Palette palette;
   std::vector<Chart> out;
   auto add = [&](std::vector<Chart> cs) {
     for (auto& c : cs)
       if (!c.config.is_null()) out.push_back(std::move(c));
   };
-  add({time_per_batch(sources)});
-  add(throughput_vs_batch(sources));
-  add(scaling(sources));
+  add({time_per_batch(sources, palette)});
+  add(throughput_vs_batch(sources, palette));
+  add(scaling(sources, palette));
   add(training_time_cost(sources));
   add(accuracy_vs_time(sources));
   add({latency(sources)});

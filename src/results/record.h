@@ -73,6 +73,12 @@ struct Record {
   // What actually ran, read from the backend's own state
   // (backend::Executable::effective).
   std::map<std::string, std::string> effective;
+  // effective[key], or `otherwise` when the backend did not report it.
+  std::string effective_or(const std::string& key,
+                           const std::string& otherwise) const {
+    const auto it = effective.find(key);
+    return it == effective.end() ? otherwise : it->second;
+  }
   State state = State::kOk;
   std::string message;  // why, when the state is a failure or a cut-short run
   // For state oom, where it came from: "estimate" when the run was refused

@@ -36,6 +36,20 @@ json to_json(const TrainRun& r) {
 
 json TrainRun::serialize() const { return to_json(*this); }
 
+std::optional<double> priced_seconds(State state, bool valid,
+                                     double time_to_target,
+                                     double total_train_seconds) {
+  if (!valid) return std::nullopt;
+  if (state == State::kConverged) return time_to_target;
+  if (state == State::kCompleted) return total_train_seconds;
+  return std::nullopt;
+}
+
+std::optional<double> priced_seconds(const TrainRun& r) {
+  return priced_seconds(r.state, r.validity.valid(), r.time_to_target,
+                        r.total_train_seconds);
+}
+
 TrainRun train_run_from_json(const json& j) {
   TrainRun r;
   read_record(j, r);

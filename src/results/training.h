@@ -45,6 +45,16 @@ struct TrainRun : Record {
   std::optional<Latency> latency;  // when measured
 };
 
+// The seconds one training run is charged for: its time to target when it
+// converged, all its fixed epochs when it completed them; none when it
+// stopped short, missed its target, failed or is invalid (that time is not
+// the cost of a training run). The per-run rule; train/aggregate.h prices a
+// task's set of runs (MLPerf's means) with the same states.
+std::optional<double> priced_seconds(State state, bool valid,
+                                     double time_to_target,
+                                     double total_train_seconds);
+std::optional<double> priced_seconds(const TrainRun& r);
+
 nlohmann::json to_json(const TrainRun& r);
 TrainRun train_run_from_json(const nlohmann::json& j);
 

@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "results/training.h"
 #include "study/derive.h"
 
 namespace nnbench::study {
@@ -18,10 +19,13 @@ std::optional<double> number(const nlohmann::json& j, const char* key) {
 }  // namespace
 
 std::optional<double> priced_seconds(const ResultRow& r) {
-  if (!r.valid || !r.record.is_object()) return std::nullopt;
-  if (r.state == "converged") return number(r.record, "time_to_target_seconds");
-  if (r.state == "completed") return number(r.record, "total_train_seconds");
-  return std::nullopt;
+  if (!r.record.is_object()) return std::nullopt;
+  // The rule is results::priced_seconds's; the stored record gives the times
+  // (time to target is null unless the run converged).
+  return results::priced_seconds(
+      results::state_from_name(r.state), r.valid,
+      number(r.record, "time_to_target_seconds").value_or(0),
+      number(r.record, "total_train_seconds").value_or(0));
 }
 
 std::vector<DerivedRow> derive_costs(const std::vector<ResultRow>& rows,

@@ -50,6 +50,10 @@ class Store {
   // $NNBENCH_DB, else $XDG_DATA_HOME/nnbench/results.db, else
   // ~/.local/share/nnbench/results.db.
   static std::string default_path();
+  // `given` (a --db option), or default_path() when it is empty.
+  static std::string path_or_default(const std::string& given) {
+    return given.empty() ? default_path() : given;
+  }
 
   std::string begin_run(RunRow run);  // fills id and created_utc
   void finish_run(const std::string& id);

@@ -80,7 +80,9 @@ mode = "infer"
     keys.insert(c.key);
     EXPECT_FALSE(c.c.model == "mnist-mlp" && c.c.request.backend == "torch" &&
                  c.c.request.mode == backend::Mode::kInfer);
-    if (c.c.model == "resnet-56") EXPECT_EQ(c.c.request.batch, 4);
+    if (c.c.model == "resnet-56") {
+      EXPECT_EQ(c.c.request.batch, 4);
+    }
   }
   EXPECT_EQ(keys.size(), cases.size());  // repetitions have their own keys
 }
