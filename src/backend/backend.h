@@ -61,6 +61,21 @@ class OutOfMemory : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Data-parallel training: the backends hand their gradients to this
+// between backward and the optimizer update; it returns when every buffer
+// holds the mean over the ranks (dist/reducer.h). Buffers are fp32 host
+// memory owned by the backend, in the backend's own layout: every rank runs
+// the same backend, so layouts agree across ranks.
+struct GradientBuffer {
+  float* data = nullptr;
+  int64_t count = 0;
+};
+class GradientReducer {
+ public:
+  virtual ~GradientReducer() = default;
+  virtual void reduce(const std::vector<GradientBuffer>& buffers) = 0;
+};
+
 class Executable {
  public:
   virtual ~Executable() = default;
@@ -78,6 +93,11 @@ class Executable {
   }
   // Returns when all submitted work has finished.
   virtual void synchronize() = 0;
+  // From the next train_step on, gradients go through `r` (not owned;
+  // null: single process) after backward and before the update.
+  virtual void set_gradient_reducer(GradientReducer* r) {
+    throw Unimplemented("data-parallel training (gradient reducer)");
+  }
   // What actually runs, read from the backend's own state: threads,
   // device, precision, optimizer as applied, parameters counted from its
   // tensors. Static-graph backends add "graph_builds", which must not grow

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "bench/cpu_usage.h"
+#include "bench/parallel.h"
 #include "bench/statistics.h"
 #include "bench/stopping/criterion.h"
 #include "data/synthetic.h"
@@ -37,15 +38,18 @@ double available_memory_bytes() {
 }
 
 // Synthetic batches, fewer when they would take much memory.
+// Data-parallel runs make the global batches and keep their shard.
 std::vector<host::Batch> make_batches(const model::Model& m,
-                                      const results::RunRequest& r) {
+                                      const results::RunRequest& r,
+                                      const Parallel& par) {
   const double limit = 512.0 * (1 << 20);
+  const int64_t size = par.global_batch();
   int n = std::max(1, r.distinct_batches);
-  while (n > 1 && n * data::batch_bytes(m, r.batch) > limit) --n;
+  while (n > 1 && n * data::batch_bytes(m, size) > limit) --n;
   std::vector<host::Batch> batches;
   for (int i = 0; i < n; ++i)
-    batches.push_back(data::synthetic_batch(m, r.batch, r.options.seed + i));
-  return batches;
+    batches.push_back(data::synthetic_batch(m, size, r.options.seed + i));
+  return par.shard(batches);
 }
 
 class Loop {
@@ -78,14 +82,18 @@ void check_loss(backend::Executable& exe, int step, double* loss) {
 }
 
 void warm_up(Loop& loop, backend::Executable& exe, const results::RunRequest& r,
-             results::RunResult& res) {
+             Parallel& par, results::RunResult& res) {
   const auto t0 = Clock::now();
-  while (loop.steps() < r.warmup.min_iterations ||
-         seconds_since(t0) < r.warmup.min_seconds) {
+  for (bool done = false; !done;) {
+    const auto t = Clock::now();
     loop.step();
     if (loop.steps() == 1 && r.mode == backend::Mode::kTrain)
       check_loss(exe, 1, &res.first_loss);
-    if (seconds_since(t0) >= r.warmup.max_seconds) break;
+    done = (loop.steps() >= r.warmup.min_iterations &&
+            seconds_since(t0) >= r.warmup.min_seconds) ||
+           seconds_since(t0) >= r.warmup.max_seconds;
+    double s = seconds_since(t);
+    par.agree(&s, &done, false);
   }
   res.warmup_iterations = loop.steps();
   res.warmup_seconds = seconds_since(t0);
@@ -104,18 +112,22 @@ int effective_threads(const results::RunResult& res,
 
 // The operating system's view of the measured interval is recorded and
 // judged: a run whose threads did not get their CPUs is invalid.
-void measure(Loop& loop, const results::RunRequest& r,
+// Ranks of a data-parallel run record the slowest rank's time of each step
+// (they run in lockstep) and stop together.
+void measure(Loop& loop, const results::RunRequest& r, Parallel& par,
              results::RunResult& res) {
   const stopping::Rule stop = stopping::from_rule(r.stop);
   UsageProbe probe;
   probe.start();
   const auto t0 = Clock::now();
-  do {
+  for (bool done = false; !done;) {
     const auto t = Clock::now();
     loop.step();
     res.samples.push_back(seconds_since(t));
-  } while (!stop.done({res.samples, seconds_since(t0)}));
-  res.cpu_usage = probe.stop(effective_threads(res, r));
+    done = stop.done({res.samples, seconds_since(t0)});
+    par.agree(&res.samples.back(), &done, true);
+  }
+  res.cpu_usage = probe.stop(par.own_threads(effective_threads(res, r)));
   judge_contention(res.cpu_usage, r.contention.rule, res.validity);
 }
 
@@ -132,7 +144,8 @@ void finish(const model::Model& m, const results::RunRequest& r,
 
 void run_stages(backend::Backend& b, const model::Model& m,
                 const results::RunRequest& r, const machine::Peak& peak,
-                results::RunResult& res) {
+                Parallel& par, results::RunResult& res) {
+  par.check_config(b, m);  // first: every rank reaches it
   if (r.batch <= 0)
     throw results::RunError(State::kInvalidArgs, "batch must be > 0");
   const double need = estimate_memory_bytes(m, r);
@@ -150,23 +163,27 @@ void run_stages(backend::Backend& b, const model::Model& m,
   const bool train = r.mode == backend::Mode::kTrain;
   backend::Options o = r.options;  // the request keeps what was asked
   o.threads = machine::resolve_threads(o.threads);
-  auto exe = b.compile(m, o,
-                       train ? backend::Shapes::train(r.batch)
-                             : backend::Shapes::infer(r.batch));
+  const int64_t batch = par.batch_per_rank();
+  auto exe = b.compile(
+      m, o,
+      train ? backend::Shapes::train(batch) : backend::Shapes::infer(batch));
+  par.attach(*exe);
   res.compile_seconds = seconds_since(t0);
   res.effective = exe->effective();
   t0 = Clock::now();
-  const auto batches = make_batches(m, r);
+  const auto batches = make_batches(m, r, par);
   exe->load_batches(batches);
   res.data_seconds = seconds_since(t0);
   // Backends may choose kernels per batch size when batches arrive.
   res.effective = exe->effective();
+  par.ready(false);
   Loop loop(*exe, r, static_cast<int>(batches.size()));
-  warm_up(loop, *exe, r, res);
-  measure(loop, r, res);
+  warm_up(loop, *exe, r, par, res);
+  measure(loop, r, par, res);
   if (r.mode == backend::Mode::kTrain)
     check_loss(*exe, loop.steps(), &res.last_loss);
   finish(m, r, peak, res);
+  par.finish(res, effective_threads(res, r));
 }
 
 }  // namespace
@@ -216,10 +233,19 @@ namespace {
 
 results::RunResult run_once(backend::Backend& b, const model::Model& m,
                             const results::RunRequest& r,
-                            const machine::Peak& peak) {
+                            const machine::Peak& peak, dist::Group* group) {
   results::RunResult res = describe(b, m, r);
   try {
-    run_stages(b, m, r, peak, res);
+    Parallel par(group, r);
+    try {
+      run_stages(b, m, r, peak, par, res);
+    } catch (...) {
+      // Tell the other ranks, who would wait for this one in the first
+      // step; a failure after the checkpoint ends in the engine's error
+      // or timeout on the others (or mpirun ends the job).
+      if (!par.passed_ready()) par.ready(true);
+      throw;
+    }
   } catch (...) {
     res.fail(results::classify(std::current_exception()));
   }
@@ -229,12 +255,18 @@ results::RunResult run_once(backend::Backend& b, const model::Model& m,
 }  // namespace
 
 results::RunResult run(backend::Backend& b, const model::Model& m,
-                       const results::RunRequest& r,
-                       const machine::Peak& peak) {
+                       const results::RunRequest& r, const machine::Peak& peak,
+                       dist::Group* group) {
   const results::ContentionPolicy& p = r.contention;
   for (int attempt = 1;; ++attempt) {
-    results::RunResult res = run_once(b, m, r, peak);
+    results::RunResult res = run_once(b, m, r, peak, group);
     res.attempts = attempt;
+    // Ranks retry together: one rank's contended run makes all invalid.
+    if (group && dist::first_failed_rank(*group, !res.validity.valid()) >= 0 &&
+        res.validity.valid())
+      res.validity.add("contended",
+                       "another rank's threads did not get "
+                       "their CPUs (see its output)");
     if (res.validity.valid() ||
         p.action != results::ContentionPolicy::Action::kRetry ||
         attempt > p.retries)

@@ -5,9 +5,11 @@
 #include "bench/runner.h"
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/launch.h"
 #include "cli/options.h"
 #include "cli/session.h"
 #include "cli/table.h"
+#include "dist/engines.h"
 #include "machine/threads.h"
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
@@ -23,6 +25,10 @@ struct RunArgs {
   std::string model, model_file, mode = "train", out, scenario = "throughput";
   results::RunRequest request;
   bool verify = false;
+  // Data parallel (--distributed): the group this process joined.
+  int processes = 0;  // 0: not given
+  dist::GroupOptions group_options;
+  std::unique_ptr<dist::Group> group;
 };
 
 results::RunResult measure(backend::Backend& b, const RunArgs& a,
@@ -31,7 +37,8 @@ results::RunResult measure(backend::Backend& b, const RunArgs& a,
   c.model = a.model;
   c.model_file = a.model_file;
   c.request = a.request;
-  auto rec = scenarios::make_scenario(a.scenario)->run(b, c, {peak});
+  auto rec =
+      scenarios::make_scenario(a.scenario)->run(b, c, {peak, a.group.get()});
   return dynamic_cast<results::RunResult&>(*rec);  // both scenarios of run
 }
 
@@ -67,11 +74,58 @@ results::RunResult verify_then_run(backend::Backend& b, const model::Model& m,
   return res;
 }
 
+// --distributed: start the ranks (--processes N), or join the group this
+// process was started into. Returns true when the launcher ran the ranks.
+bool start_distributed(RunArgs& a, int* exit_code) {
+  auto& d = a.request.distributed;
+  if (d.engine.empty()) {
+    if (a.processes > 1)
+      throw Error("--processes needs --distributed mpi or gloo");
+    return false;
+  }
+  if (a.processes > 1 && !dist::started_as_rank()) {
+    d.processes = a.processes;
+    *exit_code =
+        launch_ranks({d.engine, a.processes, a.out, a.group_options.rendezvous,
+                      a.group_options.timeout_seconds});
+    return true;
+  }
+  if (a.group_options.rendezvous.empty())
+    if (const char* r = std::getenv("NNBENCH_RENDEZVOUS"))
+      a.group_options.rendezvous = r;
+  a.group = dist::make_group(d.engine, a.group_options);
+  return false;
+}
+
+int finish_rank(RunArgs& a, const results::RunResult& r) {
+  const bool ok = r.state == results::State::kOk && !invalid_counts(r);
+  // A rank that failed while the others measure would leave them waiting
+  // in the engine: end the job (MPI) after the result is written.
+  if (!ok && a.group && a.group->size() > 1 && r.state != results::State::kOk)
+    a.group->abandon(kExitRunNotOk);
+  return ok ? kExitOk : kExitRunNotOk;
+}
+
+// Ranks other than 0 run the same measurement and print and write nothing
+// but their errors: rank 0 records the run.
+int run_quiet_rank(backend::Backend& b, const model::Model& m, RunArgs& a) {
+  const machine::Peak peak = machine::measure_gemm_peak(
+      machine::resolve_threads(a.request.options.threads));
+  const auto r =
+      a.verify ? verify_then_run(b, m, a, peak) : measure(b, a, peak);
+  if (r.state != results::State::kOk)
+    fmt::print(stderr, "nnbench: rank {}: {}: {}\n", a.group->rank(),
+               results::state_name(r.state), r.message);
+  return finish_rank(a, r);
+}
+
 int run_command(RunArgs& a) {
   const model::Model m = resolve_model(a.model, a.model_file);
   a.request.mode = backend::mode_from_name(a.mode);
   auto b = backend::make_backend(a.request.backend);
   if (!a.out.empty()) util::check_writable(a.out);
+  if (int code = 0; start_distributed(a, &code)) return code;
+  if (a.group && a.group->rank() != 0) return run_quiet_rank(*b, m, a);
 
   const machine::Environment env = capture_and_warn();
   const machine::Peak peak = machine::measure_gemm_peak(
@@ -86,8 +140,34 @@ int run_command(RunArgs& a) {
         "({} samples; percentiles interpolated linearly, type 7)\n",
         r.stats.median * 1e3, r.stats.p90 * 1e3, r.stats.p99 * 1e3, r.stats.n);
   if (!a.out.empty()) write_report(a.out, env, peak, {r});
-  return r.state == results::State::kOk && !invalid_counts(r) ? kExitOk
-                                                              : kExitRunNotOk;
+  return finish_rank(a, r);
+}
+
+void add_distributed_options(CLI::App& app, RunArgs& a) {
+  auto& d = a.request.distributed;
+  app.add_option("--distributed", d.engine,
+                 "Data-parallel training over this engine: mpi (start with "
+                 "mpirun or --processes) or gloo (LibTorch's c10d)")
+      ->check(CLI::IsMember({"mpi", "gloo"}));
+  app.add_option("--processes", a.processes,
+                 "Start this many ranks on this machine (needs "
+                 "--distributed)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--scaling", d.scaling,
+                 "strong: --batch is the global batch, split over the ranks; "
+                 "weak: every rank runs --batch")
+      ->check(CLI::IsMember({"strong", "weak"}))
+      ->capture_default_str();
+  app.add_option("--rendezvous", a.group_options.rendezvous,
+                 "Gloo's meeting point: file:PATH or tcp:HOST:PORT (rank 0 "
+                 "listens); --processes makes a private file");
+  app.add_option("--dist-timeout", a.group_options.timeout_seconds,
+                 "Seconds a rank waits for a silent peer (Gloo) and the "
+                 "launcher gives the others after a rank dies")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--gloo-interface", a.group_options.interface,
+                 "Network interface Gloo binds (default: by host name)");
 }
 
 }  // namespace
@@ -113,6 +193,7 @@ Action add_run(CLI::App& app) {
                "First check the backend against the reference on a small "
                "batch; record no timing if it fails");
   add_measurement_options(app, a->request);
+  add_distributed_options(app, *a);
   return [a] { return run_command(*a); };
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "backend/backend.h"
+#include "results/distributed.h"
 
 namespace nnbench::results {
 
@@ -63,6 +64,7 @@ struct RunRequest {
   int distinct_batches = 4;  // synthetic batches cycled through
   bool memory_check = true;  // refuse runs estimated not to fit in memory
   ContentionPolicy contention;
+  DistributedRequest distributed;  // engine "": one process
 };
 
 }  // namespace nnbench::results

@@ -64,6 +64,7 @@ json request_json(const RunRequest& r) {
             {"max_excess_load", r.contention.rule.max_excess_load},
             {"max_steal_fraction", r.contention.rule.max_steal_fraction},
             {"min_wall_seconds", r.contention.rule.min_wall_seconds}}},
+          {"distributed", to_json(r.distributed)},
           {"data", "synthetic"}};
 }
 
@@ -91,6 +92,7 @@ RunRequest request_from_json(const json& j) {
   r.contention.pause_seconds = c.at("pause_seconds");
   r.contention.rule = {c.at("max_excess_load"), c.at("max_steal_fraction"),
                        c.at("min_wall_seconds")};
+  r.distributed = distributed_request_from_json(j.value("distributed", json()));
   return r;
 }
 
@@ -152,6 +154,7 @@ json to_json(const RunResult& r) {
   j["loss"] = {{"first", finite_or_null(r.first_loss)},
                {"last", finite_or_null(r.last_loss)}};
   j["verification"] = r.verification ? to_json(*r.verification) : json();
+  if (r.distributed) j["distributed"] = to_json(*r.distributed);
   return j;
 }
 
@@ -181,6 +184,8 @@ RunResult run_result_from_json(const json& j) {
   r.last_loss = number_or_nan(j.at("loss").at("last"));
   const json v = j.value("verification", json());
   if (!v.is_null()) r.verification = verification_from_json(v);
+  const json d = j.value("distributed", json());
+  if (d.is_object()) r.distributed = distributed_run_from_json(d);
   return r;
 }
 

@@ -49,6 +49,9 @@ struct RunResult : Record {
   double first_loss = 0, last_loss = 0;  // train only
   // When the run was asked to verify against the oracle first.
   std::optional<Verification> verification;
+  // Data-parallel runs: the times above are the slowest rank's per step,
+  // the throughput counts the global batch.
+  std::optional<DistributedRun> distributed;
 };
 
 nlohmann::json optimizer_json(const backend::Options& o);

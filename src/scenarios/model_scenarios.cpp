@@ -30,6 +30,16 @@ std::unique_ptr<results::RunResult> refused(backend::Backend& b, const Case& c,
   return r;
 }
 
+std::unique_ptr<results::Record> refused_now(backend::Backend& b, const Case& c,
+                                             const std::string& kind,
+                                             const std::string& why) {
+  try {
+    throw results::RunError(results::State::kInvalidArgs, why);
+  } catch (...) {
+    return refused(b, c, kind);
+  }
+}
+
 std::unique_ptr<results::Record> run_model(backend::Backend& b, const Case& c,
                                            const results::RunRequest& r,
                                            const Context& ctx,
@@ -39,8 +49,8 @@ std::unique_ptr<results::Record> run_model(backend::Backend& b, const Case& c,
       throw Error("setting '" + c.settings.begin()->first +
                   "' is not one the " + kind + " scenario takes");
     const model::Model m = model_of(c);
-    auto out =
-        std::make_unique<results::RunResult>(bench::run(b, m, r, ctx.peak));
+    auto out = std::make_unique<results::RunResult>(
+        bench::run(b, m, r, ctx.peak, ctx.group));
     out->kind = kind;
     return out;
   } catch (...) {
@@ -71,6 +81,9 @@ class Latency : public Scenario {
   }
   std::unique_ptr<results::Record> run(backend::Backend& b, const Case& c,
                                        const Context& ctx) override {
+    if (ctx.group)
+      return refused_now(b, c, name(),
+                         "the latency scenario runs one process (batch 1)");
     results::RunRequest r = c.request;
     r.mode = backend::Mode::kInfer;
     r.batch = 1;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "dist/group.h"
 #include "machine/peak.h"
 #include "results/record.h"
 #include "results/request.h"
@@ -31,6 +32,9 @@ struct Case {
 // What every case of one process shares: measured once.
 struct Context {
   machine::Peak peak;
+  // Data-parallel runs: this process's group (not owned), else null. Only
+  // the throughput scenario takes one; the others refuse it.
+  dist::Group* group = nullptr;
 };
 
 class Scenario {

@@ -64,8 +64,13 @@ class Training : public Scenario {
            "optionally batch-1 latency of the trained model";
   }
   std::unique_ptr<results::Record> run(backend::Backend& b, const Case& c,
-                                       const Context&) override {
+                                       const Context& ctx) override {
     try {
+      if (ctx.group)
+        throw results::RunError(
+            results::State::kInvalidArgs,
+            "time to accuracy runs one process (data-parallel training is "
+            "the throughput scenario's)");
       std::string data;
       const train::TrainOptions o = options_of(c, data);
       const train::Task& t = train::task(c.task);

@@ -95,6 +95,10 @@ class OnednnExecutable : public backend::Executable {
     net.run_forward(true);
     loss_ = graph().loss->loss_and_grad(labels_[batch]);
     net.run_backward();
+    if (reducer_) {
+      net.stream().wait();
+      reducer_->reduce({graph().params->flat_grad()});
+    }
     rule_.begin_step();
     graph().params->step(net.stream(), rule_);
     ++state_.steps;
@@ -105,6 +109,9 @@ class OnednnExecutable : public backend::Executable {
   void set_learning_rate(double lr) override { rule_.set_learning_rate(lr); }
 
   void synchronize() override { graph().net->stream().wait(); }
+  void set_gradient_reducer(backend::GradientReducer* r) override {
+    reducer_ = r;
+  }
 
   host::Tensor output() override {
     synchronize();
@@ -186,6 +193,7 @@ class OnednnExecutable : public backend::Executable {
   int64_t train_batch_ = 0, active_ = 0;
   int64_t holder_ = 0;  // the graph holding the newest parameter values
   int builds_ = 0;
+  backend::GradientReducer* reducer_ = nullptr;
   std::vector<memory> inputs_;
   std::vector<std::vector<int64_t>> tokens_;
   std::vector<host::Tensor> labels_;

@@ -146,4 +146,9 @@ std::map<std::string, host::Tensor> ParamStore::grads(dnnl::stream& s) {
   return export_canonical(s, &Slot::grad);
 }
 
+backend::GradientBuffer ParamStore::flat_grad() {
+  return {static_cast<float*>(flat_grad_.get_data_handle()),
+          static_cast<int64_t>(total_)};
+}
+
 }  // namespace nnbench::backends::onednn

@@ -51,6 +51,9 @@ class ParamStore {
   // Writes values and optimizer state back to the states, or reads them.
   void save(dnnl::stream& s);
   void load(dnnl::stream& s);
+  // The flat gradient buffer (padding included, zero there): what a
+  // data-parallel step all-reduces, in one message.
+  backend::GradientBuffer flat_grad();
   // Elements of the canonical tensors: the parameter count.
   int64_t count() const;
   std::map<std::string, host::Tensor> values(dnnl::stream& s);

@@ -41,6 +41,7 @@ class Network {
   std::vector<Tensor<T>>& params() { return params_; }
   const std::vector<Tensor<T>>& params() const { return params_; }
   const std::vector<Tensor<T>>& grads() const { return grads_; }
+  std::vector<Tensor<T>>& grads() { return grads_; }
   const std::vector<model::ParamSpec>& specs() const { return specs_; }
   const Tensor<T>& input_grad() const { return d_input_; }
   const LayerState<T>& state(int layer) const { return states_[layer]; }

@@ -65,6 +65,11 @@ class ReferenceExecutable : public backend::Executable {
     net_.forward(batches_.at(batch), true);
     loss_ = net_.loss();
     net_.backward();
+    if (reducer_) {
+      std::vector<backend::GradientBuffer> buffers;
+      for (auto& g : net_.grads()) buffers.push_back({g.ptr(), g.numel()});
+      reducer_->reduce(buffers);
+    }
     update_.step(net_.params(), net_.grads());
     stepped_ = true;
   }
@@ -72,6 +77,9 @@ class ReferenceExecutable : public backend::Executable {
   double last_loss() override { return loss_; }
   void set_learning_rate(double lr) override { update_.set_learning_rate(lr); }
   void synchronize() override {}
+  void set_gradient_reducer(backend::GradientReducer* r) override {
+    reducer_ = r;
+  }
 
   host::Tensor output() override { return to_host(net_.output()); }
 
@@ -108,6 +116,7 @@ class ReferenceExecutable : public backend::Executable {
 
   Network<float> net_;
   Update update_;
+  backend::GradientReducer* reducer_ = nullptr;
   std::vector<Batch<float>> batches_;
   double loss_ = std::nan("");
   bool stepped_ = false;

@@ -113,6 +113,7 @@ class TorchExecutable : public backend::Executable {
       output_ = net_->forward(inputs_.at(batch));
       loss_ = compute_loss(output_, labels_[batch]);
       loss_.backward();
+      if (reducer_) reduce_gradients();
       optimizer_->step();
       return 0;
     });
@@ -120,6 +121,14 @@ class TorchExecutable : public backend::Executable {
 
   double last_loss() override {
     return loss_.defined() ? loss_.item<double>() : std::nan("");
+  }
+
+  void set_gradient_reducer(backend::GradientReducer* r) override {
+    if (r && !device_.is_cpu())
+      throw backend::Unimplemented(
+          "data-parallel training on " + options_.device +
+          " (gradients are all-reduced from host memory)");
+    reducer_ = r;
   }
 
   void set_learning_rate(double lr) override {
@@ -178,9 +187,25 @@ class TorchExecutable : public backend::Executable {
     return n;
   }
 
+  // The gradients as buffers, in parameter order; unused parameters (no
+  // gradient yet) get zeros so every rank sends the same message.
+  void reduce_gradients() {
+    std::vector<backend::GradientBuffer> buffers;
+    for (auto& p : net_->trainable_parameters()) {
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+      auto g = p.grad();
+      if (!g.is_contiguous() || g.scalar_type() != torch::kFloat32)
+        throw backend::Unimplemented(
+            "data-parallel training on non-contiguous or non-fp32 gradients");
+      buffers.push_back({g.data_ptr<float>(), g.numel()});
+    }
+    reducer_->reduce(buffers);
+  }
+
   model::Model model_;
   Options options_;
   torch::Device device_;
+  backend::GradientReducer* reducer_ = nullptr;
   Network net_{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::vector<torch::Tensor> inputs_, labels_;

@@ -1,0 +1,152 @@
+#include "bench/parallel.h"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+#include "bench/statistics.h"
+#include "dist/check.h"
+#include "dist/shard.h"
+#include "model/model_file.h"
+
+namespace nnbench::bench {
+
+using results::RunError;
+using results::State;
+
+Parallel::Parallel(dist::Group* g, const results::RunRequest& r)
+    : group_(g), request_(r), global_(r.batch), per_rank_(r.batch) {
+  if (!g) return;
+  if (r.distributed.engine.empty())
+    throw RunError(State::kInvalidArgs,
+                   "a communication group without a distributed request");
+  const int p = g->size();
+  if (r.distributed.scaling == "weak") {
+    global_ = r.batch * p;
+  } else if (r.distributed.scaling == "strong") {
+    if (r.batch % p != 0)
+      throw RunError(State::kInvalidArgs,
+                     "strong scaling splits the global batch " +
+                         std::to_string(r.batch) + " over " +
+                         std::to_string(p) +
+                         " ranks: it must be a multiple of the rank count");
+    per_rank_ = r.batch / p;
+  } else {
+    throw RunError(State::kInvalidArgs, "scaling '" + r.distributed.scaling +
+                                            "': expected strong or weak");
+  }
+  local_ranks_ = dist::local_ranks(*g);
+}
+
+void Parallel::check_config(const backend::Backend& b,
+                            const model::Model& m) const {
+  if (!group_) return;
+  const auto& r = request_;
+  const auto& o = r.options;
+  dist::check_same_config(
+      *group_, {{"model", model::model_hash(m)},
+                {"backend", b.name() + " " + b.version()},
+                {"mode", backend::mode_name(r.mode)},
+                {"precision", o.precision},
+                {"batch", std::to_string(r.batch)},
+                {"scaling", r.distributed.scaling},
+                {"seed", std::to_string(o.seed)},
+                {"threads", std::to_string(o.threads)},
+                {"device", o.device},
+                {"optimizer", results::optimizer_json(o).dump()},
+                {"distinct_batches", std::to_string(r.distinct_batches)},
+                {"engine", group_->engine()}});
+}
+
+std::vector<host::Batch> Parallel::shard(
+    const std::vector<host::Batch>& global) const {
+  if (!group_) return global;
+  std::vector<host::Batch> mine;
+  for (const auto& b : global)
+    mine.push_back(dist::shard(b, group_->rank(), group_->size()));
+  return mine;
+}
+
+void Parallel::attach(backend::Executable& exe) {
+  if (!group_ || request_.mode != backend::Mode::kTrain) return;
+  reducer_ = std::make_unique<dist::MeanReducer>(*group_);
+  exe.set_gradient_reducer(reducer_.get());
+}
+
+void Parallel::ready(bool failed) const {
+  if (!group_ || ready_) return;
+  ready_ = true;
+  const int first = dist::first_failed_rank(*group_, failed);
+  if (!failed && first >= 0)
+    throw RunError(State::kFailed, "rank " + std::to_string(first) +
+                                       " failed before measuring (see its "
+                                       "output)");
+}
+
+// Fault injection for the tests of a dying rank: NNBENCH_FAULT_KILL=R:S
+// kills rank R with SIGKILL after its S-th measured step.
+void maybe_die(int rank, size_t steps) {
+  static const char* spec = std::getenv("NNBENCH_FAULT_KILL");
+  int r = -1, s = -1;
+  if (spec && std::sscanf(spec, "%d:%d", &r, &s) == 2 && r == rank &&
+      static_cast<size_t>(s) == steps)
+    std::raise(SIGKILL);
+}
+
+void Parallel::agree(double* seconds, bool* done, bool measured) {
+  if (!group_) return;
+  if (measured) {
+    maybe_die(group_->rank(), own_steps_.size() + 1);
+    own_steps_.push_back(*seconds);
+    allreduce_.push_back(reducer_ ? reducer_->last_allreduce_seconds() : 0);
+  }
+  double v[2] = {*seconds, *done ? 1.0 : 0.0};
+  group_->allreduce_max(v, 2);
+  *seconds = v[0];
+  *done = v[1] > 0;
+}
+
+int Parallel::own_threads(int threads_per_rank) const {
+  return threads_per_rank * local_ranks_;
+}
+
+void Parallel::finish(results::RunResult& res, int threads) const {
+  if (!group_) return;
+  results::DistributedRun d;
+  d.engine = group_->engine();
+  d.engine_version = group_->engine_version();
+  d.scaling = request_.distributed.scaling;
+  d.ranks = group_->size();
+  d.local_ranks = local_ranks_;
+  d.global_batch = global_;
+  d.batch_per_rank = per_rank_;
+  std::vector<double> compute;
+  for (size_t i = 0; i < own_steps_.size(); ++i)
+    compute.push_back(own_steps_[i] - allreduce_[i]);
+  const auto all =
+      group_->allgather({median(own_steps_), median(allreduce_),
+                         median(compute), static_cast<double>(threads)});
+  for (int r = 0; r < d.ranks; ++r)
+    d.per_rank.push_back(
+        {r, static_cast<int>(all[r][3]), all[r][0], all[r][1], all[r][2]});
+  if (reducer_) {
+    d.gradient_bytes = reducer_->bytes();
+    d.allreduce_calls = reducer_->last_calls();
+    for (const auto& r : d.per_rank)
+      d.allreduce_seconds = std::max(d.allreduce_seconds, r.allreduce_seconds);
+    if (d.allreduce_seconds > 0) {
+      d.algorithm_gbytes_per_second =
+          static_cast<double>(d.gradient_bytes) / d.allreduce_seconds / 1e9;
+      d.bus_gbytes_per_second =
+          d.algorithm_gbytes_per_second * 2.0 * (d.ranks - 1) / d.ranks;
+    }
+  } else {
+    d.overlap = "none: inference exchanges nothing";
+  }
+  res.distributed = d;
+  if (res.stats.median > 0)
+    res.samples_per_second = static_cast<double>(global_) / res.stats.median;
+}
+
+}  // namespace nnbench::bench

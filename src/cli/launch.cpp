@@ -1,0 +1,221 @@
+#include "cli/launch.h"
+
+#include <fmt/core.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "cli/app.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace nnbench::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> own_arguments() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  std::string a;
+  while (std::getline(in, a, '\0')) args.push_back(a);
+  return args;
+}
+
+// This program's arguments for a rank: without --processes, with --out
+// pointing into the launcher's folder.
+std::vector<std::string> rank_arguments(const std::string& rank0_out) {
+  std::vector<std::string> in = own_arguments(), out;
+  out.push_back(fs::read_symlink("/proc/self/exe").string());
+  for (size_t i = 1; i < in.size(); ++i) {
+    const std::string& a = in[i];
+    if (a == "--processes" || a == "--out") {
+      ++i;
+      continue;
+    }
+    if (a.rfind("--processes=", 0) == 0 || a.rfind("--out=", 0) == 0) continue;
+    out.push_back(a);
+  }
+  out.push_back("--out");
+  out.push_back(rank0_out);
+  return out;
+}
+
+pid_t spawn(const std::vector<std::string>& args,
+            const std::map<std::string, std::string>& env, int stderr_fd) {
+  const pid_t pid = fork();
+  if (pid < 0) throw Error("fork failed");
+  if (pid > 0) return pid;
+  for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+  if (stderr_fd >= 0) dup2(stderr_fd, 2);
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  std::perror(argv[0]);
+  _exit(127);
+}
+
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status))
+    return fmt::format("was killed by signal {} ({})", WTERMSIG(status),
+                       strsignal(WTERMSIG(status)));
+  return fmt::format("exited with code {}", WEXITSTATUS(status));
+}
+
+struct Outcome {
+  int exit_code = 0;
+  int failed_rank = -1;
+  std::string why;
+};
+
+// Waits for every child; after the first failure, gives the rest
+// `timeout` seconds, then kills them.
+Outcome wait_all(const std::map<pid_t, int>& ranks, double timeout) {
+  Outcome o;
+  std::map<pid_t, int> running = ranks;
+  auto deadline = std::chrono::steady_clock::time_point::max();
+  while (!running.empty()) {
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        for (const auto& [p, r] : running) kill(p, SIGKILL);
+        deadline = std::chrono::steady_clock::time_point::max();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;
+    const int rank = it->second;
+    running.erase(it);
+    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (rank == 0 && WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
+    if (!ok && o.failed_rank < 0) {
+      o.failed_rank = rank;
+      o.why = describe_status(status);
+      deadline = std::chrono::steady_clock::now() +
+                 std::chrono::milliseconds(static_cast<int64_t>(timeout * 1e3));
+    }
+  }
+  return o;
+}
+
+// mpirun names the rank that ended its job on stderr ("process rank 1
+// with PID ... exited on signal 9"): copied through, and read for that.
+Outcome run_mpirun(const std::vector<std::string>& args) {
+  int fds[2];
+  if (pipe(fds) != 0) throw Error("pipe failed");
+  const pid_t pid = spawn(args, {}, fds[1]);
+  close(fds[1]);
+  FILE* in = fdopen(fds[0], "r");
+  std::string text;
+  char line[4096];
+  while (std::fgets(line, sizeof line, in)) {
+    std::fputs(line, stderr);
+    text += line;
+  }
+  std::fclose(in);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Outcome o;
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitRunNotOk;
+  std::smatch m;
+  static const std::regex rank_re(
+      R"(process rank (\d+) with PID \d+ on node \S+ (exited on signal \d+[^\n.]*))");
+  if (std::regex_search(text, m, rank_re)) {
+    o.failed_rank = std::stoi(m[1]);
+    o.why = m[2];
+  } else if (o.exit_code != 0 && o.exit_code != kExitRunNotOk) {
+    o.failed_rank = 0;
+    o.why = "mpirun " + describe_status(status);
+  }
+  return o;
+}
+
+// Rank 0's results file, marked failed with the rank that failed first.
+void write_failed(const Launch& l, const std::string& rank0_out,
+                  const Outcome& o) {
+  const std::string message =
+      fmt::format("rank {} {} (a data-parallel run of {} ranks over {})",
+                  o.failed_rank, o.why, l.processes, l.engine);
+  fmt::print(stderr, "nnbench: {}\n", message);
+  if (l.out.empty()) return;
+  nlohmann::json file;
+  if (std::ifstream in(rank0_out); in)
+    file = nlohmann::json::parse(in, nullptr, false);
+  if (!file.is_object() || !file.contains("results") ||
+      file["results"].empty()) {
+    fmt::print(stderr, "nnbench: rank 0 wrote no result; {} not written\n",
+               l.out);
+    return;
+  }
+  for (auto& r : file["results"]) {
+    const std::string own = r.value("message", "");
+    r["state"] = "failed";
+    r["message"] = message + (own.empty() ? "" : "; rank 0: " + own);
+    if (!r.contains("distributed") || !r["distributed"].is_object())
+      r["distributed"] = {{"engine", l.engine}, {"ranks", l.processes}};
+    r["distributed"]["failed_rank"] = o.failed_rank;
+  }
+  util::write_file_atomically(l.out, file.dump(2) + "\n");
+}
+
+}  // namespace
+
+int launch_ranks(const Launch& l) {
+  char tmpl[] = "/tmp/nnbench-ranks-XXXXXX";
+  if (!mkdtemp(tmpl)) throw Error("cannot create a folder for the ranks");
+  const fs::path dir = tmpl;
+  const std::string rank0_out = (dir / "rank0.json").string();
+  const auto args = rank_arguments(rank0_out);
+  Outcome o;
+  if (l.engine == "mpi") {
+    std::vector<std::string> cmd = {
+        "mpirun",    "-np",  std::to_string(l.processes),
+        "--bind-to", "none", "--oversubscribe"};
+    if (geteuid() == 0) cmd.push_back("--allow-run-as-root");
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    o = run_mpirun(cmd);
+  } else {
+    const std::string rendezvous = l.rendezvous.empty()
+                                       ? "file:" + (dir / "store").string()
+                                       : l.rendezvous;
+    std::map<pid_t, int> ranks;
+    for (int r = 0; r < l.processes; ++r)
+      ranks[spawn(args,
+                  {{"NNBENCH_RANK", std::to_string(r)},
+                   {"NNBENCH_WORLD_SIZE", std::to_string(l.processes)},
+                   {"NNBENCH_RENDEZVOUS", rendezvous}},
+                  -1)] = r;
+    o = wait_all(ranks, l.timeout_seconds);
+  }
+  int code = o.exit_code;
+  if (o.failed_rank >= 0) {
+    write_failed(l, rank0_out, o);
+    code = kExitRunNotOk;
+  } else if (!l.out.empty() && fs::exists(rank0_out)) {
+    std::ifstream in(rank0_out);
+    std::stringstream text;
+    text << in.rdbuf();
+    util::write_file_atomically(l.out, text.str());
+  }
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
+  return code;
+}
+
+}  // namespace nnbench::cli
