@@ -37,6 +37,7 @@ Parallel::Parallel(dist::Group* g, const results::RunRequest& r)
                                             "': expected strong or weak");
   }
   local_ranks_ = dist::local_ranks(*g);
+  host_ = dist::host_hash();
 }
 
 void Parallel::check_config(const backend::Backend& b,
@@ -107,8 +108,21 @@ void Parallel::agree(double* seconds, bool* done, bool measured) {
   *done = v[1] > 0;
 }
 
-int Parallel::own_threads(int threads_per_rank) const {
-  return threads_per_rank * local_ranks_;
+void Parallel::exclude_other_ranks(results::CpuUsage& u,
+                                   results::Validity& v) const {
+  if (!group_) return;
+  const auto all = group_->allgather({u.process_cpu_seconds, host_});
+  double others = 0;
+  for (int r = 0; r < group_->size(); ++r)
+    if (r != group_->rank() && all[r][1] == host_) others += all[r][0];
+  if (u.other_cpu_seconds >= 0)
+    u.other_cpu_seconds = std::max(0.0, u.other_cpu_seconds - others);
+  const int wanted = u.threads * local_ranks_;
+  if (u.cpus > 0 && wanted > u.cpus)
+    v.add("oversubscribed",
+          std::to_string(local_ranks_) + " ranks x " +
+              std::to_string(u.threads) + " threads on this machine's " +
+              std::to_string(u.cpus) + " CPUs");
 }
 
 void Parallel::finish(results::RunResult& res, int threads) const {

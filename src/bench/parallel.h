@@ -41,9 +41,12 @@ class Parallel {
   // After each step: records this rank's times, then makes `seconds` the
   // slowest rank's and `done` true when any rank is done.
   void agree(double* seconds, bool* done, bool measured);
-  // CPUs the run's own threads occupy on this machine: this rank's
-  // threads times the ranks beside it.
-  int own_threads(int threads_per_rank) const;
+  // Collective, after measuring: the busy time of the ranks beside this
+  // one on the machine is the run's own, not other load, and is taken out
+  // of u.other_cpu_seconds; ranks x threads beyond the CPUs make the run
+  // invalid ("oversubscribed": they compete for the cores by request).
+  void exclude_other_ranks(results::CpuUsage& u,
+                           results::Validity& v) const;
   // Fills res.distributed and counts the global batch in the throughput.
   void finish(results::RunResult& res, int threads) const;
 
@@ -52,6 +55,7 @@ class Parallel {
   const results::RunRequest& request_;
   int64_t global_ = 0, per_rank_ = 0;
   int local_ranks_ = 1;
+  double host_ = 0;  // dist::host_hash()
   std::unique_ptr<dist::MeanReducer> reducer_;
   std::vector<double> own_steps_, allreduce_;  // this rank, measured steps
   mutable bool ready_ = false;

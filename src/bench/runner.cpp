@@ -127,7 +127,8 @@ void measure(Loop& loop, const results::RunRequest& r, Parallel& par,
     done = stop.done({res.samples, seconds_since(t0)});
     par.agree(&res.samples.back(), &done, true);
   }
-  res.cpu_usage = probe.stop(par.own_threads(effective_threads(res, r)));
+  res.cpu_usage = probe.stop(effective_threads(res, r));
+  par.exclude_other_ranks(res.cpu_usage, res.validity);
   judge_contention(res.cpu_usage, r.contention.rule, res.validity);
 }
 
@@ -243,7 +244,10 @@ results::RunResult run_once(backend::Backend& b, const model::Model& m,
       // Tell the other ranks, who would wait for this one in the first
       // step; a failure after the checkpoint ends in the engine's error
       // or timeout on the others (or mpirun ends the job).
-      if (!par.passed_ready()) par.ready(true);
+      if (!par.passed_ready())
+        par.ready(true);
+      else if (group)
+        group->mark_broken();
       throw;
     }
   } catch (...) {

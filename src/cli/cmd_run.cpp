@@ -76,7 +76,8 @@ results::RunResult verify_then_run(backend::Backend& b, const model::Model& m,
 
 // --distributed: start the ranks (--processes N), or join the group this
 // process was started into. Returns true when the launcher ran the ranks.
-bool start_distributed(RunArgs& a, int* exit_code) {
+bool start_distributed(backend::Backend& b, const model::Model& m, RunArgs& a,
+                       int* exit_code) {
   auto& d = a.request.distributed;
   if (d.engine.empty()) {
     if (a.processes > 1)
@@ -85,9 +86,20 @@ bool start_distributed(RunArgs& a, int* exit_code) {
   }
   if (a.processes > 1 && !dist::started_as_rank()) {
     d.processes = a.processes;
-    *exit_code =
-        launch_ranks({d.engine, a.processes, a.out, a.group_options.rendezvous,
-                      a.group_options.timeout_seconds});
+    auto write_failed = [&](const std::string& message, int rank) {
+      auto r = bench::failed_result(b, m, a.request, results::State::kFailed,
+                                    message);
+      results::DistributedRun run;
+      run.engine = d.engine;
+      run.scaling = d.scaling;
+      run.ranks = a.processes;
+      run.failed_rank = rank;
+      r.distributed = run;
+      write_report(a.out, capture_and_warn(), machine::Peak{}, {r});
+    };
+    *exit_code = launch_ranks({d.engine, a.processes, a.out,
+                               a.group_options.rendezvous,
+                               a.group_options.timeout_seconds, write_failed});
     return true;
   }
   if (a.group_options.rendezvous.empty())
@@ -101,8 +113,7 @@ int finish_rank(RunArgs& a, const results::RunResult& r) {
   const bool ok = r.state == results::State::kOk && !invalid_counts(r);
   // A rank that failed while the others measure would leave them waiting
   // in the engine: end the job (MPI) after the result is written.
-  if (!ok && a.group && a.group->size() > 1 && r.state != results::State::kOk)
-    a.group->abandon(kExitRunNotOk);
+  if (a.group && a.group->broken()) a.group->abandon(kExitRunNotOk);
   return ok ? kExitOk : kExitRunNotOk;
 }
 
@@ -124,7 +135,7 @@ int run_command(RunArgs& a) {
   a.request.mode = backend::mode_from_name(a.mode);
   auto b = backend::make_backend(a.request.backend);
   if (!a.out.empty()) util::check_writable(a.out);
-  if (int code = 0; start_distributed(a, &code)) return code;
+  if (int code = 0; start_distributed(*b, m, a, &code)) return code;
   if (a.group && a.group->rank() != 0) return run_quiet_rank(*b, m, a);
 
   const machine::Environment env = capture_and_warn();

@@ -102,7 +102,10 @@ Outcome wait_all(const std::map<pid_t, int>& ranks, double timeout) {
     if (it == running.end()) continue;
     const int rank = it->second;
     running.erase(it);
-    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    // Exit code 1 is a run that ended not ok and said so (its result and
+    // message are rank 0's to record); anything else is a failure.
+    const bool ok = WIFEXITED(status) && (WEXITSTATUS(status) == 0 ||
+                                          WEXITSTATUS(status) == kExitRunNotOk);
     if (rank == 0 && WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
     if (!ok && o.failed_rank < 0) {
       o.failed_rank = rank;
@@ -159,8 +162,7 @@ void write_failed(const Launch& l, const std::string& rank0_out,
     file = nlohmann::json::parse(in, nullptr, false);
   if (!file.is_object() || !file.contains("results") ||
       file["results"].empty()) {
-    fmt::print(stderr, "nnbench: rank 0 wrote no result; {} not written\n",
-               l.out);
+    l.write_failed(message + "; rank 0 wrote no result", o.failed_rank);
     return;
   }
   for (auto& r : file["results"]) {

@@ -7,6 +7,7 @@
 // notice and exit with an error, then are killed; the result records state
 // failed with the rank. Rank 0 writes the result; the launcher moves it to
 // --out.
+#include <functional>
 #include <string>
 
 namespace nnbench::cli {
@@ -17,6 +18,9 @@ struct Launch {
   std::string out;  // the user's --out ("" for none)
   std::string rendezvous;
   double timeout_seconds = 60;
+  // Writes a failed result to `out` when rank 0 wrote none (mpirun ends
+  // every rank when one dies): message, failed rank.
+  std::function<void(const std::string&, int)> write_failed;
 };
 
 // The exit code: rank 0's, or kExitRunNotOk when a rank failed.

@@ -8,10 +8,14 @@
 
 namespace nnbench::dist {
 
-int local_ranks(Group& g) {
+double host_hash() {
   char name[256] = {};
   gethostname(name, sizeof(name) - 1);
-  const auto all = g.allgather({hash32(name)});
+  return hash32(name);
+}
+
+int local_ranks(Group& g) {
+  const auto all = g.allgather({host_hash()});
   int n = 0;
   for (const auto& r : all) n += r.at(0) == all[g.rank()].at(0);
   return n;

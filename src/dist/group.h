@@ -5,10 +5,17 @@
 // itself; this is the little it needs from an engine.
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace nnbench::dist {
+
+// The engine failed during a collective (a peer gone, a timeout): the run
+// failed, as opposed to nnbench::Error for what was asked wrongly.
+class CommError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class Group {
  public:
@@ -18,8 +25,8 @@ class Group {
   virtual std::string engine_version() const = 0;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  // Element-wise sum over every rank, in place. Throws nnbench::Error
-  // when the engine reports a failure (a peer gone, a timeout).
+  // Element-wise sum over every rank, in place. Collectives throw
+  // CommError when the engine reports a failure.
   virtual void allreduce_sum(float* data, int64_t n) = 0;
   // Element-wise maximum over every rank, in place: the lockstep decisions
   // (stop now?) and the slowest rank's step time.
@@ -32,12 +39,21 @@ class Group {
   // their next collective: end the job where the engine would otherwise
   // wait forever (MPI: MPI_Abort). Gloo's peers time out by themselves.
   virtual void abandon(int exit_code) {}
+  // Set when this rank failed after the others started measuring: it
+  // must abandon() rather than leave normally.
+  void mark_broken() { broken_ = true; }
+  bool broken() const { return broken_; }
+
+ private:
+  bool broken_ = false;
 };
 
 // Ranks sharing this machine's CPUs with this one (same host name; network
 // namespaces share the CPUs and the name), this one included: what the
 // contention check must count as the run's own load.
 int local_ranks(Group& g);
+// This machine's host name as a number (dist/check.h's hash32).
+double host_hash();
 
 // Collective: whether every rank got here without failing. Each rank says
 // whether it failed; all learn the lowest failed rank, or -1.

@@ -90,9 +90,9 @@ class GlooGroup : public Group {
     try {
       start()->wait();
     } catch (const c10::Error& e) {
-      throw Error(std::string("Gloo: ") + e.what_without_backtrace());
+      throw CommError(std::string("Gloo: ") + e.what_without_backtrace());
     } catch (const std::exception& e) {
-      throw Error(std::string("Gloo: ") + e.what());
+      throw CommError(std::string("Gloo: ") + e.what());
     }
   }
 

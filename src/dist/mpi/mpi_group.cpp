@@ -16,7 +16,7 @@ void check(int code, const char* what) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(code, text, &len);
-  throw Error(std::string("MPI ") + what + ": " + std::string(text, len));
+  throw CommError(std::string("MPI ") + what + ": " + std::string(text, len));
 }
 
 class MpiGroup : public Group {
