@@ -119,10 +119,10 @@ void Parallel::exclude_other_ranks(results::CpuUsage& u,
     u.other_cpu_seconds = std::max(0.0, u.other_cpu_seconds - others);
   const int wanted = u.threads * local_ranks_;
   if (u.cpus > 0 && wanted > u.cpus)
-    v.add("oversubscribed",
-          std::to_string(local_ranks_) + " ranks x " +
-              std::to_string(u.threads) + " threads on this machine's " +
-              std::to_string(u.cpus) + " CPUs");
+    v.add("oversubscribed", std::to_string(local_ranks_) + " ranks x " +
+                                std::to_string(u.threads) +
+                                " threads on this machine's " +
+                                std::to_string(u.cpus) + " CPUs");
 }
 
 void Parallel::finish(results::RunResult& res, int threads) const {

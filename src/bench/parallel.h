@@ -45,8 +45,7 @@ class Parallel {
   // one on the machine is the run's own, not other load, and is taken out
   // of u.other_cpu_seconds; ranks x threads beyond the CPUs make the run
   // invalid ("oversubscribed": they compete for the cores by request).
-  void exclude_other_ranks(results::CpuUsage& u,
-                           results::Validity& v) const;
+  void exclude_other_ranks(results::CpuUsage& u, results::Validity& v) const;
   // Fills res.distributed and counts the global batch in the throughput.
   void finish(results::RunResult& res, int threads) const;
 

@@ -18,8 +18,7 @@ namespace nnbench::bench {
 // stop; every rank returns the whole run's record.
 results::RunResult run(backend::Backend& backend, const model::Model& m,
                        const results::RunRequest& request,
-                       const machine::Peak& peak,
-                       dist::Group* group = nullptr);
+                       const machine::Peak& peak, dist::Group* group = nullptr);
 
 // A result that was not measured, with its state and why.
 results::RunResult failed_result(backend::Backend& backend,

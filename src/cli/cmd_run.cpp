@@ -97,9 +97,9 @@ bool start_distributed(backend::Backend& b, const model::Model& m, RunArgs& a,
       r.distributed = run;
       write_report(a.out, capture_and_warn(), machine::Peak{}, {r});
     };
-    *exit_code = launch_ranks({d.engine, a.processes, a.out,
-                               a.group_options.rendezvous,
-                               a.group_options.timeout_seconds, write_failed});
+    *exit_code =
+        launch_ranks({d.engine, a.processes, a.out, a.group_options.rendezvous,
+                      a.group_options.timeout_seconds, write_failed});
     return true;
   }
   if (a.group_options.rendezvous.empty())

@@ -9,50 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_util.h"
+
 namespace {
 
+using namespace nnbench_cli_test;
 namespace fs = std::filesystem;
-
-struct Outcome {
-  int code;
-  std::string output;  // stdout and stderr together
-};
-
-// Fast measurement settings so each run takes a second or so.
-const char* kFast =
-    " --threads 2 --warmup-iters 1 --warmup-time 0 --min-iters 3"
-    " --min-time 0";
-
-Outcome nnbench(const std::string& args) {
-  const std::string cmd = std::string(NNBENCH_EXE) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("nnbench_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return dir_ / name; }
-  void write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name)) << text;
-  }
-  fs::path dir_;
-};
-
-void expect_usage_error(const Outcome& o, const std::string& needle) {
-  EXPECT_EQ(o.code, 2) << o.output;
-  EXPECT_NE(o.output.find(needle), std::string::npos) << o.output;
-}
 
 TEST_F(Cli, HelpExitsZero) {
   for (const char* args : {"--help", "run --help", "models --help"})
