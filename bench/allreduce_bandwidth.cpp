@@ -1,18 +1,21 @@
-// MPI_Allreduce time against message size, and the ring model's link fitted
-// to it (docs/performance.md). Run with 2 ranks:
-//   mpirun -np 2 build/release/bin/allreduce_bandwidth
-// Sizes 1 KiB to 64 MiB (x4), fp32 sums; per size at least 10 all-reduces
-// and 0.2 s after 3 untimed ones; each time is the slowest rank's (a
-// barrier before, the maximum over ranks after). Prints one line per size
-// and the fit on rank 0. With NNBENCH_SYSTEM_MALLOC=1, glibc's defaults.
-#include <mpi.h>
-
+// All-reduce time against message size over either engine, and the ring
+// model's link fitted to it (docs/performance.md). Run with 2 ranks:
+//   tests/dist/run_ranks.sh 2 build/release/bin/allreduce_bandwidth mpi
+//   tests/dist/run_ranks.sh 2 build/release/bin/allreduce_bandwidth gloo
+// (or ranks started in network namespaces, docs/distributed.md). Sizes
+// 1 KiB to 64 MiB (x4), fp32 sums through dist::Group, the path training
+// takes; per size at least 10 all-reduces and 0.2 s after 3 untimed ones;
+// each time is the slowest rank's (a max-reduce before as a barrier, the
+// maximum over ranks after). Prints one line per size and the fit on rank
+// 0. With NNBENCH_SYSTEM_MALLOC=1, glibc's defaults.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "bench/statistics.h"
+#include "dist/engines.h"
 #include "machine/env_fixes.h"
 #include "scaling/ring_model.h"
 
@@ -21,37 +24,44 @@ int main(int argc, char** argv) {
   // temporary buffers for large all-reduces are freed and mapped again
   // every call otherwise (64 MiB: 277 ms instead of about 20).
   nnbench::machine::apply_environment_fixes(argv);
-  MPI_Init(&argc, &argv);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s mpi|gloo [max-bytes]\n", argv[0]);
+    return 2;
+  }
+  const long max_bytes = argc > 2 ? std::atol(argv[2]) : (64L << 20);
+  nnbench::dist::GroupOptions o;
+  if (const char* r = std::getenv("NNBENCH_RENDEZVOUS")) o.rendezvous = r;
+  if (const char* i = std::getenv("GLOO_SOCKET_IFNAME")) o.interface = i;
+  auto g = nnbench::dist::make_group(argv[1], o);
+  const int rank = g->rank(), size = g->size();
   std::vector<nnbench::scaling::Sample> samples;
   if (rank == 0)
-    std::printf("ranks %d\n%12s %8s %12s %12s %14s\n", size, "bytes", "n",
-                "median us", "p90 us", "bus GB/s");
-  for (long bytes = 1024; bytes <= (64L << 20); bytes *= 4) {
+    std::printf("%s, ranks %d\n%12s %8s %12s %12s %14s\n",
+                g->engine_version().c_str(), size, "bytes", "n", "median us",
+                "p90 us", "bus GB/s");
+  for (long bytes = 1024; bytes <= max_bytes; bytes *= 4) {
     const long count = bytes / 4;
-    std::vector<float> in(count, 1.0f), out(count);
+    std::vector<float> data(count);
     std::vector<double> times;
     double spent = 0;
     for (int i = 0; i < 3 || times.size() < 10 || spent < 0.2; ++i) {
-      MPI_Barrier(MPI_COMM_WORLD);
+      std::fill(data.begin(), data.end(), 1.0f);
+      double barrier = 0;
+      g->allreduce_max(&barrier, 1);
       const auto t0 = std::chrono::steady_clock::now();
-      MPI_Allreduce(in.data(), out.data(), static_cast<int>(count), MPI_FLOAT,
-                    MPI_SUM, MPI_COMM_WORLD);
+      g->allreduce_sum(data.data(), count);
       double t =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
               .count();
-      double slowest = 0;
-      MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      g->allreduce_max(&t, 1);
+      if (data[0] != static_cast<float>(size)) {
+        std::fprintf(stderr, "wrong sum %g on rank %d\n", data[0], rank);
+        return 1;
+      }
       if (i < 3) continue;  // untimed
-      times.push_back(slowest);
-      spent += slowest;
+      times.push_back(t);
+      spent += t;
       if (times.size() >= 10000) break;
-    }
-    if (out[0] != static_cast<float>(size)) {
-      std::fprintf(stderr, "wrong sum %g on rank %d\n", out[0], rank);
-      MPI_Abort(MPI_COMM_WORLD, 1);
     }
     const double med = nnbench::bench::median(times);
     samples.push_back({static_cast<double>(bytes), med});
@@ -76,6 +86,5 @@ int main(int argc, char** argv) {
               nnbench::scaling::allreduce_seconds(link, 2, s.bytes),
               s.seconds));
   }
-  MPI_Finalize();
   return 0;
 }
