@@ -13,6 +13,8 @@ rounds=${ROUNDS:-2}
 batch=${BATCH:-128}
 mkdir -p "$out"
 common=(--batch "$batch" --warmup-time 1 --min-time ${MIN_TIME:-4} --on-contention warn)
+# SKIP_RUNS=1: only the all-reduce sweep and the summary of earlier runs.
+[ "${SKIP_RUNS:-0}" = 1 ] && rounds=0
 for round in $(seq "$rounds"); do
   for model in ${MODELS:-resnet-56 alexnet-r}; do
     for backend in ${BACKENDS:-onednn torch}; do
@@ -43,7 +45,7 @@ for f in sorted(glob.glob(os.path.join(out, "*.json"))):
     if not m:
         continue
     r = json.load(open(f))["results"][0]
-    rows.setdefault((r["model"], r["backend"], m.group(3)), []).append(r)
+    rows.setdefault((r["model"]["name"], r["backend"]["name"], m.group(3)), []).append(r)
 print("| model | backend | processes x threads | median ms per step (each round) | samples/s | all-reduce ms | compute ms | valid |")
 print("|---|---|---|---|---|---|---|---|")
 for (model, backend, config), rs in sorted(rows.items()):

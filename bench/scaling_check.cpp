@@ -27,8 +27,7 @@ nnbench::results::RunResult load(const char* path) {
 int main(int argc, char** argv) {
   using namespace nnbench::scaling;
   if (argc < 5) {
-    std::fprintf(stderr,
-                 "usage: %s ALPHA_US BETA_NS ONE.json RANKS.json...\n",
+    std::fprintf(stderr, "usage: %s ALPHA_US BETA_NS ONE.json RANKS.json...\n",
                  argv[0]);
     return 2;
   }

@@ -17,6 +17,11 @@ using results::State;
 
 Parallel::Parallel(dist::Group* g, const results::RunRequest& r)
     : group_(g), request_(r), global_(r.batch), per_rank_(r.batch) {
+  if (!g && !r.distributed.engine.empty())
+    throw RunError(State::kInvalidArgs,
+                   "a data-parallel request (" + r.distributed.engine +
+                       ") in a process that is not one of its ranks: suites "
+                       "run such cases isolated, not --in-process");
   if (!g) return;
   if (r.distributed.engine.empty())
     throw RunError(State::kInvalidArgs,
@@ -159,8 +164,14 @@ void Parallel::finish(results::RunResult& res, int threads) const {
     d.overlap = "none: inference exchanges nothing";
   }
   res.distributed = d;
-  if (res.stats.median > 0)
-    res.samples_per_second = static_cast<double>(global_) / res.stats.median;
+  // The harness counted the requested batch (global under strong scaling,
+  // per rank under weak); the run processed the global one, on every
+  // rank's CPUs (each rank measured the same peak).
+  const double scale =
+      static_cast<double>(global_) / static_cast<double>(request_.batch);
+  res.samples_per_second *= scale;
+  res.gflops *= scale;
+  res.peak_fraction *= scale / d.ranks;
 }
 
 }  // namespace nnbench::bench

@@ -5,7 +5,6 @@
 #include "bench/runner.h"
 #include "cli/app.h"
 #include "cli/commands.h"
-#include "cli/launch.h"
 #include "cli/options.h"
 #include "cli/session.h"
 #include "cli/table.h"
@@ -14,6 +13,7 @@
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
 #include "scenarios/scenario.h"
+#include "study/launch.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "verify/verify.h"
@@ -74,6 +74,38 @@ results::RunResult verify_then_run(backend::Backend& b, const model::Model& m,
   return res;
 }
 
+// The ranks' outcome as this run's: rank 0's results file, or when a rank
+// failed, that file marked failed naming it (or a failed result of our own
+// when rank 0 wrote none: mpirun ends every rank when one dies).
+int launch_and_record(backend::Backend& b, const model::Model& m,
+                      const RunArgs& a) {
+  const auto& d = a.request.distributed;
+  const study::Launch l{d.engine, a.processes, a.group_options.rendezvous,
+                        a.group_options.timeout_seconds};
+  const study::LaunchOutcome o = study::launch_ranks(l);
+  if (o.failed_rank < 0) {
+    if (!a.out.empty() && !o.rank0_output.empty())
+      util::write_file_atomically(a.out, o.rank0_output);
+    return o.exit_code;
+  }
+  fmt::print(stderr, "nnbench: {}\n", study::failure_message(l, o));
+  if (a.out.empty()) return kExitRunNotOk;
+  auto file = nlohmann::json::parse(o.rank0_output, nullptr, false);
+  if (file.is_object() && file.contains("results") &&
+      !file["results"].empty()) {
+    for (auto& r : file["results"]) study::mark_failed(r, l, o);
+    util::write_file_atomically(a.out, file.dump(2) + "\n");
+    return kExitRunNotOk;
+  }
+  auto r = bench::failed_result(b, m, a.request, results::State::kFailed,
+                                "rank 0 wrote no result");
+  auto j = to_json(r);
+  study::mark_failed(j, l, o);
+  write_report(a.out, capture_and_warn(), machine::Peak{},
+               {results::run_result_from_json(j)});
+  return kExitRunNotOk;
+}
+
 // --distributed: start the ranks (--processes N), or join the group this
 // process was started into. Returns true when the launcher ran the ranks.
 bool start_distributed(backend::Backend& b, const model::Model& m, RunArgs& a,
@@ -86,20 +118,7 @@ bool start_distributed(backend::Backend& b, const model::Model& m, RunArgs& a,
   }
   if (a.processes > 1 && !dist::started_as_rank()) {
     d.processes = a.processes;
-    auto write_failed = [&](const std::string& message, int rank) {
-      auto r = bench::failed_result(b, m, a.request, results::State::kFailed,
-                                    message);
-      results::DistributedRun run;
-      run.engine = d.engine;
-      run.scaling = d.scaling;
-      run.ranks = a.processes;
-      run.failed_rank = rank;
-      r.distributed = run;
-      write_report(a.out, capture_and_warn(), machine::Peak{}, {r});
-    };
-    *exit_code =
-        launch_ranks({d.engine, a.processes, a.out, a.group_options.rendezvous,
-                      a.group_options.timeout_seconds, write_failed});
+    *exit_code = launch_and_record(b, m, a);
     return true;
   }
   if (a.group_options.rendezvous.empty())

@@ -58,6 +58,15 @@ std::string Table::str() const {
   return out;
 }
 
+// Data-parallel runs: "16 = 2 x 8 mpi", the global batch over the ranks.
+std::string batch_cell(const results::RunResult& r) {
+  if (!r.distributed || r.distributed->global_batch <= 0)
+    return std::to_string(r.requested.batch);
+  const auto& d = *r.distributed;
+  return fmt::format("{} = {} x {} {}", d.global_batch, d.ranks,
+                     d.batch_per_rank, d.engine);
+}
+
 std::string results_table(const std::vector<results::RunResult>& runs) {
   Table t({"model", "backend", "mode", "batch", "state", "validity",
            "median ms", "median CI ms (coverage)", "cv %", "n", "samples/s",
@@ -67,7 +76,7 @@ std::string results_table(const std::vector<results::RunResult>& runs) {
         r.model,
         r.backend,
         backend::mode_name(r.requested.mode),
-        std::to_string(r.requested.batch),
+        batch_cell(r),
         state_cell(r),
         r.state == results::State::kOk ? r.validity.summary() : ""};
     if (r.state == results::State::kOk) {

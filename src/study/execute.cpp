@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "backend/registry.h"
+#include "dist/engines.h"
 #include "machine/peak.h"
 #include "results/result.h"
 #include "results/training.h"
+#include "study/launch.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -149,16 +151,60 @@ std::unique_ptr<results::Record> run_isolated(const PlannedCase& p,
   return r;
 }
 
+namespace {
+
+// A case with processes > 1: this process starts the ranks (each runs this
+// same `nnbench case`) and writes rank 0's record, marked failed naming the
+// rank when one failed.
+int launch_case(const PlannedCase& p, const std::string& out) {
+  const auto& d = p.c.request.distributed;
+  const Launch l{d.engine, d.processes, "", 60};
+  const LaunchOutcome o = launch_ranks(l);
+  auto record = nlohmann::json::parse(o.rank0_output, nullptr, false);
+  if (o.failed_rank < 0 && record.is_object()) {
+    util::write_file_atomically(out, o.rank0_output);
+    return 0;
+  }
+  if (!record.is_object()) {
+    auto r = empty_record(p);
+    r->fail({results::State::kFailed, "rank 0 wrote no record", ""});
+    record = r->serialize();
+  }
+  if (o.failed_rank >= 0) mark_failed(record, l, o);
+  util::write_file_atomically(out, record.dump());
+  return 0;
+}
+
+}  // namespace
+
 int run_case_file(const std::string& in, const std::string& out) {
   const nlohmann::json j = nlohmann::json::parse(std::ifstream(in));
   const PlannedCase p = case_from_json(j.at("case"));
+  const auto& d = p.c.request.distributed;
+  if (!d.engine.empty() && d.processes > 1 && !dist::started_as_rank())
+    return launch_case(p, out);
   scenarios::Context ctx;
   const auto& peak = j.at("peak");
   ctx.peak.gflops = peak.value("gflops", 0.0);
   ctx.peak.threads = peak.value("threads", 0);
   ctx.peak.method = peak.value("method", "");
-  const auto r = run_in_process(p, ctx);
-  util::write_file_atomically(out, r->serialize().dump());
+  std::unique_ptr<dist::Group> group;
+  std::unique_ptr<results::Record> r;
+  try {
+    if (!d.engine.empty()) {
+      dist::GroupOptions o;
+      if (const char* v = std::getenv("NNBENCH_RENDEZVOUS")) o.rendezvous = v;
+      group = dist::make_group(d.engine, o);
+      ctx.group = group.get();
+    }
+    r = run_in_process(p, ctx);
+  } catch (...) {
+    r = empty_record(p);
+    r->fail(results::classify(std::current_exception()));
+  }
+  if (!group || group->rank() == 0)
+    util::write_file_atomically(out, r->serialize().dump());
+  if (group && group->broken()) group->abandon(1);
   return 0;
 }
 

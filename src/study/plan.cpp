@@ -67,8 +67,13 @@ std::string PlannedCase::group() const {
   const auto& r = c.request;
   std::string what = c.task.empty() ? c.model : c.task;
   if (what.empty()) what = c.model_file;
+  const auto& d = r.distributed;
+  const std::string ranks =
+      d.engine.empty() ? ""
+                       : " p" + std::to_string(d.processes) + " " + d.engine;
   return what + " " + r.backend + " " + r.options.precision + " " +
-         (scenario == "throughput" ? backend::mode_name(r.mode) : scenario);
+         (scenario == "throughput" ? backend::mode_name(r.mode) : scenario) +
+         ranks;
 }
 
 std::string PlannedCase::label() const {
@@ -125,29 +130,33 @@ std::vector<PlannedCase> plan(const SuiteSpec& s, const PlanOptions& o) {
       for (const auto& precision : precisions(ov))
         for (const auto& mode : pick(ov->modes, s.grid.modes))
           for (auto batch : pick(ov->batches, s.grid.batches))
-            for (auto threads :
-                 resolve_threads(thread_list(ov), o.usable_cpus)) {
-              if (excluded(s, model, backend, precision, mode, batch, threads))
-                continue;
-              for (int rep = 0; rep < repetitions; ++rep) {
-                PlannedCase p;
-                p.scenario = s.scenario;
-                (s.scenario == "training" ? p.c.task : p.c.model) = model;
-                results::RunRequest& r = p.c.request;
-                r = o.base;
-                r.backend = backend;
-                r.mode = backend::mode_from_name(mode);
-                r.batch = batch;
-                r.options.precision = precision;
-                r.options.threads = threads;
-                r.warmup = o.warmup ? *o.warmup : s.warmup;
-                r.stop = o.stop ? *o.stop : s.stop;
-                p.c.settings = s.settings;
-                p.repetition = rep;
-                p.key = data::sha256_hex(case_json(p).dump());
-                out.push_back(std::move(p));
+            for (auto threads : resolve_threads(thread_list(ov), o.usable_cpus))
+              for (int processes : s.grid.processes) {
+                if (excluded(s, model, backend, precision, mode, batch,
+                             threads))
+                  continue;
+                for (int rep = 0; rep < repetitions; ++rep) {
+                  PlannedCase p;
+                  p.scenario = s.scenario;
+                  (s.scenario == "training" ? p.c.task : p.c.model) = model;
+                  results::RunRequest& r = p.c.request;
+                  r = o.base;
+                  r.backend = backend;
+                  r.mode = backend::mode_from_name(mode);
+                  r.batch = batch;
+                  r.options.precision = precision;
+                  r.options.threads = threads;
+                  if (processes > 1)
+                    r.distributed = {s.distributed->engine, processes,
+                                     s.distributed->scaling};
+                  r.warmup = o.warmup ? *o.warmup : s.warmup;
+                  r.stop = o.stop ? *o.stop : s.stop;
+                  p.c.settings = s.settings;
+                  p.repetition = rep;
+                  p.key = data::sha256_hex(case_json(p).dump());
+                  out.push_back(std::move(p));
+                }
               }
-            }
   }
   if (o.interleave_seed) {
     std::mt19937_64 rng(*o.interleave_seed);

@@ -113,7 +113,7 @@ void check_axes(const Reader& r, const toml::node& at, const Axes& a) {
 void read_grid(const Reader& r, const toml::table& t, SuiteSpec& s) {
   r.only(t,
          {"models", "tasks", "backends", "precisions", "modes", "batches",
-          "threads", "repetitions"},
+          "threads", "processes", "repetitions"},
          "[grid]");
   for (auto&& [key, v] : t) {
     const std::string k(key.str());
@@ -121,6 +121,10 @@ void read_grid(const Reader& r, const toml::table& t, SuiteSpec& s) {
       if (!s.models.empty())
         r.fail(key.source(), "give models or tasks, not both");
       s.models = r.list<std::string>(v, k);
+    } else if (k == "processes") {
+      s.grid.processes = r.list<int>(v, k);
+      for (int p : s.grid.processes)
+        if (p < 1) r.fail(v.source(), "processes must be >= 1");
     } else if (k == "repetitions") {
       s.repetitions = r.scalar<int>(v, k);
       if (s.repetitions < 1) r.fail(v.source(), "repetitions must be >= 1");
@@ -259,6 +263,23 @@ void read_cost(const Reader& r, const toml::node& n, SuiteSpec& s) {
   s.cost = c;
 }
 
+void read_distributed(const Reader& r, const toml::node& n, SuiteSpec& s) {
+  const toml::table& t = r.table(n, "distributed");
+  r.only(t, {"engine", "scaling"}, "[distributed]");
+  DistributedRule d;
+  const auto* e = t.get("engine");
+  if (!e) r.fail(t.source(), "[distributed] needs an engine (mpi or gloo)");
+  d.engine = r.scalar<std::string>(*e, "engine");
+  if (d.engine != "mpi" && d.engine != "gloo")
+    r.fail(e->source(), "engine '" + d.engine + "' is not mpi or gloo");
+  if (const auto* x = t.get("scaling")) {
+    d.scaling = r.scalar<std::string>(*x, "scaling");
+    if (d.scaling != "strong" && d.scaling != "weak")
+      r.fail(x->source(), "scaling '" + d.scaling + "' is not strong or weak");
+  }
+  s.distributed = d;
+}
+
 }  // namespace
 
 SuiteSpec parse_suite_file(const std::string& path) {
@@ -271,7 +292,7 @@ SuiteSpec parse_suite_file(const std::string& path) {
   const Reader r(path);
   r.only(root,
          {"description", "scenario", "grid", "model", "exclude", "warmup",
-          "stop", "isolation", "settings", "cost"},
+          "stop", "isolation", "settings", "cost", "distributed"},
          "the suite");
   SuiteSpec s;
   s.file = path;
@@ -289,6 +310,12 @@ SuiteSpec parse_suite_file(const std::string& path) {
   if (const auto* n = root.get("exclude")) read_exclusions(r, *n, s);
   read_rules(r, root, s);
   if (const auto* n = root.get("cost")) read_cost(r, *n, s);
+  if (const auto* n = root.get("distributed")) read_distributed(r, *n, s);
+  for (int p : s.grid.processes)
+    if (p > 1 && !s.distributed)
+      r.fail(grid->source(),
+             "[grid] processes above 1 need a [distributed] table naming the "
+             "engine");
   return s;
 }
 

@@ -21,6 +21,15 @@ struct Axes {
   std::vector<std::string> backends, precisions, modes;
   std::vector<int64_t> batches;
   std::vector<int> threads;
+  // Ranks of a data-parallel run ([distributed] names the engine); 1: one
+  // process. Only in [grid]: the same for every model.
+  std::vector<int> processes{1};
+};
+
+// [distributed]: how cases with processes > 1 run (docs/distributed.md).
+struct DistributedRule {
+  std::string engine;              // mpi or gloo
+  std::string scaling = "strong";  // strong or weak
 };
 
 struct ModelOverride {
@@ -66,6 +75,7 @@ struct SuiteSpec {
   Isolation isolation;
   std::map<std::string, std::string> settings;  // handed to the scenario
   std::optional<CostRule> cost;
+  std::optional<DistributedRule> distributed;
 };
 
 // Reads and checks a suite file. Every problem (TOML syntax, an unknown key,

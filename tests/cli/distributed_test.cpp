@@ -118,3 +118,42 @@ TEST_F(Cli, ProcessesNeedAnEngine) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(Cli, SuiteWithAProcessesAxisRunsEachCaseOverItsRanks) {
+  if (!engine_built("gloo")) GTEST_SKIP() << "gloo not built";
+  write("dp.toml", R"(
+[grid]
+models = ["mnist-mlp"]
+backends = ["reference"]
+batches = [16]
+threads = [1]
+processes = [1, 2]
+[distributed]
+engine = "gloo"
+[warmup]
+min_iterations = 1
+min_seconds = 0
+[stop]
+min_iterations = 3
+min_seconds = 0
+)");
+  const Outcome o = nnbench("suite " + path("dp.toml") + " --no-store --out " +
+                            path("dp.json"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  std::ifstream in(path("dp.json"));
+  const json results = json::parse(in).at("results");
+  ASSERT_EQ(results.size(), 2u);
+  int distributed = 0;
+  for (const auto& r : results) {
+    EXPECT_EQ(r.at("state"), "ok") << r.dump();
+    if (!r.contains("distributed")) continue;
+    ++distributed;
+    EXPECT_EQ(r.at("distributed").at("ranks"), 2);
+    EXPECT_EQ(r.at("distributed").at("batch_per_rank"), 8);
+  }
+  EXPECT_EQ(distributed, 1);
+}
+
+}  // namespace

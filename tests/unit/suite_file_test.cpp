@@ -198,6 +198,48 @@ baseline_threads = 2
   EXPECT_FALSE(parse_suite_file(write("[grid]\nmodels = [\"a\"]\n")).cost);
 }
 
+TEST_F(SuiteFile, ProcessesAreAnAxisRunOverTheNamedEngine) {
+  const SuiteSpec s = parse_suite_file(write(R"(
+[grid]
+models = ["mnist-mlp"]
+threads = [1]
+processes = [1, 2, 4]
+[distributed]
+engine = "gloo"
+scaling = "weak"
+)"));
+  const auto cases = plan(s, options());
+  ASSERT_EQ(cases.size(), 3u);
+  std::set<int> seen;
+  for (const auto& c : cases) {
+    const auto& d = c.c.request.distributed;
+    seen.insert(d.engine.empty() ? 1 : d.processes);
+    if (d.engine.empty()) continue;  // one process: no engine at all
+    EXPECT_EQ(d.engine, "gloo");
+    EXPECT_EQ(d.scaling, "weak");
+    EXPECT_NE(c.label().find(" p" + std::to_string(d.processes) + " gloo"),
+              std::string::npos)
+        << c.label();
+  }
+  EXPECT_EQ(seen, (std::set<int>{1, 2, 4}));
+  // Cases differ by their processes, so their keys do too.
+  EXPECT_NE(cases[0].key, cases[1].key);
+}
+
+TEST_F(SuiteFile, ProcessesNeedAnEngineAndValidValues) {
+  EXPECT_NE(error_of("[grid]\nmodels = [\"mnist-mlp\"]\nprocesses = [2]\n")
+                .find("need a [distributed] table"),
+            std::string::npos);
+  EXPECT_NE(error_of("[grid]\nmodels = [\"mnist-mlp\"]\nprocesses = [0]\n")
+                .find("processes must be >= 1"),
+            std::string::npos);
+  const std::string e = error_of(
+      "[grid]\nmodels = [\"mnist-mlp\"]\n[distributed]\nengine = \"nccl\"\n");
+  EXPECT_NE(e.find("s.toml:4:10: engine 'nccl' is not mpi or gloo"),
+            std::string::npos)
+      << e;
+}
+
 TEST_F(SuiteFile, ShippedSuitesAllParse) {
   const auto names = shipped_suites();
   for (const char* want : {"quick", "dlbench-cpu", "dlbench-batch",

@@ -1,4 +1,4 @@
-#include "cli/launch.h"
+#include "study/launch.h"
 
 #include <fmt/core.h>
 #include <signal.h>
@@ -17,14 +17,17 @@
 #include <thread>
 #include <vector>
 
-#include "cli/app.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
-namespace nnbench::cli {
+namespace nnbench::study {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A rank's run that ended not ok and said so (nnbench's exit code 1): its
+// record tells; anything else but 0 is a failure of the rank.
+constexpr int kRunNotOk = 1;
 
 std::vector<std::string> own_arguments() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
@@ -105,7 +108,7 @@ Outcome wait_all(const std::map<pid_t, int>& ranks, double timeout) {
     // Exit code 1 is a run that ended not ok and said so (its result and
     // message are rank 0's to record); anything else is a failure.
     const bool ok = WIFEXITED(status) && (WEXITSTATUS(status) == 0 ||
-                                          WEXITSTATUS(status) == kExitRunNotOk);
+                                          WEXITSTATUS(status) == kRunNotOk);
     if (rank == 0 && WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
     if (!ok && o.failed_rank < 0) {
       o.failed_rank = rank;
@@ -135,50 +138,23 @@ Outcome run_mpirun(const std::vector<std::string>& args) {
   int status = 0;
   waitpid(pid, &status, 0);
   Outcome o;
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitRunNotOk;
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : kRunNotOk;
   std::smatch m;
   static const std::regex rank_re(
       R"(process rank (\d+) with PID \d+ on node \S+ (exited on signal \d+[^\n.]*))");
   if (std::regex_search(text, m, rank_re)) {
     o.failed_rank = std::stoi(m[1]);
     o.why = m[2];
-  } else if (o.exit_code != 0 && o.exit_code != kExitRunNotOk) {
+  } else if (o.exit_code != 0 && o.exit_code != kRunNotOk) {
     o.failed_rank = 0;
     o.why = "mpirun " + describe_status(status);
   }
   return o;
 }
 
-// Rank 0's results file, marked failed with the rank that failed first.
-void write_failed(const Launch& l, const std::string& rank0_out,
-                  const Outcome& o) {
-  const std::string message =
-      fmt::format("rank {} {} (a data-parallel run of {} ranks over {})",
-                  o.failed_rank, o.why, l.processes, l.engine);
-  fmt::print(stderr, "nnbench: {}\n", message);
-  if (l.out.empty()) return;
-  nlohmann::json file;
-  if (std::ifstream in(rank0_out); in)
-    file = nlohmann::json::parse(in, nullptr, false);
-  if (!file.is_object() || !file.contains("results") ||
-      file["results"].empty()) {
-    l.write_failed(message + "; rank 0 wrote no result", o.failed_rank);
-    return;
-  }
-  for (auto& r : file["results"]) {
-    const std::string own = r.value("message", "");
-    r["state"] = "failed";
-    r["message"] = message + (own.empty() ? "" : "; rank 0: " + own);
-    if (!r.contains("distributed") || !r["distributed"].is_object())
-      r["distributed"] = {{"engine", l.engine}, {"ranks", l.processes}};
-    r["distributed"]["failed_rank"] = o.failed_rank;
-  }
-  util::write_file_atomically(l.out, file.dump(2) + "\n");
-}
-
 }  // namespace
 
-int launch_ranks(const Launch& l) {
+LaunchOutcome launch_ranks(const Launch& l) {
   char tmpl[] = "/tmp/nnbench-ranks-XXXXXX";
   if (!mkdtemp(tmpl)) throw Error("cannot create a folder for the ranks");
   const fs::path dir = tmpl;
@@ -205,19 +181,34 @@ int launch_ranks(const Launch& l) {
                   -1)] = r;
     o = wait_all(ranks, l.timeout_seconds);
   }
-  int code = o.exit_code;
-  if (o.failed_rank >= 0) {
-    write_failed(l, rank0_out, o);
-    code = kExitRunNotOk;
-  } else if (!l.out.empty() && fs::exists(rank0_out)) {
-    std::ifstream in(rank0_out);
+  LaunchOutcome out{o.exit_code, o.failed_rank, o.why, ""};
+  if (std::ifstream in(rank0_out); in) {
     std::stringstream text;
     text << in.rdbuf();
-    util::write_file_atomically(l.out, text.str());
+    out.rank0_output = text.str();
   }
   std::error_code ignored;
   fs::remove_all(dir, ignored);
-  return code;
+  return out;
 }
 
-}  // namespace nnbench::cli
+std::string failure_message(const Launch& l, const LaunchOutcome& o) {
+  return fmt::format("rank {} {} (a data-parallel run of {} ranks over {})",
+                     o.failed_rank, o.why, l.processes, l.engine);
+}
+
+void mark_failed(nlohmann::json& r, const Launch& l, const LaunchOutcome& o) {
+  const std::string own = r.value("message", "");
+  r["state"] = "failed";
+  r["message"] =
+      failure_message(l, o) + (own.empty() ? "" : "; rank 0: " + own);
+  if (!r.contains("distributed") || !r["distributed"].is_object())
+    r["distributed"] = {{"engine", l.engine},
+                        {"ranks", l.processes},
+                        {"scaling", "strong"},
+                        {"global_batch", 0},
+                        {"batch_per_rank", 0}};
+  r["distributed"]["failed_rank"] = o.failed_rank;
+}
+
+}  // namespace nnbench::study
