@@ -74,6 +74,17 @@ class GradientReducer {
  public:
   virtual ~GradientReducer() = default;
   virtual void reduce(const std::vector<GradientBuffer>& buffers) = 0;
+
+  // Overlap with backward, for backends that see each gradient as backward
+  // produces it (LibTorch's hooks): begin() before backward with every
+  // gradient's element count, ready(i, data) once gradient i is complete
+  // (the reducer copies it and may start reducing), finish(buffers) after
+  // backward, which returns when `buffers` hold the means. Backends that
+  // cannot call reduce() instead; wants_overlap() says which was asked.
+  virtual bool wants_overlap() const { return false; }
+  virtual void begin(const std::vector<int64_t>& counts) {}
+  virtual void ready(int index, const float* data) {}
+  virtual void finish(const std::vector<GradientBuffer>& buffers) {}
 };
 
 class Executable {

@@ -62,7 +62,9 @@ void Parallel::check_config(const backend::Backend& b,
                 {"device", o.device},
                 {"optimizer", results::optimizer_json(o).dump()},
                 {"distinct_batches", std::to_string(r.distinct_batches)},
-                {"engine", group_->engine()}});
+                {"engine", group_->engine()},
+                {"overlap", r.distributed.overlap ? "yes" : "no"},
+                {"bucket_bytes", std::to_string(r.distributed.bucket_bytes)}});
 }
 
 std::vector<host::Batch> Parallel::shard(
@@ -76,7 +78,8 @@ std::vector<host::Batch> Parallel::shard(
 
 void Parallel::attach(backend::Executable& exe) {
   if (!group_ || request_.mode != backend::Mode::kTrain) return;
-  reducer_ = std::make_unique<dist::MeanReducer>(*group_);
+  reducer_ = std::make_unique<dist::MeanReducer>(
+      *group_, request_.distributed.overlap, request_.distributed.bucket_bytes);
   exe.set_gradient_reducer(reducer_.get());
 }
 
@@ -152,6 +155,14 @@ void Parallel::finish(results::RunResult& res, int threads) const {
   if (reducer_) {
     d.gradient_bytes = reducer_->bytes();
     d.allreduce_calls = reducer_->last_calls();
+    d.bucket_bytes = request_.distributed.bucket_bytes;
+    if (reducer_->overlapped())
+      d.overlap =
+          "bucketed during backward (gradient hooks); allreduce_seconds is "
+          "the exposed wait after backward";
+    else if (request_.distributed.overlap)
+      d.overlap =
+          "none: overlap asked, but this backend all-reduces after backward";
     for (const auto& r : d.per_rank)
       d.allreduce_seconds = std::max(d.allreduce_seconds, r.allreduce_seconds);
     if (d.allreduce_seconds > 0) {

@@ -188,6 +188,13 @@ void add_distributed_options(CLI::App& app, RunArgs& a) {
                  "weak: every rank runs --batch")
       ->check(CLI::IsMember({"strong", "weak"}))
       ->capture_default_str();
+  app.add_flag("--overlap", d.overlap,
+               "All-reduce gradient buckets during backward where the backend "
+               "can (torch); the result records what happened");
+  app.add_option("--bucket-bytes", d.bucket_bytes,
+                 "Gradient bytes per all-reduce bucket (PyTorch DDP: 25 MiB)")
+      ->check(CLI::Range(int64_t{4096}, int64_t{1} << 32))
+      ->capture_default_str();
   app.add_option("--rendezvous", a.group_options.rendezvous,
                  "Gloo's meeting point: file:PATH or tcp:HOST:PORT (rank 0 "
                  "listens); --processes makes a private file");

@@ -4,6 +4,7 @@
 // LibTorch's c10d (dist/engines.h makes them). nnbench never moves bytes
 // itself; this is the little it needs from an engine.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -28,6 +29,11 @@ class Group {
   // Element-wise sum over every rank, in place. Collectives throw
   // CommError when the engine reports a failure.
   virtual void allreduce_sum(float* data, int64_t n) = 0;
+  // The same, started now and finished by calling the returned function
+  // (which throws CommError on failure); calls must start in the same
+  // order on every rank. Engines without progress of their own (Open MPI
+  // without an asynchronous progress thread) may do the work in the wait.
+  virtual std::function<void()> allreduce_sum_async(float* data, int64_t n) = 0;
   // Element-wise maximum over every rank, in place: the lockstep decisions
   // (stop now?) and the slowest rank's step time.
   virtual void allreduce_max(double* data, int64_t n) = 0;

@@ -7,7 +7,9 @@ using nlohmann::json;
 json to_json(const DistributedRequest& d) {
   return {{"engine", d.engine.empty() ? json() : json(d.engine)},
           {"processes", d.processes},
-          {"scaling", d.scaling}};
+          {"scaling", d.scaling},
+          {"overlap", d.overlap},
+          {"bucket_bytes", d.bucket_bytes}};
 }
 
 DistributedRequest distributed_request_from_json(const json& j) {
@@ -17,6 +19,8 @@ DistributedRequest distributed_request_from_json(const json& j) {
   d.engine = e.is_string() ? e.get<std::string>() : "";
   d.processes = j.value("processes", 1);
   d.scaling = j.value("scaling", "strong");
+  d.overlap = j.value("overlap", false);
+  d.bucket_bytes = j.value("bucket_bytes", d.bucket_bytes);
   return d;
 }
 
@@ -38,6 +42,7 @@ json to_json(const DistributedRun& d) {
           {"overlap", d.overlap},
           {"gradient_bytes", d.gradient_bytes},
           {"allreduce_calls_per_step", d.allreduce_calls},
+          {"bucket_bytes", d.bucket_bytes},
           {"allreduce_seconds", d.allreduce_seconds},
           {"algorithm_gbytes_per_second", d.algorithm_gbytes_per_second},
           {"bus_gbytes_per_second", d.bus_gbytes_per_second},
@@ -57,6 +62,7 @@ DistributedRun distributed_run_from_json(const json& j) {
   d.overlap = j.value("overlap", "");
   d.gradient_bytes = j.value("gradient_bytes", int64_t{0});
   d.allreduce_calls = j.value("allreduce_calls_per_step", 0);
+  d.bucket_bytes = j.value("bucket_bytes", int64_t{0});
   d.allreduce_seconds = j.value("allreduce_seconds", 0.0);
   d.algorithm_gbytes_per_second = j.value("algorithm_gbytes_per_second", 0.0);
   d.bus_gbytes_per_second = j.value("bus_gbytes_per_second", 0.0);

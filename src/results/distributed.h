@@ -16,6 +16,13 @@ struct DistributedRequest {
   // strong: the global batch (RunRequest::batch) is split over the ranks
   // (DLBench); weak: every rank runs RunRequest::batch (the cloud study).
   std::string scaling = "strong";
+  // All-reduce buckets during backward where the backend can (LibTorch);
+  // others reduce after backward and the result says so.
+  bool overlap = false;
+  // Gradients are packed into all-reduce buckets of at most this many
+  // bytes (PyTorch DDP's default, 25 MiB); smaller buckets start earlier
+  // under overlap and pay the engine's latency more often.
+  int64_t bucket_bytes = 25 << 20;
 };
 
 struct RankTimes {
@@ -30,11 +37,13 @@ struct DistributedRun {
   std::string engine, engine_version, scaling;
   int ranks = 1, local_ranks = 1;  // local: on this machine's CPUs
   int64_t global_batch = 0, batch_per_rank = 0;
-  // How communication meets computation: "after backward" (the update
-  // waits for the all-reduce; nothing hidden).
+  // How communication met computation, as it happened: after backward
+  // (nothing hidden), or bucketed during backward, where allreduce_seconds
+  // is only the exposed wait after backward.
   std::string overlap = "none: gradients all-reduced after backward";
   int64_t gradient_bytes = 0;  // all-reduced per step by each rank
   int allreduce_calls = 0;     // per step (buckets)
+  int64_t bucket_bytes = 0;    // the bucket size asked for
   // From the slowest rank's median time inside the all-reduce: algorithm
   // bandwidth (bytes / time) and bus bandwidth (x 2 (P - 1) / P, what
   // each link carries in a ring; NCCL-tests' convention).

@@ -265,7 +265,7 @@ void read_cost(const Reader& r, const toml::node& n, SuiteSpec& s) {
 
 void read_distributed(const Reader& r, const toml::node& n, SuiteSpec& s) {
   const toml::table& t = r.table(n, "distributed");
-  r.only(t, {"engine", "scaling"}, "[distributed]");
+  r.only(t, {"engine", "scaling", "overlap", "bucket_bytes"}, "[distributed]");
   DistributedRule d;
   const auto* e = t.get("engine");
   if (!e) r.fail(t.source(), "[distributed] needs an engine (mpi or gloo)");
@@ -276,6 +276,13 @@ void read_distributed(const Reader& r, const toml::node& n, SuiteSpec& s) {
     d.scaling = r.scalar<std::string>(*x, "scaling");
     if (d.scaling != "strong" && d.scaling != "weak")
       r.fail(x->source(), "scaling '" + d.scaling + "' is not strong or weak");
+  }
+  if (const auto* x = t.get("overlap"))
+    d.overlap = r.scalar<bool>(*x, "overlap");
+  if (const auto* x = t.get("bucket_bytes")) {
+    d.bucket_bytes = r.scalar<int64_t>(*x, "bucket_bytes");
+    if (d.bucket_bytes < 4096)
+      r.fail(x->source(), "bucket_bytes must be at least 4096");
   }
   s.distributed = d;
 }

@@ -28,8 +28,10 @@ struct Axes {
 
 // [distributed]: how cases with processes > 1 run (docs/distributed.md).
 struct DistributedRule {
-  std::string engine;              // mpi or gloo
-  std::string scaling = "strong";  // strong or weak
+  std::string engine;               // mpi or gloo
+  std::string scaling = "strong";   // strong or weak
+  bool overlap = false;             // all-reduce during backward (torch)
+  int64_t bucket_bytes = 25 << 20;  // per all-reduce bucket
 };
 
 struct ModelOverride {

@@ -75,7 +75,7 @@ Diff compare(const Params& a, const Params& b, const Params& init) {
 }
 
 void check_equivalent(const std::string& backend_name,
-                      const std::string& model_name) {
+                      const std::string& model_name, bool overlap) {
   auto b = backend::make_backend(backend_name);
   model::Model m = model::zoo::get(model_name);
   for (auto& l : m.layers) l.p = 0;  // dropout off
@@ -88,8 +88,13 @@ void check_equivalent(const std::string& backend_name,
       b->compile(m, options(), backend::Shapes::train(kGlobalBatch / p))
           ->parameters();
   const Params alone = train(*b, m, global, kGlobalBatch, nullptr);
-  dist::MeanReducer reducer(*group);
+  // Small buckets (64 KiB): several per step, so the order in which ranks
+  // start them is exercised.
+  dist::MeanReducer reducer(*group, overlap, 64 << 10);
   const Params ranked = train(*b, m, mine, kGlobalBatch / p, &reducer);
+  // LibTorch overlaps when asked (gradient hooks); the others reduce
+  // after backward whatever was asked.
+  EXPECT_EQ(reducer.overlapped(), overlap && backend_name == "torch");
   // Negative control: the shards without averaging must differ, or this
   // test could not tell averaging from not reducing at all.
   const Params unreduced = train(*b, m, mine, kGlobalBatch / p, nullptr);
@@ -123,21 +128,23 @@ bool built(const std::string& name) {
   return false;
 }
 
-class Equivalence
-    : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+class Equivalence : public ::testing::TestWithParam<
+                        std::tuple<std::string, std::string, bool>> {};
 
 TEST_P(Equivalence, RanksMatchOneProcessOnTheGlobalBatch) {
-  const auto& [backend_name, model_name] = GetParam();
+  const auto& [backend_name, model_name, overlap] = GetParam();
   if (!built(backend_name)) GTEST_SKIP() << backend_name << " not built";
-  check_equivalent(backend_name, model_name);
+  check_equivalent(backend_name, model_name, overlap);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Backends, Equivalence,
     ::testing::Combine(::testing::Values("reference", "torch", "onednn"),
-                       ::testing::Values("mnist-mlp", "mnist-cnn")),
+                       ::testing::Values("mnist-mlp", "mnist-cnn"),
+                       ::testing::Bool()),
     [](const auto& info) {
-      std::string s = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+      std::string s = std::get<0>(info.param) + "_" + std::get<1>(info.param) +
+                      (std::get<2>(info.param) ? "_overlap" : "");
       for (char& c : s)
         if (c == '-') c = '_';
       return s;

@@ -112,8 +112,12 @@ class TorchExecutable : public backend::Executable {
       optimizer_->zero_grad();
       output_ = net_->forward(inputs_.at(batch));
       loss_ = compute_loss(output_, labels_[batch]);
-      loss_.backward();
-      if (reducer_) reduce_gradients();
+      const bool overlap = reducer_ && reducer_->wants_overlap();
+      if (overlap) reducer_->begin(gradient_counts_);
+      overlapping_ = overlap;
+      loss_.backward();  // with overlap, the hooks feed the reducer
+      overlapping_ = false;
+      if (reducer_) reduce_gradients(overlap);
       optimizer_->step();
       return 0;
     });
@@ -129,6 +133,7 @@ class TorchExecutable : public backend::Executable {
           "data-parallel training on " + options_.device +
           " (gradients are all-reduced from host memory)");
     reducer_ = r;
+    if (r && r->wants_overlap() && gradient_counts_.empty()) add_hooks();
   }
 
   void set_learning_rate(double lr) override {
@@ -187,9 +192,24 @@ class TorchExecutable : public backend::Executable {
     return n;
   }
 
+  // Overlap as PyTorch DDP does it: a hook on each parameter hands its
+  // gradient to the reducer the moment backward has computed it, so
+  // buckets all-reduce while backward goes on with earlier layers.
+  void add_hooks() {
+    const auto params = net_->trainable_parameters();
+    for (size_t i = 0; i < params.size(); ++i) {
+      gradient_counts_.push_back(params[i].numel());
+      params[i].register_hook([this, i](torch::Tensor g) {
+        if (!overlapping_) return;
+        const auto c = g.to(torch::kFloat32).contiguous();
+        reducer_->ready(static_cast<int>(i), c.data_ptr<float>());
+      });
+    }
+  }
+
   // The gradients as buffers, in parameter order; unused parameters (no
   // gradient yet) get zeros so every rank sends the same message.
-  void reduce_gradients() {
+  void reduce_gradients(bool overlapped) {
     std::vector<backend::GradientBuffer> buffers;
     for (auto& p : net_->trainable_parameters()) {
       if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
@@ -199,13 +219,18 @@ class TorchExecutable : public backend::Executable {
             "data-parallel training on non-contiguous or non-fp32 gradients");
       buffers.push_back({g.data_ptr<float>(), g.numel()});
     }
-    reducer_->reduce(buffers);
+    if (overlapped)
+      reducer_->finish(buffers);
+    else
+      reducer_->reduce(buffers);
   }
 
   model::Model model_;
   Options options_;
   torch::Device device_;
   backend::GradientReducer* reducer_ = nullptr;
+  std::vector<int64_t> gradient_counts_;  // per parameter, once hooked
+  bool overlapping_ = false;              // inside an overlapped backward
   Network net_{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::vector<torch::Tensor> inputs_, labels_;

@@ -59,6 +59,12 @@ class GlooGroup : public Group {
     allreduce(torch::from_blob(data, {n}, torch::kFloat32),
               c10d::ReduceOp::SUM);
   }
+  std::function<void()> allreduce_sum_async(float* data, int64_t n) override {
+    std::vector<at::Tensor> v{torch::from_blob(data, {n}, torch::kFloat32)};
+    c10::intrusive_ptr<c10d::Work> work;
+    run_start([&] { work = pg_->allreduce(v, c10d::AllreduceOptions()); });
+    return [this, work] { run([&] { return work; }); };
+  }
   void allreduce_max(double* data, int64_t n) override {
     allreduce(torch::from_blob(data, {n}, torch::kFloat64),
               c10d::ReduceOp::MAX);
@@ -84,6 +90,14 @@ class GlooGroup : public Group {
     c10d::AllreduceOptions ao;
     ao.reduceOp = op;
     run([&] { return pg_->allreduce(v, ao); });
+  }
+  template <typename F>
+  void run_start(F start) {
+    try {
+      start();
+    } catch (const c10::Error& e) {
+      throw CommError(std::string("Gloo: ") + e.what_without_backtrace());
+    }
   }
   template <typename F>
   void run(F start) {

@@ -4,6 +4,8 @@
 #include <mpi.h>
 
 #include <cstdlib>
+#include <functional>
+#include <memory>
 
 #include "dist/engines.h"
 #include "util/error.h"
@@ -50,6 +52,15 @@ class MpiGroup : public Group {
     check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT,
                         MPI_SUM, MPI_COMM_WORLD),
           "allreduce");
+  }
+  std::function<void()> allreduce_sum_async(float* data, int64_t n) override {
+    auto request = std::make_shared<MPI_Request>();
+    check(MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT,
+                         MPI_SUM, MPI_COMM_WORLD, request.get()),
+          "iallreduce");
+    return [request] {
+      check(MPI_Wait(request.get(), MPI_STATUS_IGNORE), "wait");
+    };
   }
   void allreduce_max(double* data, int64_t n) override {
     check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_DOUBLE,
