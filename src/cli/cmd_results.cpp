@@ -103,7 +103,8 @@ int show_run(const ResultsArgs& a) {
       d.add({r.name, r.group, fmt::format("{:g}", r.x),
              fmt::format("{:.4g}", r.value)});
     fmt::print(
-        "\nDerived (x: batch for samples_per_second, else threads){}:\n{}",
+        "\nDerived (x: batch for samples_per_second, processes for "
+        "*_processes, else threads){}:\n{}",
         run.options.contains("cost")
             ? "; priced as " +
                   run.options["cost"].value("price_source", std::string())
@@ -217,9 +218,9 @@ nlohmann::json derived_json(const std::vector<study::DerivedRow>& rows) {
 // per case group, a column per thread count.
 std::string derived_md(const std::vector<study::DerivedRow>& rows) {
   std::string out;
-  for (const char* name :
-       {"speedup", "efficiency", "max_batch", "train_seconds", "cost_usd",
-        "relative_time", "relative_cost"}) {
+  for (const char* name : {"speedup", "efficiency", "speedup_processes",
+                           "efficiency_processes", "max_batch", "train_seconds",
+                           "cost_usd", "relative_time", "relative_cost"}) {
     std::vector<std::string> groups;
     std::set<double> xs;
     std::map<std::string, std::map<double, double>> v;
@@ -230,7 +231,11 @@ std::string derived_md(const std::vector<study::DerivedRow>& rows) {
         xs.insert(r.x);
       }
     if (groups.empty()) continue;
-    out += fmt::format("\n{} against threads:\n\n| cases |", name);
+    const std::string n = name;
+    const bool processes = n.find("_processes") != std::string::npos;
+    out += fmt::format("\n{} against {}:\n\n| cases |",
+                       processes ? n.substr(0, n.find('_')) : n,
+                       processes ? "processes" : "threads");
     for (double x : xs) out += fmt::format(" {:g} |", x);
     out += "\n|---|";
     for (size_t i = 0; i < xs.size(); ++i) out += "---:|";

@@ -14,8 +14,61 @@ double median_of(std::vector<double> v) {
 
 namespace {
 
-std::string base_group(const ResultRow& r) {
+std::string model_group(const ResultRow& r) {
   return r.model + " " + r.backend + " " + r.precision + " " + r.mode;
+}
+
+// Data-parallel rows: their ranks and engine, from the record.
+int ranks_of(const ResultRow& r) {
+  if (!r.record.is_object() || !r.record.contains("distributed")) return 1;
+  return r.record["distributed"].value("ranks", 1);
+}
+std::string engine_of(const ResultRow& r) {
+  if (ranks_of(r) == 1) return "";
+  return r.record["distributed"].value("engine", "");
+}
+
+// Thread sweeps and batch sweeps compare like with like: the same number
+// of processes.
+std::string base_group(const ResultRow& r) {
+  const int p = ranks_of(r);
+  return model_group(r) +
+         (p > 1 ? " p" + std::to_string(p) + " " + engine_of(r) : "");
+}
+
+// Speed-up over processes, as the cloud study shows GPUs: each engine's
+// ranks against the 1-process case of the same batch and threads,
+// measured (never one rank's time scaled). Throughput (samples/s counts
+// the global batch) makes strong and weak scaling the same ratio.
+void derive_processes(const std::vector<ResultRow>& rows,
+                      std::vector<DerivedRow>& out) {
+  std::map<std::string, std::vector<double>> one;  // key -> samples/s
+  std::map<std::string, std::map<int, std::vector<double>>> many;
+  std::vector<std::string> order;
+  for (const auto& r : rows) {
+    if (r.state != "ok" || !r.valid || r.samples_per_second <= 0) continue;
+    const std::string key = model_group(r) + " b" + std::to_string(r.batch) +
+                            " t" + std::to_string(threads_of(r));
+    if (ranks_of(r) == 1) {
+      one[key].push_back(r.samples_per_second);
+      continue;
+    }
+    const std::string g = key + " " + engine_of(r);
+    if (!many.count(g)) order.push_back(g);
+    many[g][ranks_of(r)].push_back(r.samples_per_second);
+  }
+  for (const auto& g : order) {
+    const auto base = one.find(g.substr(0, g.rfind(' ')));
+    if (base == one.end()) continue;
+    const double b = median_of(base->second);
+    out.push_back({"speedup_processes", g, 1, 1});
+    out.push_back({"efficiency_processes", g, 1, 1});
+    for (const auto& [p, v] : many[g]) {
+      const double speedup = median_of(v) / b;
+      out.push_back({"speedup_processes", g, double(p), speedup});
+      out.push_back({"efficiency_processes", g, double(p), speedup / p});
+    }
+  }
 }
 
 }  // namespace
@@ -62,6 +115,7 @@ std::vector<DerivedRow> derive(const std::vector<ResultRow>& rows) {
     for (const auto& [b, v] : xs)
       out.push_back({"samples_per_second", g, double(b), b / median_of(v)});
   }
+  derive_processes(rows, out);
   return out;
 }
 

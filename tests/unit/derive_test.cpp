@@ -57,6 +57,45 @@ TEST(Derive, SamplesPerSecondAgainstBatch) {
   EXPECT_DOUBLE_EQ(d[1].value, 2000);
 }
 
+// A data-parallel row: `ranks` over `engine`, samples/s of the global batch.
+ResultRow ranked(int ranks, const std::string& engine, double sps) {
+  ResultRow r = row(1, 64, 64 / sps);
+  r.samples_per_second = sps;
+  if (ranks > 1)
+    r.record["distributed"] = {{"ranks", ranks}, {"engine", engine}};
+  return r;
+}
+
+TEST(Derive, SpeedupOverProcessesAgainstTheOneProcessCase) {
+  // One process 100 samples/s (two repetitions: 90 and 110); MPI 2 ranks
+  // 190, 4 ranks 300; Gloo 2 ranks 150.
+  auto two_threads = row(2, 64, 0.4);
+  two_threads.samples_per_second = 160;
+  const auto d =
+      derive({ranked(1, "", 90), ranked(1, "", 110), ranked(2, "mpi", 190),
+              ranked(4, "mpi", 300), ranked(2, "gloo", 150), two_threads});
+  std::map<std::string, std::map<double, double>> speedup, eff;
+  for (const auto& r : d) {
+    if (r.name == "speedup_processes") speedup[r.group][r.x] = r.value;
+    if (r.name == "efficiency_processes") eff[r.group][r.x] = r.value;
+  }
+  const std::string mpi = "m b fp32 train b64 t1 mpi";
+  const std::string gloo = "m b fp32 train b64 t1 gloo";
+  EXPECT_DOUBLE_EQ(speedup.at(mpi).at(1), 1.0);
+  EXPECT_DOUBLE_EQ(speedup.at(mpi).at(2), 1.9);
+  EXPECT_DOUBLE_EQ(speedup.at(mpi).at(4), 3.0);
+  EXPECT_DOUBLE_EQ(eff.at(mpi).at(4), 0.75);
+  EXPECT_DOUBLE_EQ(speedup.at(gloo).at(2), 1.5);
+  // Thread sweeps keep processes apart: the 1-rank-thread rows of the
+  // data-parallel runs are no repetitions of the one-process 1-thread case
+  // (pooled, its median would be 64/150 s and the speed-up 1.07).
+  double threads2 = 0;
+  for (const auto& r : d)
+    if (r.name == "speedup" && r.group == "m b fp32 train b64" && r.x == 2)
+      threads2 = r.value;
+  EXPECT_DOUBLE_EQ(threads2, (64.0 / 90 + 64.0 / 110) / 2 / 0.4);
+}
+
 // A model that fits up to batch 12: doubling to 16, then bisection.
 TEST(MaxBatch, DoublingThenBisection) {
   std::vector<int64_t> asked;
