@@ -116,8 +116,8 @@ bool start_distributed(backend::Backend& b, const model::Model& m, RunArgs& a,
       throw Error("--processes needs --distributed mpi or gloo");
     return false;
   }
+  d.processes = a.processes;  // 0: started by mpirun, not asked here
   if (a.processes > 1 && !dist::started_as_rank()) {
-    d.processes = a.processes;
     *exit_code = launch_and_record(b, m, a);
     return true;
   }

@@ -37,6 +37,14 @@ std::string threads_of(const results::RunResult& r) {
   return r.effective_or("threads", std::to_string(r.requested.options.threads));
 }
 
+// Data-parallel runs: " p2 mpi", so that no chart pools them with
+// one-process runs of the same threads.
+std::string ranks_tag(const results::RunResult& r) {
+  if (!r.distributed || r.distributed->ranks <= 1) return "";
+  return " p" + std::to_string(r.distributed->ranks) + " " +
+         r.distributed->engine;
+}
+
 // The series a result belongs to: its backend, and its source when the
 // report has several.
 std::string series(const Source& s, const std::string& backend, bool many) {
@@ -84,9 +92,10 @@ Chart time_per_batch(const std::vector<Source>& sources, Palette& palette) {
   for (const auto& s : sources)
     for (const auto& r : s.runs) {
       if (r.kind != "throughput") continue;
-      const std::string cat =
-          r.model + " " + backend::mode_name(r.requested.mode) + " b" +
-          std::to_string(r.requested.batch) + " t" + threads_of(r);
+      const std::string cat = r.model + " " +
+                              backend::mode_name(r.requested.mode) + " b" +
+                              std::to_string(r.requested.batch) + " t" +
+                              threads_of(r) + ranks_tag(r);
       const std::string name = series(s, r.backend, many_sources(sources));
       if (std::find(cats.begin(), cats.end(), cat) == cats.end())
         cats.push_back(cat);
@@ -160,7 +169,7 @@ std::vector<Chart> throughput_vs_batch(const std::vector<Source>& sources,
       if (r.kind != "throughput") continue;
       const std::string g = r.model + " " +
                             backend::mode_name(r.requested.mode) + ", " +
-                            threads_of(r) + " threads";
+                            threads_of(r) + " threads" + ranks_tag(r);
       if (!groups.count(g)) order.push_back(g);
       groups[g][series(s, r.backend, many_sources(sources))]
             [r.requested.batch] = &r;
@@ -235,7 +244,7 @@ std::vector<Chart> scaling(const std::vector<Source>& sources,
       const std::string g = r.model + " " +
                             series(s, r.backend, many_sources(sources)) + " " +
                             backend::mode_name(r.requested.mode) + " b" +
-                            std::to_string(r.requested.batch);
+                            std::to_string(r.requested.batch) + ranks_tag(r);
       if (!groups.count(g)) order.push_back(g);
       series_of[g] = series(s, r.backend, many_sources(sources));
       model_of[g] = r.model;
@@ -307,6 +316,79 @@ std::vector<Chart> scaling(const std::vector<Source>& sources,
   eff.header = speed.header;
   eff.rows = speed.rows;
   return {speed, eff};
+}
+
+// --- speed-up against processes (the cloud study's GPUs) -------------------
+
+std::vector<Chart> process_scaling(const std::vector<Source>& sources,
+                                   Palette& palette) {
+  // One-process samples/s by case (model backend mode batch threads), and
+  // each engine's ranks -> samples/s of the global batch. By backend, not
+  // series: the 1-process and the P-rank runs are often separate files.
+  std::map<std::string, std::vector<double>> one;
+  std::map<std::string, std::map<int, std::vector<double>>> many;
+  std::map<std::string, std::string> series_of;
+  std::vector<std::string> order;
+  for (const auto& s : sources)
+    for (const auto& r : s.runs) {
+      if (r.kind != "throughput" || r.state != results::State::kOk ||
+          !r.validity.valid())
+        continue;
+      const std::string& name = r.backend;
+      const std::string key =
+          r.model + " " + name + " " + backend::mode_name(r.requested.mode) +
+          " b" + std::to_string(r.requested.batch) + " t" + threads_of(r);
+      if (ranks_tag(r).empty()) {
+        one[key].push_back(r.samples_per_second);
+        continue;
+      }
+      const std::string g = key + " " + r.distributed->engine;
+      if (!many.count(g)) order.push_back(g);
+      series_of[g] = name;
+      many[g][r.distributed->ranks].push_back(r.samples_per_second);
+    }
+  Chart c{"speedup-processes",
+          "Speed-up against processes",
+          "Samples/s of P data-parallel ranks (global batch) / samples/s of "
+          "one process at the same batch and threads, measured (valid "
+          "results, median over repetitions); dashed: ideal.",
+          {},
+          {"case", "processes", "samples/s", "speed-up", "efficiency"},
+          {}};
+  json data = json::array();
+  int max_p = 1;
+  for (const auto& g : order) {
+    const auto base = one.find(g.substr(0, g.rfind(' ')));
+    if (base == one.end()) continue;
+    const double b = bench::median(base->second);
+    json points = json::array({json{{"x", 1}, {"y", 1}}});
+    c.rows.push_back({g, "1", fmt::format("{:.1f}", b), "1.00", "1.00"});
+    for (const auto& [p, v] : many[g]) {
+      const double sps = bench::median(v), su = sps / b;
+      points.push_back({{"x", p}, {"y", su}});
+      max_p = std::max(max_p, p);
+      c.rows.push_back({g, std::to_string(p), fmt::format("{:.1f}", sps),
+                        fmt::format("{:.2f}", su),
+                        fmt::format("{:.2f}", su / p)});
+    }
+    data.push_back({{"label", g},
+                    {"data", points},
+                    {"showLine", true},
+                    {"pointRadius", 5},
+                    {"borderColor", palette.of(series_of[g])},
+                    {"backgroundColor", palette.of(series_of[g])}});
+  }
+  if (data.empty()) return {};
+  data.push_back({{"label", "ideal"},
+                  {"data", json::array({json{{"x", 1}, {"y", 1}},
+                                        json{{"x", max_p}, {"y", max_p}}})},
+                  {"borderDash", {6, 4}},
+                  {"borderColor", "#555"},
+                  {"pointRadius", 0},
+                  {"showLine", true}});
+  c.config = base_config("scatter", {{"datasets", data}}, axis("processes"),
+                         axis("speed-up"));
+  return {c};
 }
 
 // --- training: time and cost normalised, accuracy against time ---------------
@@ -520,6 +602,7 @@ std::vector<Chart> charts(const std::vector<Source>& sources) {
   add({time_per_batch(sources, palette)});
   add(throughput_vs_batch(sources, palette));
   add(scaling(sources, palette));
+  add(process_scaling(sources, palette));
   add(training_time_cost(sources));
   add(accuracy_vs_time(sources));
   add({latency(sources)});

@@ -37,18 +37,19 @@ std::vector<std::string> own_arguments() {
   return args;
 }
 
-// This program's arguments for a rank: without --processes, with --out
-// pointing into the launcher's folder.
+// This program's arguments for a rank: with --out pointing into the
+// launcher's folder (--processes stays: the rank records what was asked,
+// and knows from its environment that it is a rank).
 std::vector<std::string> rank_arguments(const std::string& rank0_out) {
   std::vector<std::string> in = own_arguments(), out;
   out.push_back(fs::read_symlink("/proc/self/exe").string());
   for (size_t i = 1; i < in.size(); ++i) {
     const std::string& a = in[i];
-    if (a == "--processes" || a == "--out") {
+    if (a == "--out") {
       ++i;
       continue;
     }
-    if (a.rfind("--processes=", 0) == 0 || a.rfind("--out=", 0) == 0) continue;
+    if (a.rfind("--out=", 0) == 0) continue;
     out.push_back(a);
   }
   out.push_back("--out");

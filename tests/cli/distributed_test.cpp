@@ -11,6 +11,12 @@ namespace {
 using namespace nnbench_cli_test;
 using nlohmann::json;
 
+std::string fmt_fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
 // One thread per rank: two ranks fill this 2-CPU machine.
 const std::string kBase =
     "run --model mnist-mlp --backend reference --threads 1 --warmup-iters 1 "
@@ -154,6 +160,26 @@ min_seconds = 0
     EXPECT_EQ(r.at("distributed").at("batch_per_rank"), 8);
   }
   EXPECT_EQ(distributed, 1);
+
+  // The report draws speed-up against processes: 2 ranks' samples/s over
+  // the one process's, each read back from the results file.
+  double one = 0, two = 0;
+  for (const auto& r : results)
+    (r.contains("distributed") ? two : one) =
+        r.at("throughput").at("samples_per_second").get<double>();
+  const Outcome rep =
+      nnbench("report " + path("dp.json") + " -o " + path("dp.html"));
+  ASSERT_EQ(rep.code, 0) << rep.output;
+  std::ifstream html_in(path("dp.html"));
+  const std::string html((std::istreambuf_iterator<char>(html_in)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("Speed-up against processes"), std::string::npos);
+  const std::string row =
+      "<tr><td>mnist-mlp reference train b16 t1 gloo</td><td "
+      "class=\"n\">2</td><td class=\"n\">" +
+      fmt_fixed(two, 1) + "</td><td class=\"n\">" + fmt_fixed(two / one, 2) +
+      "</td>";
+  EXPECT_NE(html.find(row), std::string::npos) << row;
 }
 
 }  // namespace
