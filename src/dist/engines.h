@@ -16,7 +16,8 @@ struct GroupOptions {
   std::string rendezvous;
   int rank = -1, size = 0;      // Gloo: -1 reads the launcher's environment
   double timeout_seconds = 60;  // Gloo: a peer silent this long is an error
-  std::string interface;        // Gloo: network interface, "" = by hostname
+  // Gloo: network interface; "" = $GLOO_SOCKET_IFNAME, else by host name.
+  std::string interface;
 };
 
 std::vector<std::string> engine_names();  // the built ones

@@ -11,40 +11,24 @@ set -uo pipefail
 nnbench=$1
 delay=${2:-5}
 rate=${3:-200}
-a=nnbench_test_a$$ b=nnbench_test_b$$
+. "$(dirname "$0")/netns_lib.sh"
 skip() { echo "SKIP: $*"; exit 77; }
-command -v ip >/dev/null || skip "no ip command (iproute2)"
-command -v tc >/dev/null || skip "no tc command (iproute2)"
-ip netns add "$a" 2>/dev/null || skip "cannot create network namespaces (needs root / CAP_SYS_ADMIN)"
-cleanup() { ip netns del "$a" 2>/dev/null; ip netns del "$b" 2>/dev/null; rm -rf "$dir"; }
 dir=$(mktemp -d /tmp/nnbench-netns-XXXXXX)
-trap cleanup EXIT
+trap 'netns_down; rm -rf "$dir"' EXIT
+netns_up nnbench_test_a$$ nnbench_test_b$$ >"$dir/why" || skip "$(cat "$dir/why")"
 set -e
-ip netns add "$b"
-ip link add va$$ netns "$a" type veth peer name vb$$ netns "$b"
-ip -n "$a" addr add 10.231.0.1/24 dev va$$
-ip -n "$b" addr add 10.231.0.2/24 dev vb$$
-for ns in "$a" "$b"; do ip -n "$ns" link set lo up; done
-ip -n "$a" link set va$$ up
-ip -n "$b" link set vb$$ up
-shape=(netem delay "${delay}ms" rate "${rate}mbit")
-if ! ip netns exec "$a" tc qdisc add dev va$$ root "${shape[@]}" 2>/dev/null; then
-  echo "no netem in this kernel: shaping the rate only (tbf), no added delay"
-  delay=0
-  shape=(tbf rate "${rate}mbit" burst 64kb latency 100ms)
-  ip netns exec "$a" tc qdisc add dev va$$ root "${shape[@]}"
-fi
-ip netns exec "$b" tc qdisc add dev vb$$ root "${shape[@]}"
+netns_shape "$rate" "$delay"
+delay=$SHAPED_DELAY
 set +e
 args=(run --model mnist-mlp --backend reference --threads 1 --batch 16
       --warmup-iters 1 --warmup-time 0 --min-iters 3 --min-time 0
       --on-contention warn --distributed gloo --dist-timeout 30
       --rendezvous tcp:10.231.0.1:29517)
-ip netns exec "$a" env NNBENCH_RANK=0 NNBENCH_WORLD_SIZE=2 \
-  "$nnbench" "${args[@]}" --gloo-interface va$$ --out "$dir/r.json" >"$dir/0.log" 2>&1 &
+ip netns exec "$NETNS_A" env NNBENCH_RANK=0 NNBENCH_WORLD_SIZE=2 \
+  "$nnbench" "${args[@]}" --gloo-interface "$VA" --out "$dir/r.json" >"$dir/0.log" 2>&1 &
 p0=$!
-ip netns exec "$b" env NNBENCH_RANK=1 NNBENCH_WORLD_SIZE=2 \
-  "$nnbench" "${args[@]}" --gloo-interface vb$$ >"$dir/1.log" 2>&1 &
+ip netns exec "$NETNS_B" env NNBENCH_RANK=1 NNBENCH_WORLD_SIZE=2 \
+  "$nnbench" "${args[@]}" --gloo-interface "$VB" >"$dir/1.log" 2>&1 &
 p1=$!
 wait $p0; c0=$?
 wait $p1; c1=$?

@@ -122,6 +122,10 @@ std::unique_ptr<Group> make_gloo_group(const GroupOptions& given) {
     throw Error(
         "Gloo needs this process's rank: start it with `nnbench run "
         "--processes N` or with mpirun");
+  // As PyTorch does: GLOO_SOCKET_IFNAME names the interface when the
+  // caller did not.
+  if (o.interface.empty())
+    if (const char* i = std::getenv("GLOO_SOCKET_IFNAME")) o.interface = i;
   if (o.rendezvous.empty())
     throw Error(
         "Gloo needs a rendezvous (--rendezvous file:PATH or tcp:HOST:PORT) "
