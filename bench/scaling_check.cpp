@@ -16,10 +16,18 @@
 
 namespace {
 
+// The first result of a results file; exits 2 naming the file when it
+// cannot be read (a run that wrote nothing).
 nnbench::results::RunResult load(const char* path) {
   std::ifstream in(path);
-  return nnbench::results::report_from_json(nlohmann::json::parse(in))
-      .results.at(0);
+  const bool opened = in.is_open();
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  if (!opened || j.is_discarded() || !j.contains("results") ||
+      j["results"].empty()) {
+    std::fprintf(stderr, "%s: no results to read\n", path);
+    std::exit(2);
+  }
+  return nnbench::results::report_from_json(j).results.at(0);
 }
 
 }  // namespace
