@@ -4,7 +4,8 @@
 # kernel has it, else tbf: rate only), one Gloo rank in each. Per rate: the
 # all-reduce sweep across the link and its ring-model fit, 2-rank training
 # of each model (1 thread per rank, strong scaling), and the model's
-# prediction against it from a 1-process run measured just before. Needs
+# prediction against it from a 1-process run measured just before; the
+# all-reduce sweep over Open MPI too (ALLREDUCE_ONLY=1: sweeps only). Needs
 # root; nothing else may run meanwhile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +37,12 @@ for rate in ${RATES:-10000 1000}; do
   fit=$(sed -n 's/ring model fit: alpha \([0-9.]*\) us per step, beta \([0-9.]*\) ns.*/\1 \2/p' "$out/allreduce-$rate.txt")
   echo "== $rate Mbit/s: $(head -1 "$out/allreduce-$rate.txt"), fit alpha_us beta_ns: $fit"
   cat "$out/allreduce-$rate.txt"
+  if command -v mpirun >/dev/null; then
+    netns_mpirun $bin/allreduce_bandwidth mpi >"$out/allreduce-mpi-$rate.txt" 2>/dev/null || true
+    echo "== $rate Mbit/s, Open MPI across the namespaces"
+    cat "$out/allreduce-mpi-$rate.txt"
+  fi
+  [ "${ALLREDUCE_ONLY:-0}" = 1 ] && continue
   for model in ${MODELS:-resnet-56 alexnet-r}; do
     $bin/nnbench run --model "$model" "${common[@]}" \
       --out "$out/$model-1x1-$rate.json" >/dev/null 2>&1 || true

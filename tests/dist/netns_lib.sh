@@ -43,3 +43,21 @@ netns_down() {
   [ -n "$NETNS_B" ] && ip netns del "$NETNS_B" 2>/dev/null
   return 0
 }
+# mpirun with one rank in each namespace (a hostfile of their addresses,
+# launched through netns_agent.sh, TCP over the veth link only); started
+# in namespace A, where mpirun counts 10.231.0.1 as its own host.
+netns_mpirun() {
+  local dir hosts root=()
+  dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  hosts=$(mktemp /tmp/nnbench-hosts-XXXXXX)
+  printf "10.231.0.1 slots=1\n10.231.0.2 slots=1\n" >"$hosts"
+  [ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
+  NNBENCH_NETNS_A=$NETNS_A NNBENCH_NETNS_B=$NETNS_B \
+    ip netns exec "$NETNS_A" mpirun "${root[@]}" -np 2 --hostfile "$hosts" \
+    --mca plm_rsh_agent "$dir/netns_agent.sh" -x NNBENCH_NETNS_A -x NNBENCH_NETNS_B \
+    --mca oob_tcp_if_include 10.231.0.0/24 --mca btl tcp,self \
+    --mca btl_tcp_if_include 10.231.0.0/24 --bind-to none "$@"
+  local rc=$?
+  rm -f "$hosts"
+  return $rc
+}

@@ -2,7 +2,9 @@
 # Two "machines" on this one: network namespaces joined by a veth pair,
 # shaped with tc (netem: delay and rate; where the kernel lacks netem, as
 # Firecracker VMs do, tbf: rate only), one Gloo rank in each over TCP
-# (docs/distributed.md). Checks that the run completes with 2 ranks and
+# (docs/distributed.md), then the same over Open MPI (mpirun with a
+# hostfile of the two addresses and a launch agent per namespace). Checks
+# for each engine that the run completes with 2 ranks and
 # that its all-reduce took at least what the shaped link allows: the
 # traffic crossed it, not loopback. Exits 77 (ctest: skipped), saying why,
 # without the rights to make namespaces.
@@ -35,7 +37,8 @@ wait $p1; c1=$?
 if [ $c0 -ne 0 ] || [ $c1 -ne 0 ]; then
   echo "FAIL: ranks exited $c0 and $c1"; cat "$dir/0.log" "$dir/1.log"; exit 1
 fi
-/usr/bin/python3 - "$dir/r.json" "$delay" "$rate" <<'PY'
+check() {
+/usr/bin/python3 - "$1" "$delay" "$rate" "$2" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
 d = r["distributed"]
@@ -47,7 +50,16 @@ bound = max(delay, d["gradient_bytes"] / 2 / rate)
 print(f'state {r["state"]}, ranks {d["ranks"]}, all-reduce {d["allreduce_seconds"]*1e3:.2f} ms '
       f'per step for {d["gradient_bytes"]} bytes; the link allows no less than {bound*1e3:.2f} ms')
 assert r["state"] == "ok", r.get("message")
-assert d["ranks"] == 2 and d["engine"] == "gloo"
+assert d["ranks"] == 2 and d["engine"] == sys.argv[4], d["engine"]
 assert d["allreduce_seconds"] >= bound, "the all-reduce did not cross the shaped link"
 print("PASS")
 PY
+}
+check "$dir/r.json" gloo || exit 1
+if command -v mpirun >/dev/null; then
+  netns_mpirun "$nnbench" "${args[@]/gloo/mpi}" --out "$dir/m.json" >"$dir/m.log" 2>&1 ||
+    { echo "FAIL: mpirun across the namespaces"; cat "$dir/m.log"; exit 1; }
+  check "$dir/m.json" mpi || exit 1
+else
+  echo "no mpirun: Open MPI across the namespaces not checked"
+fi
