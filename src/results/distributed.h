@@ -12,7 +12,7 @@ namespace nnbench::results {
 // What was asked: engine "" runs one process.
 struct DistributedRequest {
   std::string engine;  // "", "mpi", "gloo"
-  int processes = 1;  // asked for (--processes; 0: ranks started by mpirun)
+  int processes = 1;   // asked for (--processes; 0: ranks started by mpirun)
   // strong: the global batch (RunRequest::batch) is split over the ranks
   // (DLBench); weak: every rank runs RunRequest::batch (the cloud study).
   std::string scaling = "strong";
