@@ -1,0 +1,62 @@
+#include "report/chart_parts.h"
+
+#include <fmt/core.h>
+
+#include <iterator>
+
+namespace nnbench::report::parts {
+namespace {
+
+const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd",
+                          "#8c564b", "#e377c2", "#17becf", "#bcbd22"};
+
+}  // namespace
+
+using nlohmann::json;
+
+std::string color(size_t i) { return kPalette[i % std::size(kPalette)]; }
+
+std::string Palette::of(const std::string& series) {
+  return color(index_.emplace(series, index_.size()).first->second);
+}
+
+std::string threads_of(const results::RunResult& r) {
+  return r.effective_or("threads", std::to_string(r.requested.options.threads));
+}
+
+std::string ranks_tag(const results::RunResult& r) {
+  if (!r.distributed || r.distributed->ranks <= 1) return "";
+  return " p" + std::to_string(r.distributed->ranks) + " " +
+         r.distributed->engine;
+}
+
+std::string series(const Source& s, const std::string& backend, bool many) {
+  return many ? backend + " [" + s.label + "]" : backend;
+}
+
+std::string ms(double seconds) { return fmt::format("{:.3f}", seconds * 1e3); }
+
+json axis(const std::string& title, const std::string& type) {
+  json a = {{"title", {{"display", true}, {"text", title}}}};
+  if (!type.empty()) a["type"] = type;
+  return a;
+}
+
+json base_config(const std::string& type, const json& data, const json& x,
+                 const json& y) {
+  return {{"type", type},
+          {"data", data},
+          {"options",
+           {{"animation", false},
+            {"responsive", true},
+            {"maintainAspectRatio", false},
+            {"scales", {{"x", x}, {"y", y}}},
+            {"plugins",
+             {{"legend",
+               {{"position", "bottom"},
+                {"labels", {{"usePointStyle", true}}}}}}}}}};
+}
+
+bool many_sources(const std::vector<Source>& s) { return s.size() > 1; }
+
+}  // namespace nnbench::report::parts

@@ -1,0 +1,49 @@
+#pragma once
+// What the report's figures share (charts.cpp, scaling_charts.cpp): colours,
+// how a result is named and grouped, Chart.js axes and configurations.
+// Internal to src/report.
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "report/charts.h"
+#include "report/source.h"
+
+namespace nnbench::report::parts {
+
+inline constexpr const char* kInvalid = "#b0b0b0";  // invalid or contended
+inline constexpr const char* kOom = "#d62728";
+
+std::string color(size_t i);
+
+// One colour per series (backend, and source when several) in every chart
+// of a report, in the order the series first appear.
+class Palette {
+ public:
+  std::string of(const std::string& series);
+
+ private:
+  std::map<std::string, size_t> index_;
+};
+
+std::string threads_of(const results::RunResult& r);
+// Data-parallel runs: " p2 mpi", so that no chart pools them with
+// one-process runs of the same threads.
+std::string ranks_tag(const results::RunResult& r);
+// The series a result belongs to: its backend, and its source when the
+// report has several.
+std::string series(const Source& s, const std::string& backend, bool many);
+std::string ms(double seconds);
+nlohmann::json axis(const std::string& title, const std::string& type = "");
+nlohmann::json base_config(const std::string& type, const nlohmann::json& data,
+                           const nlohmann::json& x, const nlohmann::json& y);
+bool many_sources(const std::vector<Source>& s);
+
+// Speed-up and efficiency against threads; speed-up against processes.
+std::vector<Chart> scaling(const std::vector<Source>& sources,
+                           Palette& palette);
+std::vector<Chart> process_scaling(const std::vector<Source>& sources,
+                                   Palette& palette);
+
+}  // namespace nnbench::report::parts
