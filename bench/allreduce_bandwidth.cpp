@@ -29,10 +29,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const long max_bytes = argc > 2 ? std::atol(argv[2]) : (64L << 20);
-  nnbench::dist::GroupOptions o;
-  if (const char* r = std::getenv("NNBENCH_RENDEZVOUS")) o.rendezvous = r;
-  if (const char* i = std::getenv("GLOO_SOCKET_IFNAME")) o.interface = i;
-  auto g = nnbench::dist::make_group(argv[1], o);
+  auto g = nnbench::dist::make_group(argv[1], {});
   const int rank = g->rank(), size = g->size();
   std::vector<nnbench::scaling::Sample> samples;
   if (rank == 0)

@@ -121,9 +121,6 @@ bool start_distributed(backend::Backend& b, const model::Model& m, RunArgs& a,
     *exit_code = launch_and_record(b, m, a);
     return true;
   }
-  if (a.group_options.rendezvous.empty())
-    if (const char* r = std::getenv("NNBENCH_RENDEZVOUS"))
-      a.group_options.rendezvous = r;
   a.group = dist::make_group(d.engine, a.group_options);
   return false;
 }

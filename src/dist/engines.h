@@ -12,7 +12,8 @@ namespace nnbench::dist {
 
 struct GroupOptions {
   // Gloo's meeting point: "file:PATH" (ranks on one machine) or
-  // "tcp:HOST:PORT" (rank 0 listens). MPI finds its peers through mpirun.
+  // "tcp:HOST:PORT" (rank 0 listens); "" = $NNBENCH_RENDEZVOUS. MPI finds
+  // its peers through mpirun.
   std::string rendezvous;
   int rank = -1, size = 0;      // Gloo: -1 reads the launcher's environment
   double timeout_seconds = 60;  // Gloo: a peer silent this long is an error

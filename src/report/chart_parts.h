@@ -39,6 +39,9 @@ nlohmann::json axis(const std::string& title, const std::string& type = "");
 nlohmann::json base_config(const std::string& type, const nlohmann::json& data,
                            const nlohmann::json& x, const nlohmann::json& y);
 bool many_sources(const std::vector<Source>& s);
+// A throughput result that ran (state ok) and is valid: what speed-ups
+// are computed from.
+bool trusted_throughput(const results::RunResult& r);
 
 // Speed-up and efficiency against threads; speed-up against processes.
 std::vector<Chart> scaling(const std::vector<Source>& sources,

@@ -26,9 +26,7 @@ std::vector<Chart> scaling(const std::vector<Source>& sources,
   std::vector<std::string> order;
   for (const auto& s : sources)
     for (const auto& r : s.runs) {
-      if (r.kind != "throughput" || r.state != results::State::kOk ||
-          !r.validity.valid())
-        continue;
+      if (!trusted_throughput(r)) continue;
       const std::string g = r.model + " " +
                             series(s, r.backend, many_sources(sources)) + " " +
                             backend::mode_name(r.requested.mode) + " b" +
@@ -119,9 +117,7 @@ std::vector<Chart> process_scaling(const std::vector<Source>& sources,
   std::vector<std::string> order;
   for (const auto& s : sources)
     for (const auto& r : s.runs) {
-      if (r.kind != "throughput" || r.state != results::State::kOk ||
-          !r.validity.valid())
-        continue;
+      if (!trusted_throughput(r)) continue;
       const std::string& name = r.backend;
       const std::string key =
           r.model + " " + name + " " + backend::mode_name(r.requested.mode) +

@@ -192,9 +192,7 @@ int run_case_file(const std::string& in, const std::string& out) {
   std::unique_ptr<results::Record> r;
   try {
     if (!d.engine.empty()) {
-      dist::GroupOptions o;
-      if (const char* v = std::getenv("NNBENCH_RENDEZVOUS")) o.rendezvous = v;
-      group = dist::make_group(d.engine, o);
+      group = dist::make_group(d.engine, {});
       ctx.group = group.get();
     }
     r = run_in_process(p, ctx);

@@ -162,7 +162,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   nnbench::dist::GroupOptions o;
-  if (const char* r = std::getenv("NNBENCH_RENDEZVOUS")) o.rendezvous = r;
   o.timeout_seconds = 120;
   std::unique_ptr<nnbench::dist::Group> g;
   try {

@@ -126,6 +126,10 @@ std::unique_ptr<Group> make_gloo_group(const GroupOptions& given) {
   // caller did not.
   if (o.interface.empty())
     if (const char* i = std::getenv("GLOO_SOCKET_IFNAME")) o.interface = i;
+  // The launcher (`nnbench run --processes`, suite cases) and the test
+  // scripts hand every rank the meeting point this way.
+  if (o.rendezvous.empty())
+    if (const char* r = std::getenv("NNBENCH_RENDEZVOUS")) o.rendezvous = r;
   if (o.rendezvous.empty())
     throw Error(
         "Gloo needs a rendezvous (--rendezvous file:PATH or tcp:HOST:PORT) "
