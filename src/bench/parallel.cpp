@@ -1,7 +1,11 @@
 #include "bench/parallel.h"
 
+#include <fmt/core.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -116,21 +120,74 @@ void Parallel::agree(double* seconds, bool* done, bool measured) {
   *done = v[1] > 0;
 }
 
+namespace {
+
+// This process's CPU affinity mask as 32-bit words, exact in doubles, so
+// that it travels through allgather.
+constexpr int kMaskWords = CPU_SETSIZE / 32;
+std::vector<double> mask_words() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<double> w(kMaskWords, 0.0);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return w;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) w[c / 32] += static_cast<double>(1u << (c % 32));
+  return w;
+}
+
+int bits(const std::vector<uint32_t>& words) {
+  int n = 0;
+  for (uint32_t x : words) n += __builtin_popcount(x);
+  return n;
+}
+
+}  // namespace
+
 void Parallel::exclude_other_ranks(results::CpuUsage& u,
                                    results::Validity& v) const {
-  if (!group_) return;
-  const auto all = group_->allgather({u.process_cpu_seconds, host_});
+  if (!group_) {
+    if (u.cpus > 0 && u.threads > u.cpus)
+      v.add("oversubscribed", std::to_string(u.threads) + " threads on the " +
+                                  std::to_string(u.cpus) +
+                                  " CPUs this process may use: they take "
+                                  "turns on the cores");
+    return;
+  }
+  std::vector<double> mine = {u.process_cpu_seconds, host_,
+                              static_cast<double>(u.threads)};
+  const auto words = mask_words();
+  mine.insert(mine.end(), words.begin(), words.end());
+  const auto all = group_->allgather(mine);
   double others = 0;
-  for (int r = 0; r < group_->size(); ++r)
-    if (r != group_->rank() && all[r][1] == host_) others += all[r][0];
+  // Per machine: every rank's threads against the CPUs of all their masks
+  // (mpirun binds each rank to its own core by default), and each rank's
+  // against its own mask.
+  int threads = 0;
+  std::vector<uint32_t> cpus(kMaskWords, 0);
+  std::string crowded;
+  for (int r = 0; r < group_->size(); ++r) {
+    if (all[r][1] != host_) continue;
+    if (r != group_->rank()) others += all[r][0];
+    threads += static_cast<int>(all[r][2]);
+    std::vector<uint32_t> own(kMaskWords);
+    for (int i = 0; i < kMaskWords; ++i) {
+      own[i] = static_cast<uint32_t>(all[r][3 + i]);
+      cpus[i] |= own[i];
+    }
+    if (all[r][2] > bits(own) && crowded.empty())
+      crowded = fmt::format("rank {}: {} threads on the {} CPUs of its mask", r,
+                            all[r][2], bits(own));
+  }
   if (u.other_cpu_seconds >= 0)
     u.other_cpu_seconds = std::max(0.0, u.other_cpu_seconds - others);
-  const int wanted = u.threads * local_ranks_;
-  if (u.cpus > 0 && wanted > u.cpus)
-    v.add("oversubscribed", std::to_string(local_ranks_) + " ranks x " +
-                                std::to_string(u.threads) +
-                                " threads on this machine's " +
-                                std::to_string(u.cpus) + " CPUs");
+  if (!crowded.empty())
+    v.add("oversubscribed", crowded);
+  else if (threads > bits(cpus))
+    v.add("oversubscribed", std::to_string(local_ranks_) + " ranks with " +
+                                std::to_string(threads) +
+                                " threads in all on the " +
+                                std::to_string(bits(cpus)) +
+                                " CPUs their masks allow on this machine");
 }
 
 void Parallel::finish(results::RunResult& res, int threads) const {

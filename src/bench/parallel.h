@@ -41,10 +41,13 @@ class Parallel {
   // After each step: records this rank's times, then makes `seconds` the
   // slowest rank's and `done` true when any rank is done.
   void agree(double* seconds, bool* done, bool measured);
-  // Collective, after measuring: the busy time of the ranks beside this
-  // one on the machine is the run's own, not other load, and is taken out
-  // of u.other_cpu_seconds; ranks x threads beyond the CPUs make the run
-  // invalid ("oversubscribed": they compete for the cores by request).
+  // After measuring (collective with a group): the busy time of the ranks
+  // beside this one on the machine is the run's own, not other load, and
+  // is taken out of u.other_cpu_seconds. More threads than CPUs make the
+  // run invalid ("oversubscribed": they compete for the cores by request):
+  // without a group, this process's threads against its affinity mask;
+  // with one, per machine, every rank's threads against the union of the
+  // ranks' masks, and each rank's against its own.
   void exclude_other_ranks(results::CpuUsage& u, results::Validity& v) const;
   // Fills res.distributed and counts the global batch in the throughput.
   void finish(results::RunResult& res, int threads) const;

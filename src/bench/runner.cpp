@@ -1,5 +1,7 @@
 #include "bench/runner.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,6 +21,7 @@
 #include "model/model_file.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace nnbench::bench {
 namespace {
@@ -127,9 +130,24 @@ void measure(Loop& loop, const results::RunRequest& r, Parallel& par,
     done = stop.done({res.samples, seconds_since(t0)});
     par.agree(&res.samples.back(), &done, true);
   }
+  const double elapsed = seconds_since(t0);
   res.cpu_usage = probe.stop(effective_threads(res, r));
   par.exclude_other_ranks(res.cpu_usage, res.validity);
   judge_contention(res.cpu_usage, r.contention.rule, res.validity);
+  // A maximum that cut the measurement short of a minimum leaves fewer
+  // samples than the rules promise: the statistics are not the ones asked.
+  const auto unmet = stop.unmet({res.samples, elapsed});
+  if (!unmet.empty()) {
+    std::string what;
+    for (const auto& u : unmet) what += (what.empty() ? "" : ", ") + u;
+    res.validity.add(
+        "stopped_early",
+        fmt::format(
+            "a maximum ({}, {:g} s) ended the "
+            "measurement after {} in {:.3g} s, before {}",
+            util::count(r.stop.max_iterations, "iteration"), r.stop.max_seconds,
+            util::count(res.samples.size(), "iteration"), elapsed, what));
+  }
 }
 
 void finish(const model::Model& m, const results::RunRequest& r,
@@ -155,9 +173,9 @@ void run_stages(backend::Backend& b, const model::Model& m,
     // Refused: nothing allocated, nothing run.
     throw results::RunError(
         State::kOom,
-        "estimated " + std::to_string(need / (1 << 30)) + " GiB needed, " +
-            std::to_string(have / (1 << 30)) +
-            " GiB available (disable with --no-memory-check)",
+        fmt::format("estimated {} needed, {} available (disable with "
+                    "--no-memory-check)",
+                    util::bytes_text(need), util::bytes_text(have)),
         "estimate");
   }
   auto t0 = Clock::now();
@@ -271,8 +289,11 @@ results::RunResult run(backend::Backend& b, const model::Model& m,
       res.validity.add("contended",
                        "another rank's threads did not get "
                        "their CPUs (see its output)");
-    if (res.validity.valid() ||
-        p.action != results::ContentionPolicy::Action::kRetry ||
+    // Only contention is worth a rerun: other reasons would come again.
+    bool contended = false;
+    for (const auto& why : res.validity.reasons)
+      contended = contended || why.reason == "contended";
+    if (!contended || p.action != results::ContentionPolicy::Action::kRetry ||
         attempt > p.retries)
       return res;
     std::this_thread::sleep_for(std::chrono::duration<double>(p.pause_seconds));

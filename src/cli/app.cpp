@@ -5,16 +5,62 @@
 #include <map>
 
 #include "cli/commands.h"
+#include "study/store.h"
 #include "util/error.h"
+#include "util/lifeline.h"
 
 namespace nnbench::cli {
+
+namespace {
+
+// The first word that is neither an option nor an option's value, at each
+// level of subcommands, must name a subcommand where one is required:
+// otherwise CLI11 says only "A subcommand is required". "" when all do.
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* at = &app;
+  std::string path = "nnbench";
+  for (int i = 1; i < argc; ++i) {
+    const std::string w = argv[i];
+    if (w == "--") break;
+    if (w.size() > 1 && w[0] == '-') {
+      if (w.find('=') != std::string::npos) continue;
+      const CLI::Option* o = nullptr;
+      for (const CLI::App* up = at; up && !o; up = up->get_parent())
+        o = up->get_option_no_throw(w);
+      if (o && o->get_items_expected_min() > 0) ++i;  // its value
+      continue;
+    }
+    const auto subs = at->get_subcommands({});
+    if (subs.empty()) break;  // positionals of a leaf command
+    const CLI::App* next = nullptr;
+    for (const auto* s : subs)
+      if (s->check_name(w)) next = s;
+    if (!next) {
+      std::string known;
+      for (const auto* s : subs)
+        if (!s->get_group().empty())
+          known += (known.empty() ? "" : ", ") + s->get_name();
+      return "unknown command '" + w + "' for " + path +
+             " (commands: " + known + ")";
+    }
+    at = next;
+    path += " " + w;
+  }
+  return "";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
       "nnbench: deep-learning benchmarks with honest statistics.\n"
       "Exit codes: 0 ok, 1 a run ended in a state other than ok, 2 usage or "
-      "input error."};
+      "input error, 3 the results store or a file could not be read or "
+      "written."};
   app.require_subcommand(1);
+  // A parent's options are accepted after a subcommand's name, as git does:
+  // `nnbench results list --db r.db` as `nnbench results --db r.db list`.
+  app.fallthrough();
   std::map<CLI::App*, Action> actions;
   auto* run = app.add_subcommand("run", "Benchmark one model on one backend");
   actions[run] = add_run(*run);
@@ -42,18 +88,37 @@ int main(int argc, char** argv) {
   auto* one_case = app.add_subcommand("case", "");  // the suite's child
   one_case->group("");
   actions[one_case] = add_case(*one_case);
+  if (const std::string why = unknown_command(app, argc, argv); !why.empty()) {
+    fmt::print(stderr, "nnbench: error: {}\n", why);
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
   }
+  // Every error that reaches here is one message and a documented code,
+  // never std::terminate.
   try {
     for (auto& [sub, action] : actions)
       if (sub->parsed()) return action();
   } catch (const Error& e) {
     fmt::print(stderr, "nnbench: error: {}\n", e.what());
     return kExitUsage;
+  } catch (const util::lifeline::Interrupted& e) {
+    // The children have ended; this process's files go, then the
+    // conventional code of a process ended by that signal.
+    util::lifeline::cleanup();
+    if (!util::lifeline::note().empty())
+      fmt::print(stderr, "{}\n", util::lifeline::note());
+    return 128 + e.signal();
+  } catch (const study::StoreError& e) {
+    fmt::print(stderr, "nnbench: error: {}\n", e.what());
+    return kExitIo;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "nnbench: error: {}\n", e.what());
+    return kExitIo;
   }
   return kExitUsage;
 }

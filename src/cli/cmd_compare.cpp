@@ -5,6 +5,7 @@
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/loaded.h"
+#include "cli/options.h"
 #include "compare/compare.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -17,7 +18,7 @@ struct CompareArgs {
   compare::Options options;
   double noise_pct = 1;
   std::optional<double> fail_on_regression;
-  bool ignore_threads = false;
+  bool ignore_threads = false, allow_disjoint = false;
 };
 
 // Every result of a case is one repetition; a case that never ran ok is
@@ -63,6 +64,13 @@ int compare_command(CompareArgs& a) {
   const auto r =
       compare::compare_all(cases_of(la, !a.ignore_threads),
                            cases_of(lb, !a.ignore_threads), a.options);
+  // Nothing in common compares nothing: a CI gate must not pass on it.
+  if (r.cases.empty() && !a.allow_disjoint)
+    throw Error(fmt::format(
+        "compare: {} and {} have no case in common ({} cases only in A, {} "
+        "only in B{}); --allow-disjoint reports them anyway",
+        la.label, lb.label, r.only_a.size(), r.only_b.size(),
+        a.ignore_threads ? "" : "; --ignore-threads matches across threads"));
   std::string text;
   if (a.format == "json") {
     auto j = compare::to_json(r, a.options);
@@ -101,7 +109,7 @@ Action add_compare(CLI::App& app) {
   app.add_option("--noise", a->noise_pct,
                  "Percent difference below which a significant change is "
                  "still 'no change'")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   app.add_option("--alpha", a->options.alpha,
                  "Significance level of the Mann-Whitney U test")
@@ -109,19 +117,22 @@ Action add_compare(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--min-samples", a->options.min_samples,
                  "Fewer samples on either side: inconclusive")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   app.add_option("--min-repetitions", a->options.min_repetitions,
                  "Fewer repetitions (processes) on either side: "
                  "inconclusive. 1 accepts one process a side, whose "
                  "iterations do not show process-to-process variation")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   app.add_option("--seed", a->options.seed, "Bootstrap seed")
       ->capture_default_str();
   app.add_option("--fail-on-regression", a->fail_on_regression,
                  "Exit 1 when a case is slower by more than this percent")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
+  app.add_flag("--allow-disjoint", a->allow_disjoint,
+               "Report sides with no case in common (exit 0) instead of the "
+               "usage error (exit 2)");
   app.add_flag("--ignore-threads", a->ignore_threads,
                "Match cases whatever their thread counts (e.g. a 1-thread "
                "run against a 2-thread run)");

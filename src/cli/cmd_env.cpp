@@ -3,6 +3,7 @@
 
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/session.h"
 #include "machine/threads.h"
 
@@ -68,7 +69,7 @@ Action add_env(CLI::App& app) {
   app.add_flag("!--no-peak", a->peak, "Skip the GEMM peak calibration");
   app.add_option("--threads", a->threads,
                  "Threads for the peak calibration (0: all usable CPUs)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   return [a] { return env_command(*a); };
 }
 

@@ -20,7 +20,8 @@ struct ReportArgs {
 int report_command(ReportArgs& a) {
   util::check_writable(a.out);
   if (a.inputs.empty()) {  // the latest stored run
-    study::Store store(study::Store::path_or_default(a.db));
+    study::Store store(study::Store::path_or_default(a.db),
+                       study::Store::Open::kExisting);
     const auto runs = store.runs();
     if (runs.empty())
       throw Error("no runs in the results store; name a run id or a file");

@@ -15,6 +15,7 @@
 #include "study/store.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace nnbench::cli {
 namespace {
@@ -24,7 +25,8 @@ struct ResultsArgs {
 };
 
 study::Store open(const ResultsArgs& a) {
-  return study::Store(study::Store::path_or_default(a.db));
+  return study::Store(study::Store::path_or_default(a.db),
+                      study::Store::Open::kExisting);
 }
 
 study::RunRow need_run(study::Store& s, const std::string& id) {
@@ -137,31 +139,73 @@ std::string export_csv(const std::vector<study::ResultRow>& rows) {
   return out;
 }
 
-// Rows: model, backend, precision, mode; columns: the axis that varies
-// (threads if several, else batch sizes); cells: median ms per mini-batch
-// (the median over repetitions' medians), OOM where it ran out of memory.
+// The key columns of a table row and the cell's column, from one result.
+// Every dimension the run varies is a key: the column axis (threads when
+// several, else batch), model, backend, precision, mode or scenario, and
+// batch, threads and processes wherever they vary without being the
+// column. A cell then holds only repetitions of one case, never an average
+// of different cases.
+struct TableAxes {
+  bool by_threads = false, batch_key = false, ranks_key = false,
+       scenario_key = false;
+};
+
+TableAxes table_axes(const std::vector<study::ResultRow>& rows) {
+  std::set<int> threads, ranks;
+  std::set<int64_t> batches;
+  std::set<std::string> scenarios;
+  for (const auto& r : rows) {
+    threads.insert(r.threads);
+    batches.insert(r.batch);
+    ranks.insert(study::ranks_of(r));
+    scenarios.insert(r.scenario);
+  }
+  TableAxes t;
+  t.by_threads = threads.size() > 1;
+  t.batch_key = t.by_threads && batches.size() > 1;
+  t.ranks_key = ranks.size() > 1;
+  t.scenario_key = scenarios.size() > 1;
+  return t;
+}
+
+std::vector<std::string> row_key(const TableAxes& t,
+                                 const study::ResultRow& r) {
+  std::vector<std::string> k{r.model, r.backend, r.precision, r.mode};
+  if (t.scenario_key) k.push_back(r.scenario);
+  if (t.batch_key) k.push_back(std::to_string(r.batch));
+  if (t.ranks_key) {
+    const int p = study::ranks_of(r);
+    k.push_back(p > 1 ? std::to_string(p) + " " + study::engine_of(r) : "1");
+  }
+  return k;
+}
+
+// A row per case without its column axis; columns: threads when several,
+// else batch sizes; cells: median ms per mini-batch (the median over the
+// repetitions' medians), OOM where it ran out of memory.
 std::string export_md(const study::RunRow& run,
                       const std::vector<study::ResultRow>& rows) {
+  const TableAxes axes = table_axes(rows);
   std::set<int> threads;
   std::set<int64_t> batches;
   for (const auto& r : rows) threads.insert(r.threads), batches.insert(r.batch);
-  const bool by_threads = threads.size() > 1;
+  const auto column = [&](const study::ResultRow& r) {
+    return axes.by_threads ? util::count(r.threads, "thread")
+                           : "batch " + std::to_string(r.batch);
+  };
   std::vector<std::string> cols;
-  if (by_threads)
-    for (int t : threads) cols.push_back(std::to_string(t) + " threads");
+  if (axes.by_threads)
+    for (int t : threads) cols.push_back(util::count(t, "thread"));
   else
     for (int64_t b : batches) cols.push_back("batch " + std::to_string(b));
-  std::vector<std::string> row_keys;
-  std::map<std::string,
+  std::vector<std::vector<std::string>> row_keys;
+  std::map<std::vector<std::string>,
            std::map<std::string, std::vector<const study::ResultRow*>>>
       cells;
   for (const auto& r : rows) {
-    const std::string key =
-        r.model + " | " + r.backend + " | " + r.precision + " | " + r.mode;
+    const auto key = row_key(axes, r);
     if (!cells.count(key)) row_keys.push_back(key);
-    const std::string col = by_threads ? std::to_string(r.threads) + " threads"
-                                       : "batch " + std::to_string(r.batch);
-    cells[key][col].push_back(&r);
+    cells[key][column(r)].push_back(&r);
   }
   std::string out = fmt::format(
       "Suite {} (run {}): {}; OOM: out of memory; (invalid: reasons): "
@@ -170,13 +214,20 @@ std::string export_md(const study::RunRow& run,
       !rows.empty() && rows[0].scenario == "training"
           ? "seconds per training run (time to target, or all epochs)"
           : "median ms per mini-batch");
-  out += "| model | backend | precision | mode |";
+  std::vector<std::string> head{"model", "backend", "precision", "mode"};
+  if (axes.scenario_key) head.push_back("scenario");
+  if (axes.batch_key) head.push_back("batch");
+  if (axes.ranks_key) head.push_back("processes");
+  out += "|";
+  for (const auto& h : head) out += " " + h + " |";
   for (const auto& c : cols) out += " " + c + " |";
-  out += "\n|---|---|---|---|";
+  out += "\n|";
+  for (size_t i = 0; i < head.size(); ++i) out += "---|";
   for (size_t i = 0; i < cols.size(); ++i) out += "---:|";
   out += "\n";
   for (const auto& key : row_keys) {
-    out += "| " + key + " |";
+    out += "|";
+    for (const auto& k : key) out += " " + k + " |";
     for (const auto& c : cols) {
       const auto it = cells[key].find(c);
       if (it == cells[key].end()) {

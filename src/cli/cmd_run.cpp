@@ -25,6 +25,7 @@ struct RunArgs {
   std::string model, model_file, mode = "train", out, scenario = "throughput";
   results::RunRequest request;
   bool verify = false;
+  bool batch_given = false, mode_given = false;
   // Data parallel (--distributed): the group this process joined.
   int processes = 0;  // 0: not given
   dist::GroupOptions group_options;
@@ -106,6 +107,18 @@ int launch_and_record(backend::Backend& b, const model::Model& m,
   return kExitRunNotOk;
 }
 
+// Strong scaling splits the global batch over the ranks: one that does not
+// split is a usage error before any rank starts (or, under a user's
+// mpirun, before any rank measures).
+void check_split(const results::RunRequest& r, int ranks) {
+  if (r.distributed.scaling == "strong" && ranks > 1 && r.batch % ranks != 0)
+    throw Error("--batch " + std::to_string(r.batch) + " does not split over " +
+                std::to_string(ranks) +
+                " ranks (strong scaling divides the global batch): give a "
+                "multiple of " +
+                std::to_string(ranks) + ", or --scaling weak");
+}
+
 // --distributed: start the ranks (--processes N), or join the group this
 // process was started into. Returns true when the launcher ran the ranks.
 bool start_distributed(backend::Backend& b, const model::Model& m, RunArgs& a,
@@ -117,11 +130,13 @@ bool start_distributed(backend::Backend& b, const model::Model& m, RunArgs& a,
     return false;
   }
   d.processes = a.processes;  // 0: started by mpirun, not asked here
+  if (a.processes > 1) check_split(a.request, a.processes);
   if (a.processes > 1 && !dist::started_as_rank()) {
     *exit_code = launch_and_record(b, m, a);
     return true;
   }
   a.group = dist::make_group(d.engine, a.group_options);
+  check_split(a.request, a.group->size());  // under a user's mpirun
   return false;
 }
 
@@ -146,7 +161,25 @@ int run_quiet_rank(backend::Backend& b, const model::Model& m, RunArgs& a) {
   return finish_rank(a, r);
 }
 
+// Settings that contradict each other are usage errors, before anything
+// runs: never a run that silently does something else.
+void check_request(const RunArgs& a) {
+  if (const auto why = results::rule_problem(a.request.warmup, a.request.stop);
+      !why.empty())
+    throw Error(why);
+  if (a.scenario != "latency") return;
+  std::string wrong;
+  if (a.batch_given && a.request.batch != 1)
+    wrong = "--batch " + std::to_string(a.request.batch);
+  if (a.mode_given && a.mode != "infer")
+    wrong += (wrong.empty() ? "" : " and ") + std::string("--mode ") + a.mode;
+  if (!wrong.empty())
+    throw Error("--scenario latency measures batch-1 inference, not " + wrong +
+                " (the throughput scenario takes those)");
+}
+
 int run_command(RunArgs& a) {
+  check_request(a);
   const model::Model m = resolve_model(a.model, a.model_file);
   a.request.mode = backend::mode_from_name(a.mode);
   auto b = backend::make_backend(a.request.backend);
@@ -198,7 +231,7 @@ void add_distributed_options(CLI::App& app, RunArgs& a) {
   app.add_option("--dist-timeout", a.group_options.timeout_seconds,
                  "Seconds a rank waits for a silent peer (Gloo) and the "
                  "launcher gives the others after a rank dies")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   app.add_option("--gloo-interface", a.group_options.interface,
                  "Network interface Gloo binds (default: by host name)");
@@ -220,7 +253,7 @@ Action add_run(CLI::App& app) {
       ->check(CLI::IsMember({"train", "infer"}))
       ->capture_default_str();
   app.add_option("--batch", a->request.batch, "Mini-batch size")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   app.add_option("--out", a->out, "Write the results as JSON to this file");
   app.add_flag("--verify", a->verify,
@@ -228,7 +261,11 @@ Action add_run(CLI::App& app) {
                "batch; record no timing if it fails");
   add_measurement_options(app, a->request);
   add_distributed_options(app, *a);
-  return [a] { return run_command(*a); };
+  return [a, &app] {
+    a->batch_given = app.count("--batch") > 0;
+    a->mode_given = app.count("--mode") > 0;
+    return run_command(*a);
+  };
 }
 
 }  // namespace nnbench::cli

@@ -4,12 +4,17 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <map>
+#include <set>
+
 #include "backend/registry.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
 #include "cli/table.h"
+#include "data/manifest.h"
 #include "machine/threads.h"
 #include "results/result.h"
 #include "study/cost.h"
@@ -22,6 +27,7 @@
 #include "util/atomic_file.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/lifeline.h"
 
 namespace nnbench::cli {
 namespace {
@@ -126,12 +132,6 @@ class Progress {
   util::Clock::time_point t0_ = util::Clock::now();
 };
 
-bool known_backend(const std::string& name) {
-  for (const auto& b : backend::backend_names())
-    if (b == name) return true;
-  return false;
-}
-
 bool counts_as_failure(const results::Record& r,
                        const results::RunRequest& req) {
   // An oom or unimplemented cell is a result, as in the studies' tables.
@@ -187,10 +187,63 @@ std::string training_table(const std::vector<results::TrainRun>& runs) {
   return t.str();
 }
 
+// The plan as one hash: its sorted case keys (an interleave seed only
+// changes their order). A resume must plan the same cases.
+std::string plan_hash(const std::vector<study::PlannedCase>& cases) {
+  std::vector<std::string> keys;
+  for (const auto& c : cases) keys.push_back(c.key);
+  std::sort(keys.begin(), keys.end());
+  std::string all;
+  for (const auto& k : keys) all += k + "\n";
+  return data::sha256_hex(all);
+}
+
+void check_resume(const study::RunRow& run, const study::SuiteSpec& spec,
+                  const std::vector<study::PlannedCase>& cases,
+                  const std::set<std::string>& stored) {
+  std::set<std::string> planned;
+  for (const auto& c : cases) planned.insert(c.key);
+  size_t foreign = 0;
+  for (const auto& k : stored) foreign += planned.count(k) ? 0 : 1;
+  const std::string want = run.options.value("plan_sha256", "");
+  // Runs stored before the plan's hash was recorded: the suite's name and
+  // every stored case among the planned ones.
+  const bool same = want.empty() ? run.suite == spec.name && foreign == 0
+                                 : want == plan_hash(cases) && foreign == 0;
+  if (same) return;
+  throw Error(fmt::format(
+      "--resume {}: the run was started with suite {} ({}, {} cases) and "
+      "other settings; this command plans {} cases of suite {} ({}), and "
+      "{} of the run's {} stored cases are not among them. Resume with the "
+      "suite file and options the run was started with: {}",
+      run.id, run.suite, run.suite_file, run.cases, cases.size(), spec.name,
+      spec.file, foreign, stored.size(), run.command));
+}
+
+// Rules that cannot be met are usage errors before anything runs.
+void check_rules(const std::vector<study::PlannedCase>& cases,
+                 const study::SuiteSpec& spec) {
+  for (const auto& c : cases) {
+    const auto why =
+        results::rule_problem(c.c.request.warmup, c.c.request.stop);
+    if (!why.empty())
+      throw Error(spec.file + " with the command line's rules: " + why);
+  }
+}
+
+// Where a suite's results go when the store fails mid-run and no --out was
+// given: a file in the current folder, named after the run.
+std::string fallback_out(const std::string& run_id) {
+  return "nnbench-suite-" +
+         (run_id.empty() ? std::string("unstored") : run_id) + ".json";
+}
+
 int suite_command(SuiteArgs& a, const CLI::App& app) {
   if (a.list) return list_suites(a, app);
   const study::SuiteSpec spec = study::load_suite(a.name);
+  study::check_names(spec, backend::backend_names());
   const auto cases = study::plan(spec, plan_options(a, app));
+  check_rules(cases, spec);
   const auto pricing = cost_rule(a, spec);
   std::optional<cost::Instance> instance;
   if (pricing)
@@ -201,24 +254,30 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
                when(estimate(cases)));
     return kExitOk;
   }
-  for (const auto& c : cases)  // unknown backends fail before any work
-    if (!known_backend(c.c.request.backend))
-      throw Error(spec.file + ": backend '" + c.c.request.backend +
-                  "' is not built (nnbench env lists the built ones)");
   if (!a.out.empty()) util::check_writable(a.out);
   std::optional<study::Store> store;
   if (!a.no_store) store.emplace(study::Store::path_or_default(a.db));
 
-  const machine::Environment env = capture_and_warn();
-  const int threads = machine::resolve_threads(a.request.options.threads);
-  const machine::Peak peak = machine::measure_gemm_peak(threads);
   std::string run_id = a.resume;
   std::set<std::string> done;
-  if (store && !a.resume.empty()) {
+  if (!a.resume.empty()) {
+    if (!store)
+      throw Error("--resume needs the results store (not --no-store)");
     const auto run = store->run(a.resume);
     if (!run) throw Error("no run '" + a.resume + "' in the results store");
     done = store->stored_keys(a.resume);
-  } else if (store) {
+    check_resume(*run, spec, cases, done);
+  }
+  const machine::Environment env = capture_and_warn();
+  const int threads = machine::resolve_threads(a.request.options.threads);
+  const machine::Peak peak = machine::measure_gemm_peak(threads);
+  std::string price_note;
+  if (pricing) {
+    const auto c = cost_json(*pricing, *instance);
+    price_note = c.value("price_source", "") + "; relative to " +
+                 c.value("baseline", "");
+  }
+  if (store && a.resume.empty()) {
     study::RunRow row;
     row.suite = spec.name;
     row.suite_file = spec.file;
@@ -228,6 +287,7 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
     row.peak = machine::to_json(peak);
     row.options = {
         {"isolated", !a.in_process},
+        {"plan_sha256", plan_hash(cases)},
         {"interleave_seed",
          a.interleave ? nlohmann::json(*a.interleave) : nlohmann::json()}};
     if (pricing) row.options["cost"] = cost_json(*pricing, *instance);
@@ -241,14 +301,39 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
       spec.name, cases.size(),
       done.empty() ? "" : fmt::format(", {} already stored", done.size()),
       threads, peak.gflops, run_id.empty() ? "(not stored)" : run_id);
+  // An interrupt ends the case in flight (and its processes) and says how
+  // to go on.
+  util::lifeline::install();
+  util::lifeline::set_note(
+      run_id.empty()
+          ? "nnbench: interrupted; nothing was stored (--no-store)"
+          : "nnbench: interrupted; the finished cases are stored in run " +
+                run_id + ": rerun the same command with --resume " + run_id);
+
+  // A store that fails mid-run (read-only, full, damaged) never costs a
+  // finished case: the suite goes on without it and every record goes to
+  // --out (or a file named after the run), and the exit code is 3.
+  std::string store_error;
+  const auto stored = [&](const char* what, const auto& write) {
+    if (!store || !store_error.empty()) return;
+    try {
+      write();
+    } catch (const study::StoreError& e) {
+      store_error = e.what();
+      if (a.out.empty()) a.out = fallback_out(run_id);
+      fmt::print(stderr,
+                 "nnbench: error: {} failed: {}; going on without the "
+                 "store: every result of this invocation goes to {}\n",
+                 what, store_error, a.out);
+    }
+  };
 
   study::ChildLimits limits{
       a.timeout.value_or(spec.isolation.timeout_seconds),
       a.memory_limit.value_or(spec.isolation.memory_limit_gib)};
   const scenarios::Context ctx{peak};
   Progress progress(cases.size(), estimate(cases));
-  std::vector<results::RunResult> runs;
-  std::vector<results::TrainRun> trainings;
+  std::map<std::string, std::unique_ptr<results::Record>> measured;
   std::vector<study::DerivedRow> found;
   bool failures = false;
   const auto run_case = [&](const study::PlannedCase& c) {
@@ -267,7 +352,8 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
       const study::Probe probe = [&](const study::PlannedCase& p) {
         progress.start(i, p, 1.5);
         auto r = run_case(p);
-        if (store) store->add_result(run_id, index++, p, *r);
+        stored("storing a probe",
+               [&] { store->add_result(run_id, index++, p, *r); });
         progress.finish(p, *r);
         return r;
       };
@@ -285,42 +371,78 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
     const auto& c = cases[i];
     if (done.count(c.key)) continue;
     progress.start(i, c, std::max(0.0, study::estimate_seconds(c)));
-    const auto r = run_case(c);
-    if (store) store->add_result(run_id, static_cast<int>(i), c, *r);
+    auto r = run_case(c);
+    stored("storing a result",
+           [&] { store->add_result(run_id, static_cast<int>(i), c, *r); });
     progress.finish(c, *r);
     failures = failures || counts_as_failure(*r, c.c.request);
-    if (const auto* t = dynamic_cast<const results::RunResult*>(r.get()))
-      runs.push_back(*t);
-    if (const auto* t = dynamic_cast<const results::TrainRun*>(r.get()))
-      trainings.push_back(*t);
-    if (!r->validity.valid() && c.c.request.contention.action ==
-                                    results::ContentionPolicy::Action::kFail) {
+    const bool stop =
+        !r->validity.valid() && c.c.request.contention.action ==
+                                    results::ContentionPolicy::Action::kFail;
+    measured[c.key] = std::move(r);
+    if (stop) {
       fmt::print(stderr,
                  "nnbench: stopping the suite (--on-contention fail)\n");
       break;
     }
   }
-  if (store) {
-    const auto rows = store->results(run_id);
-    auto derived = study::derive(rows);
-    derived.insert(derived.end(), found.begin(), found.end());
-    if (pricing) {
-      const auto c =
-          study::derive_costs(rows, *instance, pricing->baseline_threads);
-      derived.insert(derived.end(), c.begin(), c.end());
+  util::lifeline::set_note("");
+  results::Report report;
+  report.environment = machine::to_json(env);
+  report.peak = machine::to_json(peak);
+  report.price_note = price_note;
+  // The whole run, in plan order: cases stored by earlier invocations of a
+  // resumed run, then read back, and this invocation's.
+  std::map<std::string, nlohmann::json> earlier;
+  if (store && store_error.empty()) {
+    stored("reading the run back", [&] {
+      const auto rows = store->results(run_id);
+      for (const auto& row : rows)
+        if (done.count(row.key)) earlier[row.key] = row.record;
+      auto derived = study::derive(rows);
+      derived.insert(derived.end(), found.begin(), found.end());
+      if (pricing) {
+        const auto c =
+            study::derive_costs(rows, *instance, pricing->baseline_threads);
+        derived.insert(derived.end(), c.begin(), c.end());
+      }
+      store->set_derived(run_id, derived);
+      store->finish_run(run_id);
+      for (const auto& d : derived)
+        report.derived.push_back({{"name", d.name},
+                                  {"group", d.group},
+                                  {"x", d.x},
+                                  {"value", d.value}});
+    });
+  }
+  for (const auto& c : cases) {
+    std::unique_ptr<results::Record> back;
+    const results::Record* r = nullptr;
+    if (const auto it = measured.find(c.key); it != measured.end()) {
+      r = it->second.get();
+    } else if (const auto e = earlier.find(c.key); e != earlier.end()) {
+      back = study::record_from_json(e->second);
+      r = back.get();
     }
-    store->set_derived(run_id, derived);
-    store->finish_run(run_id);
+    if (const auto* t = dynamic_cast<const results::RunResult*>(r))
+      report.results.push_back(*t);
+    if (const auto* t = dynamic_cast<const results::TrainRun*>(r))
+      report.training.push_back(*t);
   }
-  if (!runs.empty() || trainings.empty()) fmt::print("{}", results_table(runs));
-  if (!trainings.empty()) fmt::print("{}", training_table(trainings));
+  if (!report.results.empty() || report.training.empty())
+    fmt::print("{}", results_table(report.results));
+  if (!report.training.empty())
+    fmt::print("{}", training_table(report.training));
   if (!a.out.empty()) {
-    write_report(a.out, env, peak, runs, trainings);
-    fmt::print(stderr, "nnbench: wrote {}\n", a.out);
+    write_results_file(a.out, report);
+    fmt::print(
+        stderr, "nnbench: wrote {}{}\n", a.out,
+        store_error.empty() ? "" : " (the results the store could not take)");
   }
-  if (store)
+  if (store && store_error.empty())
     fmt::print(stderr, "nnbench: stored as run {} in {}\n", run_id,
-               study::Store::path_or_default(a.db));
+               store->path());
+  if (!store_error.empty()) return kExitIo;
   return failures ? kExitRunNotOk : kExitOk;
 }
 
@@ -348,7 +470,7 @@ Action add_suite(CLI::App& app) {
   app.add_option("--repetitions", a->repetitions,
                  "Run every case this many times, each in its own process "
                  "(replaces the suite's repetitions)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   app.add_option("--interleave", a->interleave,
                  "Shuffle the case order with this seed (recorded), so slow "
                  "drift of a shared machine spreads over all cases");
@@ -361,23 +483,23 @@ Action add_suite(CLI::App& app) {
                "stored, OOM probes included)");
   app.add_option("--max-batch-cap", a->max_batch_cap,
                  "Largest batch --find-max-batch tries")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   app.add_option("--timeout", a->timeout,
                  "Wall-clock seconds per case before it is killed (default: "
                  "the suite's, 600)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   app.add_option("--memory-limit", a->memory_limit,
                  "Address space per case in GiB (default: the suite's; 0: "
                  "none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   app.add_option("--instance", a->instance,
                  "Price training cases as this catalog instance "
                  "(data/prices.json; replaces the suite's [cost] instance)");
   app.add_option("--baseline-threads", a->baseline_threads,
                  "The thread count whose case time and cost are 1.0 (0: the "
                  "most threads of each task)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   add_measurement_options(app, a->request);
   return [a, &app] {
     a->argv = {"nnbench", "suite", a->name};

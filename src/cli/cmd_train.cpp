@@ -159,10 +159,10 @@ Action add_train(CLI::App& app) {
   app.add_option("--seeds", a->seeds,
                  "Runs with distinct seeds (MLPerf "
                  "aggregation from 3)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   app.add_option("--epochs", o.epochs, "Override the task's epoch budget")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   app.add_option("--target", o.target,
                  "Override the target validation accuracy, in (0, 1]")
       ->check(CLI::Range(0.0, 1.0));
@@ -170,7 +170,7 @@ Action add_train(CLI::App& app) {
                  "Training-time budget in seconds, checked at each epoch's "
                  "end: then a target not reached is not_converged, fixed "
                  "epochs cut short are stopped")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   app.add_flag("--include-eval-time", o.include_eval_time,
                "Count evaluation time as training time (DAWNBench excludes "
                "it by default)");
@@ -185,12 +185,14 @@ Action add_train(CLI::App& app) {
                "Measure batch-1 inference latency on the trained model over "
                "the validation set");
   app.add_option("--latency-items", o.latency_items,
-                 "Limit the latency measurement to this many items");
+                 "Limit the latency measurement to this many items (default: "
+                 "the whole validation set)")
+      ->check(positive());
   app.add_option("--instance", a->instance,
                  "Price the run as this catalog instance");
   app.add_option("--price-per-hour", a->price_per_hour,
                  "Price the run at this many dollars per hour")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   app.add_option("--prices", a->prices, "Price catalog file")
       ->capture_default_str();
   app.add_option("--out", a->out, "Write the runs as JSON");

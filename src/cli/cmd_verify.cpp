@@ -11,6 +11,7 @@
 #include "cli/table.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/text.h"
 #include "verify/verify.h"
 
 namespace nnbench::cli {
@@ -54,7 +55,7 @@ void print_verification(const verify::Verification& v, bool verbose) {
     }
   }
   for (const auto& [kind, c] : worst)
-    t.add({"max over " + kind + "s (" + c->what + ")",
+    t.add({"max over " + util::plural_of(kind) + " (" + c->what + ")",
            fmt::format("{:.3g}", c->error), fmt::format("{:.0e}", c->tolerance),
            "pass"});
   if (!v.checks.empty()) fmt::print("{}", t.str());
@@ -88,7 +89,7 @@ Action add_verify(CLI::App& app) {
                  "Comma-separated backends to check (default: every built "
                  "backend but the reference)");
   app.add_option("--batch", a->options.batch, "Batch size")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   // Device and precision are the checked backends'; the oracle runs fp32
   // on the CPU.

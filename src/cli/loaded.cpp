@@ -17,15 +17,31 @@ Loaded load_results(const std::string& name, const std::string& db) {
       rep =
           results::report_from_json(nlohmann::json::parse(std::ifstream(name)));
     } catch (const std::exception& e) {
-      throw Error(name + ": not a results file: " + e.what());
+      // The JSON library's "[json.exception.out_of_range.403] " names its
+      // own code, not the problem: keep what follows it.
+      std::string why = e.what();
+      if (why.rfind("[json.exception.", 0) == 0 &&
+          why.find("] ") != std::string::npos)
+        why = why.substr(why.find("] ") + 2);
+      throw Error(name + ": not a results file: " + why);
     }
     l.label = std::filesystem::path(name).filename().string();
     l.environment = rep.environment;
     l.runs = rep.results;
     l.training = rep.training;
+    l.price_note = rep.price_note;
+    for (const auto& d : rep.derived)
+      l.derived.push_back({d.value("name", ""), d.value("group", ""),
+                           d.value("x", 0.0), d.value("value", 0.0)});
     return l;
   }
-  study::Store store(study::Store::path_or_default(db));
+  const std::string path = study::Store::path_or_default(db);
+  if (!std::filesystem::exists(path))
+    throw Error("'" + name +
+                "' is neither a results file nor a run id (no results store "
+                "at " +
+                path + ")");
+  study::Store store(path, study::Store::Open::kExisting);
   const auto run = store.run(name);
   if (!run)
     throw Error("'" + name +

@@ -1,13 +1,43 @@
 #include "cli/options.h"
 
 namespace nnbench::cli {
+namespace {
+
+CLI::Validator number_check(const char* name, const char* rule,
+                            bool (*ok)(double)) {
+  return CLI::Validator(
+      [rule, ok](std::string& text) -> std::string {
+        size_t used = 0;
+        double v = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != text.size() || text.empty())
+          return "must be a number, not '" + text + "'";
+        if (!ok(v)) return std::string("must be ") + rule + ", not " + text;
+        return "";
+      },
+      rule, name);
+}
+
+}  // namespace
+
+CLI::Validator positive() {
+  return number_check("POSITIVE", "> 0", [](double v) { return v > 0; });
+}
+
+CLI::Validator non_negative() {
+  return number_check("NONNEGATIVE", ">= 0", [](double v) { return v >= 0; });
+}
 
 void add_contention_rule(CLI::App& app, results::ContentionRule& rule) {
   app.add_option("--contention-max-load", rule.max_excess_load,
                  "CPUs others may keep busy on average beyond those the run "
                  "leaves spare before it is contended (recorded with the "
                  "result)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   app.add_option("--contention-max-steal", rule.max_steal_fraction,
                  "Fraction of CPU time the hypervisor may steal before a run "
@@ -30,7 +60,7 @@ void add_shared_options(CLI::App& app, const SharedOptions& s) {
     app.add_option("--threads", *s.threads,
                    "Intra-op threads (0: every CPU this process may use; "
                    "recorded as asked, the count used as effective)")
-        ->check(CLI::NonNegativeNumber)
+        ->check(non_negative())
         ->capture_default_str();
   if (s.seed)
     app.add_option("--seed", *s.seed,
@@ -49,33 +79,33 @@ void add_measurement_options(CLI::App& app, results::RunRequest& r) {
   add_shared_options(
       app, {&r.backend, &o.device, &o.threads, &o.seed, &o.precision});
   app.add_option("--lr", o.learning_rate, "SGD learning rate")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   app.add_option("--momentum", o.momentum, "SGD momentum")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   app.add_option("--warmup-iters", r.warmup.min_iterations,
                  "Minimum warm-up iterations")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   app.add_option("--warmup-time", r.warmup.min_seconds,
                  "Minimum warm-up seconds")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   app.add_option("--min-iters", r.stop.min_iterations,
                  "Minimum measured iterations")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   app.add_option("--min-time", r.stop.min_seconds, "Minimum measured seconds")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   app.add_option("--max-iters", r.stop.max_iterations,
                  "Stop after this many measured iterations")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   app.add_option("--max-time", r.stop.max_seconds,
                  "Stop measuring after this many seconds")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   app.add_option("--max-rel-ci", r.stop.max_relative_ci,
                  "Also measure until the 95% CI of the median is within this "
@@ -95,11 +125,11 @@ void add_measurement_options(CLI::App& app, results::RunRequest& r) {
       ->default_str("retry");
   app.add_option("--contention-retries", c.retries,
                  "Reruns of a contended run with --on-contention retry")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   app.add_option("--contention-pause", c.pause_seconds,
                  "Seconds to wait before rerunning a contended run")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   add_contention_rule(app, c.rule);
   app.add_flag("!--no-memory-check", r.memory_check,

@@ -8,6 +8,11 @@
 
 namespace nnbench::cli {
 
+// Number checks whose messages read as sentences ("--batch: must be > 0,
+// not 0"), instead of CLI11's "Value 0 not in range 0.000000 to 1.79e308".
+CLI::Validator positive();
+CLI::Validator non_negative();
+
 // The settings every command that runs a backend shares, declared here
 // once with one help text each; a command binds those it offers to its own
 // settings (nullptr: not offered). The values are the requests: the

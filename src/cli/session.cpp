@@ -7,6 +7,7 @@
 #include "model/zoo/zoo.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace nnbench::cli {
 
@@ -36,6 +37,10 @@ void write_report(const std::string& path, const machine::Environment& env,
   report.peak = machine::to_json(peak);
   report.results = runs;
   report.training = training;
+  write_results_file(path, std::move(report));
+}
+
+void write_results_file(const std::string& path, results::Report report) {
   report.created_utc = results::utc_now_iso8601();
   util::write_file_atomically(path, results::to_json(report).dump(2) + "\n");
 }
@@ -49,8 +54,8 @@ void print_progress(const results::RunResult& r) {
                r.message);
     return;
   }
-  fmt::print(stderr, "  {}: {:.3f} ms median, {} iterations{}\n", what,
-             r.stats.median * 1e3, r.stats.n,
+  fmt::print(stderr, "  {}: {:.3f} ms median, {}{}\n", what,
+             r.stats.median * 1e3, util::count(r.stats.n, "iteration"),
              r.attempts > 1 ? fmt::format(", attempt {}", r.attempts) : "");
   for (const auto& why : r.validity.reasons)
     fmt::print(stderr, "    INVALID ({}): {}\n", why.reason, why.detail);

@@ -18,7 +18,9 @@ model::Model resolve_model(const std::string& name, const std::string& file);
 // prints its warnings to stderr.
 machine::Environment capture_and_warn();
 
-// Writes the report atomically (nothing half-written on failure).
+// Writes a results file atomically (nothing half-written on failure).
+void write_results_file(const std::string& path, results::Report report);
+// The same from its parts.
 void write_report(const std::string& path, const machine::Environment& env,
                   const machine::Peak& peak,
                   const std::vector<results::RunResult>& runs,

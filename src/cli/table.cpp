@@ -68,15 +68,15 @@ std::string batch_cell(const results::RunResult& r) {
 }
 
 std::string results_table(const std::vector<results::RunResult>& runs) {
-  Table t({"model", "backend", "mode", "batch", "state", "validity",
-           "median ms", "median CI ms (coverage)", "cv %", "n", "samples/s",
-           "GFLOP/s", "% peak"});
+  Table t({"model", "backend", "precision", "mode", "batch", "threads", "state",
+           "validity", "median ms", "median CI ms (coverage)", "cv %", "n",
+           "samples/s", "GFLOP/s", "% peak"});
   for (const auto& r : runs) {
     std::vector<std::string> row = {
-        r.model,
-        r.backend,
-        backend::mode_name(r.requested.mode),
-        batch_cell(r),
+        r.model, r.backend, r.requested.options.precision,
+        backend::mode_name(r.requested.mode), batch_cell(r),
+        // What ran: "0" (every CPU) resolved to its count.
+        r.effective_or("threads", std::to_string(r.requested.options.threads)),
         state_cell(r),
         r.state == results::State::kOk ? r.validity.summary() : ""};
     if (r.state == results::State::kOk) {

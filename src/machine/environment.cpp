@@ -297,8 +297,17 @@ int other_runnable_threads() {
   return fewest;
 }
 
+// The other ranks of a data-parallel run on this machine capture their
+// environment at the same moment: they are the run's own, not other load.
+int sibling_ranks() {
+  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_SIZE", "NNBENCH_WORLD_SIZE"})
+    if (const char* n = std::getenv(v); n && std::atoi(n) > 1)
+      return std::atoi(n) - 1;
+  return 0;
+}
+
 void warn_busy_machine(const Environment& e, std::vector<std::string>& out) {
-  const int others = other_runnable_threads();
+  const int others = other_runnable_threads() - sibling_ranks();
   if (others < std::max(1, e.usable_cpus / 8)) return;
   out.push_back(std::to_string(others) +
                 (others == 1 ? " other thread was" : " other threads were") +

@@ -22,7 +22,7 @@ struct Source {
   nlohmann::json environment;
   std::vector<results::RunResult> runs;
   std::vector<results::TrainRun> training;
-  std::vector<Figure> derived;  // stored runs only
+  std::vector<Figure> derived;  // a suite's (its run or its --out file)
   std::string price_note;       // how costs were priced, when they were
 };
 

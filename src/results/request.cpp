@@ -1,5 +1,7 @@
 #include "results/request.h"
 
+#include <fmt/core.h>
+
 #include "util/error.h"
 
 namespace nnbench::results {
@@ -20,6 +22,44 @@ ContentionPolicy::Action action_from_name(const std::string& s) {
   if (s == "fail") return ContentionPolicy::Action::kFail;
   if (s == "retry") return ContentionPolicy::Action::kRetry;
   throw Error("unknown contention action '" + s + "'; known: warn fail retry");
+}
+
+std::string rule_problem(const WarmupRule& w, const StopRule& s) {
+  const auto below = [](const char* what, const char* max, const char* max_opt,
+                        double max_v, const char* min, const char* min_opt,
+                        double min_v) {
+    return fmt::format("{} {} ({}) {:g} is below {} ({}) {:g}", what, max,
+                       max_opt, max_v, min, min_opt, min_v);
+  };
+  const auto negative = [](const char* what, const char* field, const char* opt,
+                           double v) {
+    return fmt::format("{} {} ({}) {:g} must be >= 0", what, field, opt, v);
+  };
+  if (w.min_iterations < 0)
+    return negative("[warmup]", "min_iterations", "--warmup-iters",
+                    w.min_iterations);
+  if (w.min_seconds < 0)
+    return negative("[warmup]", "min_seconds", "--warmup-time", w.min_seconds);
+  if (w.max_seconds < w.min_seconds)
+    return below("[warmup]", "max_seconds", "no option", w.max_seconds,
+                 "min_seconds", "--warmup-time", w.min_seconds);
+  if (s.min_iterations < 1)
+    return fmt::format(
+        "[stop] min_iterations (--min-iters) {} must be at least 1",
+        s.min_iterations);
+  if (s.min_seconds < 0)
+    return negative("[stop]", "min_seconds", "--min-time", s.min_seconds);
+  if (s.max_iterations < s.min_iterations)
+    return below("[stop]", "max_iterations", "--max-iters", s.max_iterations,
+                 "min_iterations", "--min-iters", s.min_iterations);
+  if (s.max_seconds < s.min_seconds)
+    return below("[stop]", "max_seconds", "--max-time", s.max_seconds,
+                 "min_seconds", "--min-time", s.min_seconds);
+  if (s.max_relative_ci < 0 || s.max_relative_ci >= 1)
+    return fmt::format(
+        "[stop] max_relative_ci (--max-rel-ci) {:g} must be in [0, 1)",
+        s.max_relative_ci);
+  return "";
 }
 
 }  // namespace nnbench::results

@@ -52,6 +52,12 @@ struct ContentionPolicy {
   ContentionRule rule;
 };
 std::string action_name(ContentionPolicy::Action a);
+
+// "" when the rules can be met, else what contradicts (a negative minimum,
+// a maximum below its minimum), naming each field as a suite file spells it
+// and as the command line does: "[stop] max_seconds (--max-time) 0.001 is
+// below min_seconds (--min-time) 2".
+std::string rule_problem(const WarmupRule& w, const StopRule& s);
 ContentionPolicy::Action action_from_name(const std::string& s);  // throws
 
 struct RunRequest {

@@ -193,11 +193,14 @@ json to_json(const Report& r) {
   json results = json::array();
   for (const auto& x : r.results) results.push_back(to_json(x));
   for (const auto& x : r.training) results.push_back(to_json(x));
-  return {{"schema_version", kSchemaVersion},
-          {"created_utc", r.created_utc},
-          {"environment", r.environment},
-          {"peak", r.peak},
-          {"results", results}};
+  json out = {{"schema_version", kSchemaVersion},
+              {"created_utc", r.created_utc},
+              {"environment", r.environment},
+              {"peak", r.peak},
+              {"results", results}};
+  if (!r.derived.empty()) out["derived"] = r.derived;
+  if (!r.price_note.empty()) out["price_note"] = r.price_note;
+  return out;
 }
 
 void migrate_2_to_3(json& file) {
@@ -227,9 +230,13 @@ Report report_from_json(const json& in) {
   Report r;
   r.created_utc = j.at("created_utc");
   r.environment = j.at("environment");
-  r.peak = j.at("peak");
-  for (const auto& x : j.at("results")) {
-    if (x.value("kind", "") == "training")
+  r.peak = j.value("peak", json::object());
+  r.derived = j.value("derived", json::array());
+  r.price_note = j.value("price_note", "");
+  // `nnbench train --out` writes its records under "runs".
+  const bool train_file = j.value("kind", "") == "train";
+  for (const auto& x : j.at(train_file ? "runs" : "results")) {
+    if (train_file || x.value("kind", "") == "training")
       r.training.push_back(train_run_from_json(x));
     else
       r.results.push_back(run_result_from_json(x));

@@ -73,11 +73,16 @@ struct Report {
   // same "results" array after the others, each named by its kind.
   std::vector<TrainRun> training;
   std::string created_utc;  // ISO 8601
+  // A suite's derived figures ([{name, group, x, value}]: speed-ups, costs
+  // ...) and how its costs were priced, as the results store holds them.
+  nlohmann::json derived = nlohmann::json::array();
+  std::string price_note;
 };
 
 nlohmann::json to_json(const Report& r);
 // Reads schema versions kOldestReadableSchema..kSchemaVersion, migrating
-// older ones; any other version is an error naming it.
+// older ones; any other version is an error naming it. Reads `nnbench
+// train --out` files too (their records under "runs", no peak).
 Report report_from_json(const nlohmann::json& j);
 // Schema 2 -> 3, in place: the environment's CPU fields move into `cpu`
 // (what schema 2 did not record stays empty; microarchitecture_source

@@ -9,23 +9,25 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <optional>
 #include <thread>
 
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/lifeline.h"
 
 namespace nnbench::study {
 namespace {
 
-std::string tail_of(const std::string& path, size_t bytes) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  std::string text = s.str();
-  if (text.size() > bytes) {
-    text = text.substr(text.size() - bytes);
+// The last `bytes` of what the child wrote to fd, from its first full line.
+std::string tail_of(int fd, size_t bytes) {
+  const off_t size = lseek(fd, 0, SEEK_END);
+  if (size <= 0) return "";
+  const off_t from = size > static_cast<off_t>(bytes) ? size - bytes : 0;
+  std::string text(static_cast<size_t>(size - from), '\0');
+  const ssize_t n = pread(fd, text.data(), text.size(), from);
+  text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  if (from > 0) {
     const auto nl = text.find('\n');
     if (nl != std::string::npos) text = text.substr(nl + 1);
   }
@@ -43,22 +45,27 @@ std::string self_exe() {
 
 ChildOutcome run_child(const std::vector<std::string>& argv,
                        const ChildLimits& limits) {
+  // The child's stderr goes to a file that has no name from the start:
+  // nothing is left in /tmp however this process ends.
   char err_path[] = "/tmp/nnbench-case-stderr-XXXXXX";
   const int err_fd = mkstemp(err_path);
   if (err_fd < 0) throw Error("cannot create a temporary file for stderr");
+  unlink(err_path);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 
+  util::lifeline::install();
   const auto t0 = util::Clock::now();
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     close(err_fd);
-    unlink(err_path);
     throw Error("fork failed");
   }
   if (pid == 0) {  // child: only async-signal-safe calls until exec
     setpgid(0, 0);
+    util::lifeline::die_with_parent(parent);
     if (limits.memory_limit_gib > 0) {
       const rlim_t bytes =
           static_cast<rlim_t>(limits.memory_limit_gib * 1024 * 1024 * 1024);
@@ -72,9 +79,12 @@ ChildOutcome run_child(const std::vector<std::string>& argv,
     _exit(127);
   }
   setpgid(pid, pid);  // also from the parent: no race with the kill below
-  close(err_fd);
+  util::lifeline::add_child(pid, true);
   ChildOutcome out;
   int status = 0;
+  // An interrupt forwarded SIGTERM to the child's group: it gets 2 s to
+  // end (its own children, its files), then SIGKILL.
+  std::optional<util::Clock::time_point> interrupted_at;
   for (;;) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
@@ -83,13 +93,19 @@ ChildOutcome run_child(const std::vector<std::string>& argv,
       out.timed_out = true;
       kill(-pid, SIGKILL);
     }
+    if (util::lifeline::interrupted() && !interrupted_at)
+      interrupted_at = util::Clock::now();
+    if (interrupted_at && util::seconds_since(*interrupted_at) > 2)
+      kill(-pid, SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  util::lifeline::remove_child(pid);
   out.wall_seconds = util::seconds_since(t0);
   if (WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) out.signal = WTERMSIG(status);
-  out.stderr_tail = tail_of(err_path, 4096);
-  unlink(err_path);
+  out.stderr_tail = tail_of(err_fd, 4096);
+  close(err_fd);
+  util::lifeline::check();
   return out;
 }
 

@@ -18,16 +18,6 @@ std::string model_group(const ResultRow& r) {
   return r.model + " " + r.backend + " " + r.precision + " " + r.mode;
 }
 
-// Data-parallel rows: their ranks and engine, from the record.
-int ranks_of(const ResultRow& r) {
-  if (!r.record.is_object() || !r.record.contains("distributed")) return 1;
-  return r.record["distributed"].value("ranks", 1);
-}
-std::string engine_of(const ResultRow& r) {
-  if (ranks_of(r) == 1) return "";
-  return r.record["distributed"].value("engine", "");
-}
-
 // Thread sweeps and batch sweeps compare like with like: the same number
 // of processes.
 std::string base_group(const ResultRow& r) {
@@ -72,6 +62,16 @@ void derive_processes(const std::vector<ResultRow>& rows,
 }
 
 }  // namespace
+
+int ranks_of(const ResultRow& r) {
+  if (!r.record.is_object() || !r.record.contains("distributed")) return 1;
+  return r.record["distributed"].value("ranks", 1);
+}
+
+std::string engine_of(const ResultRow& r) {
+  if (ranks_of(r) == 1) return "";
+  return r.record["distributed"].value("engine", "");
+}
 
 int threads_of(const ResultRow& r) {
   if (!r.record.is_object()) return r.threads;

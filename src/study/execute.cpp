@@ -17,6 +17,7 @@
 #include "study/launch.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/lifeline.h"
 
 namespace nnbench::study {
 namespace {
@@ -40,6 +41,14 @@ std::unique_ptr<results::Record> empty_record(const PlannedCase& p) {
   r->backend = p.c.request.backend;
   return r;
 }
+
+struct TempFolder {
+  fs::path dir;
+  ~TempFolder() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
 
 bool mentions_memory(const std::string& text) {
   for (const char* s : {"bad_alloc", "out of memory", "Out of memory",
@@ -126,6 +135,8 @@ std::unique_ptr<results::Record> run_isolated(const PlannedCase& p,
   char dir_t[] = "/tmp/nnbench-case-XXXXXX";
   if (!mkdtemp(dir_t)) throw Error("cannot create a temporary directory");
   const fs::path dir(dir_t);
+  // Removed however this ends: the record read, or an interrupt unwinding.
+  const TempFolder keep{dir};
   const std::string in = (dir / "case.json").string();
   const std::string out = (dir / "record.json").string();
   util::write_file_atomically(
@@ -146,8 +157,6 @@ std::unique_ptr<results::Record> run_isolated(const PlannedCase& p,
   } else {
     r = record_of_child(p, o, limits);
   }
-  std::error_code ec;
-  fs::remove_all(dir, ec);
   return r;
 }
 
@@ -181,6 +190,14 @@ int run_case_file(const std::string& in, const std::string& out) {
   const nlohmann::json j = nlohmann::json::parse(std::ifstream(in));
   const PlannedCase p = case_from_json(j.at("case"));
   const auto& d = p.c.request.distributed;
+  // When the suite dies (SIGKILL included) this process gets SIGTERM: its
+  // case folder goes with it. Ranks share the folder and leave it alone.
+  if (!dist::started_as_rank()) {
+    util::lifeline::install();
+    util::lifeline::remove_on_signal(
+        {in, out, out + ".tmp." + std::to_string(getpid())},
+        {fs::path(in).parent_path().string()});
+  }
   if (!d.engine.empty() && d.processes > 1 && !dist::started_as_rank())
     return launch_case(p, out);
   scenarios::Context ctx;

@@ -19,6 +19,7 @@
 
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/lifeline.h"
 
 namespace nnbench::study {
 namespace {
@@ -57,11 +58,18 @@ std::vector<std::string> rank_arguments(const std::string& rank0_out) {
   return out;
 }
 
+// A rank (or mpirun) dies with this process and is told of interrupts.
 pid_t spawn(const std::vector<std::string>& args,
             const std::map<std::string, std::string>& env, int stderr_fd) {
+  util::lifeline::install();
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw Error("fork failed");
-  if (pid > 0) return pid;
+  if (pid > 0) {
+    util::lifeline::add_child(pid, false);
+    return pid;
+  }
+  util::lifeline::die_with_parent(parent);
   for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
   if (stderr_fd >= 0) dup2(stderr_fd, 2);
   std::vector<char*> argv;
@@ -95,6 +103,9 @@ Outcome wait_all(const std::map<pid_t, int>& ranks, double timeout) {
     int status = 0;
     const pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid <= 0) {
+      if (util::lifeline::interrupted() &&
+          deadline == std::chrono::steady_clock::time_point::max())
+        deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
       if (std::chrono::steady_clock::now() > deadline) {
         for (const auto& [p, r] : running) kill(p, SIGKILL);
         deadline = std::chrono::steady_clock::time_point::max();
@@ -106,6 +117,7 @@ Outcome wait_all(const std::map<pid_t, int>& ranks, double timeout) {
     if (it == running.end()) continue;
     const int rank = it->second;
     running.erase(it);
+    util::lifeline::remove_child(pid);
     // Exit code 1 is a run that ended not ok and said so (its result and
     // message are rank 0's to record); anything else is a failure.
     const bool ok = WIFEXITED(status) && (WEXITSTATUS(status) == 0 ||
@@ -138,6 +150,7 @@ Outcome run_mpirun(const std::vector<std::string>& args) {
   std::fclose(in);
   int status = 0;
   waitpid(pid, &status, 0);
+  util::lifeline::remove_child(pid);
   Outcome o;
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : kRunNotOk;
   std::smatch m;
@@ -159,6 +172,13 @@ LaunchOutcome launch_ranks(const Launch& l) {
   char tmpl[] = "/tmp/nnbench-ranks-XXXXXX";
   if (!mkdtemp(tmpl)) throw Error("cannot create a folder for the ranks");
   const fs::path dir = tmpl;
+  struct Remove {  // however this ends, an interrupt's unwinding included
+    fs::path dir;
+    ~Remove() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } remove{dir};
   const std::string rank0_out = (dir / "rank0.json").string();
   const auto args = rank_arguments(rank0_out);
   Outcome o;
@@ -182,14 +202,13 @@ LaunchOutcome launch_ranks(const Launch& l) {
                   -1)] = r;
     o = wait_all(ranks, l.timeout_seconds);
   }
+  util::lifeline::check();
   LaunchOutcome out{o.exit_code, o.failed_rank, o.why, ""};
   if (std::ifstream in(rank0_out); in) {
     std::stringstream text;
     text << in.rdbuf();
     out.rank0_output = text.str();
   }
-  std::error_code ignored;
-  fs::remove_all(dir, ignored);
   return out;
 }
 

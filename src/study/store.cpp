@@ -70,25 +70,48 @@ int user_version(SQLite::Database& db) {
   return db.execAndGet("PRAGMA user_version").getInt();
 }
 
+// The version is read again inside a write transaction taken before any
+// change (BEGIN IMMEDIATE): of two processes creating the same store, the
+// second waits for the first and then finds its schema in place. A deferred
+// transaction would let both read version 0 and one fail on "table runs
+// already exists" or "database is locked".
 void migrate(SQLite::Database& db, const std::string& path) {
+  const auto newer = [&](int have) {
+    return Error(path + ": results store schema " + std::to_string(have) +
+                 " is newer than this nnbench reads (" +
+                 std::to_string(kStoreSchemaVersion) + ")");
+  };
+  const int seen = user_version(db);
+  if (seen > kStoreSchemaVersion) throw newer(seen);
+  if (seen == kStoreSchemaVersion) return;
+  SQLite::Transaction t(db, SQLite::TransactionBehavior::IMMEDIATE);
   const int have = user_version(db);
-  if (have > kStoreSchemaVersion)
-    throw Error(path + ": results store schema " + std::to_string(have) +
-                " is newer than this nnbench reads (" +
-                std::to_string(kStoreSchemaVersion) + ")");
-  for (int v = have; v < kStoreSchemaVersion; ++v) {
-    SQLite::Transaction t(db);
-    db.exec(kSchema[v]);
-    db.exec("PRAGMA user_version = " + std::to_string(v + 1));
-    t.commit();
-  }
+  if (have > kStoreSchemaVersion) throw newer(have);
+  for (int v = have; v < kStoreSchemaVersion; ++v) db.exec(kSchema[v]);
+  db.exec("PRAGMA user_version = " + std::to_string(kStoreSchemaVersion));
+  t.commit();
 }
 
-std::string open_path(const std::string& path) {
+std::string open_path(const std::string& path, Store::Open how) {
+  if (how == Store::Open::kExisting) {
+    if (!fs::exists(path))
+      throw Error(path +
+                  ": no results store here (nnbench suite creates one; "
+                  "--db or $NNBENCH_DB name another)");
+    if (!fs::is_regular_file(path))
+      throw Error(path + ": not a results store (not a regular file)");
+    return path;
+  }
   const fs::path dir = fs::path(path).parent_path();
   std::error_code ec;
   if (!dir.empty()) fs::create_directories(dir, ec);
   return path;
+}
+
+int open_flags(Store::Open how) {
+  return how == Store::Open::kCreate
+             ? SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE
+             : SQLite::OPEN_READWRITE;
 }
 
 std::string new_run_id() {
@@ -112,91 +135,115 @@ std::string Store::default_path() {
   return std::string(home ? home : ".") + "/.local/share/nnbench/results.db";
 }
 
-Store::Store(const std::string& path) try
-    : db_(open_path(path), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
-          10000) {
+template <typename F>
+auto Store::guarded(const char* doing, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const SQLite::Exception& e) {
+    throw StoreError(path_ + ": results store: " + doing + ": " + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    throw StoreError(path_ + ": results store: " + doing +
+                     ": a stored JSON field is damaged: " + e.what());
+  }
+}
+
+Store::Store(const std::string& path, Open how) try
+    : path_(path), db_(open_path(path, how), open_flags(how), 10000) {
+  // journal_mode needs the write lock while another process holds it
+  // (creating the schema): the busy timeout covers the wait.
   db_.exec("PRAGMA journal_mode = WAL");
   db_.exec("PRAGMA foreign_keys = ON");
   migrate(db_, path);
 } catch (const SQLite::Exception& e) {
-  throw Error(path + ": cannot open the results store: " + e.what());
+  throw StoreError(path + ": cannot open the results store: " + e.what());
 }
 
 std::string Store::begin_run(RunRow run) {
-  run.id = new_run_id();
-  run.created_utc = results::utc_now_iso8601();
-  SQLite::Statement q(db_,
-                      "INSERT INTO runs (id, suite, suite_file, created_utc, "
-                      "command, environment, peak, options, cases) VALUES "
-                      "(?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  q.bind(1, run.id);
-  q.bind(2, run.suite);
-  q.bind(3, run.suite_file);
-  q.bind(4, run.created_utc);
-  q.bind(5, run.command);
-  q.bind(6, run.environment.dump());
-  q.bind(7, run.peak.dump());
-  q.bind(8, run.options.dump());
-  q.bind(9, run.cases);
-  q.exec();
-  return run.id;
+  return guarded("starting a run", [&] {
+    run.id = new_run_id();
+    run.created_utc = results::utc_now_iso8601();
+    SQLite::Statement q(db_,
+                        "INSERT INTO runs (id, suite, suite_file, created_utc, "
+                        "command, environment, peak, options, cases) VALUES "
+                        "(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    q.bind(1, run.id);
+    q.bind(2, run.suite);
+    q.bind(3, run.suite_file);
+    q.bind(4, run.created_utc);
+    q.bind(5, run.command);
+    q.bind(6, run.environment.dump());
+    q.bind(7, run.peak.dump());
+    q.bind(8, run.options.dump());
+    q.bind(9, run.cases);
+    q.exec();
+    return run.id;
+  });
 }
 
 void Store::finish_run(const std::string& id) {
-  SQLite::Statement q(db_, "UPDATE runs SET finished_utc = ? WHERE id = ?");
-  q.bind(1, results::utc_now_iso8601());
-  q.bind(2, id);
-  q.exec();
+  return guarded("finishing a run", [&] {
+    SQLite::Statement q(db_, "UPDATE runs SET finished_utc = ? WHERE id = ?");
+    q.bind(1, results::utc_now_iso8601());
+    q.bind(2, id);
+    q.exec();
+  });
 }
 
 void Store::add_result(const std::string& run_id, int index,
                        const PlannedCase& p, const results::Record& r) {
-  const auto& req = p.c.request;
-  double median = 0, rate = 0;
-  if (const auto* t = dynamic_cast<const results::RunResult*>(&r)) {
-    median = t->stats.median;
-    rate = t->samples_per_second;
-  }
-  SQLite::Statement q(
-      db_,
-      "INSERT OR REPLACE INTO results (run_id, case_index, case_key, label, "
-      "scenario, model, backend, precision, mode, batch, threads, repetition, "
-      "state, valid, median_seconds, samples_per_second, record, created_utc) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  q.bind(1, run_id);
-  q.bind(2, index);
-  q.bind(3, p.key);
-  q.bind(4, p.label());
-  q.bind(5, p.scenario);
-  q.bind(6, p.c.task.empty() ? (p.c.model.empty() ? p.c.model_file : p.c.model)
-                             : p.c.task);
-  q.bind(7, req.backend);
-  q.bind(8, req.options.precision);
-  q.bind(9, backend::mode_name(req.mode));
-  q.bind(10, static_cast<int64_t>(req.batch));
-  q.bind(11, req.options.threads);
-  q.bind(12, p.repetition);
-  q.bind(13, results::state_name(r.state));
-  q.bind(14, r.validity.valid() ? 1 : 0);
-  if (median > 0)
-    q.bind(15, median);
-  else
-    q.bind(15);
-  if (rate > 0)
-    q.bind(16, rate);
-  else
-    q.bind(16);
-  q.bind(17, r.serialize().dump());
-  q.bind(18, results::utc_now_iso8601());
-  q.exec();
+  return guarded("storing a result", [&] {
+    const auto& req = p.c.request;
+    double median = 0, rate = 0;
+    if (const auto* t = dynamic_cast<const results::RunResult*>(&r)) {
+      median = t->stats.median;
+      rate = t->samples_per_second;
+    }
+    SQLite::Statement q(
+        db_,
+        "INSERT OR REPLACE INTO results (run_id, case_index, case_key, label, "
+        "scenario, model, backend, precision, mode, batch, threads, "
+        "repetition, "
+        "state, valid, median_seconds, samples_per_second, record, "
+        "created_utc) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    q.bind(1, run_id);
+    q.bind(2, index);
+    q.bind(3, p.key);
+    q.bind(4, p.label());
+    q.bind(5, p.scenario);
+    q.bind(6, p.c.task.empty()
+                  ? (p.c.model.empty() ? p.c.model_file : p.c.model)
+                  : p.c.task);
+    q.bind(7, req.backend);
+    q.bind(8, req.options.precision);
+    q.bind(9, backend::mode_name(req.mode));
+    q.bind(10, static_cast<int64_t>(req.batch));
+    q.bind(11, req.options.threads);
+    q.bind(12, p.repetition);
+    q.bind(13, results::state_name(r.state));
+    q.bind(14, r.validity.valid() ? 1 : 0);
+    if (median > 0)
+      q.bind(15, median);
+    else
+      q.bind(15);
+    if (rate > 0)
+      q.bind(16, rate);
+    else
+      q.bind(16);
+    q.bind(17, r.serialize().dump());
+    q.bind(18, results::utc_now_iso8601());
+    q.exec();
+  });
 }
 
 std::set<std::string> Store::stored_keys(const std::string& run_id) {
-  SQLite::Statement q(db_, "SELECT case_key FROM results WHERE run_id = ?");
-  q.bind(1, run_id);
-  std::set<std::string> out;
-  while (q.executeStep()) out.insert(q.getColumn(0).getString());
-  return out;
+  return guarded("reading stored cases", [&] {
+    SQLite::Statement q(db_, "SELECT case_key FROM results WHERE run_id = ?");
+    q.bind(1, run_id);
+    std::set<std::string> out;
+    while (q.executeStep()) out.insert(q.getColumn(0).getString());
+    return out;
+  });
 }
 
 RunRow Store::row_of(SQLite::Statement& q) {
@@ -223,88 +270,102 @@ const char* kRunColumns =
 }
 
 std::vector<RunRow> Store::runs() {
-  SQLite::Statement q(db_, std::string(kRunColumns) + " ORDER BY created_utc");
-  std::vector<RunRow> out;
-  while (q.executeStep()) out.push_back(row_of(q));
-  return out;
+  return guarded("listing runs", [&] {
+    SQLite::Statement q(db_,
+                        std::string(kRunColumns) + " ORDER BY created_utc");
+    std::vector<RunRow> out;
+    while (q.executeStep()) out.push_back(row_of(q));
+    return out;
+  });
 }
 
 std::optional<RunRow> Store::run(const std::string& id) {
-  SQLite::Statement q(db_, std::string(kRunColumns) + " WHERE id = ?");
-  q.bind(1, id);
-  if (!q.executeStep()) return std::nullopt;
-  return row_of(q);
+  return guarded("reading a run", [&]() -> std::optional<RunRow> {
+    SQLite::Statement q(db_, std::string(kRunColumns) + " WHERE id = ?");
+    q.bind(1, id);
+    if (!q.executeStep()) return std::nullopt;
+    return row_of(q);
+  });
 }
 
 std::vector<ResultRow> Store::results(const std::string& run_id) {
-  SQLite::Statement q(
-      db_,
-      "SELECT case_index, case_key, label, scenario, model, backend, "
-      "precision, mode, batch, threads, repetition, state, valid, "
-      "median_seconds, samples_per_second, record FROM results WHERE "
-      "run_id = ? ORDER BY case_index");
-  q.bind(1, run_id);
-  std::vector<ResultRow> out;
-  while (q.executeStep()) {
-    ResultRow r;
-    r.index = q.getColumn(0).getInt();
-    r.key = q.getColumn(1).getString();
-    r.label = q.getColumn(2).getString();
-    r.scenario = q.getColumn(3).getString();
-    r.model = q.getColumn(4).getString();
-    r.backend = q.getColumn(5).getString();
-    r.precision = q.getColumn(6).getString();
-    r.mode = q.getColumn(7).getString();
-    r.batch = q.getColumn(8).getInt64();
-    r.threads = q.getColumn(9).getInt();
-    r.repetition = q.getColumn(10).getInt();
-    r.state = q.getColumn(11).getString();
-    r.valid = q.getColumn(12).getInt() != 0;
-    r.median_seconds =
-        q.getColumn(13).isNull() ? 0 : q.getColumn(13).getDouble();
-    r.samples_per_second =
-        q.getColumn(14).isNull() ? 0 : q.getColumn(14).getDouble();
-    r.record = nlohmann::json::parse(q.getColumn(15).getString());
-    out.push_back(std::move(r));
-  }
-  return out;
+  return guarded("reading results", [&] {
+    SQLite::Statement q(
+        db_,
+        "SELECT case_index, case_key, label, scenario, model, backend, "
+        "precision, mode, batch, threads, repetition, state, valid, "
+        "median_seconds, samples_per_second, record FROM results WHERE "
+        "run_id = ? ORDER BY case_index");
+    q.bind(1, run_id);
+    std::vector<ResultRow> out;
+    while (q.executeStep()) {
+      ResultRow r;
+      r.index = q.getColumn(0).getInt();
+      r.key = q.getColumn(1).getString();
+      r.label = q.getColumn(2).getString();
+      r.scenario = q.getColumn(3).getString();
+      r.model = q.getColumn(4).getString();
+      r.backend = q.getColumn(5).getString();
+      r.precision = q.getColumn(6).getString();
+      r.mode = q.getColumn(7).getString();
+      r.batch = q.getColumn(8).getInt64();
+      r.threads = q.getColumn(9).getInt();
+      r.repetition = q.getColumn(10).getInt();
+      r.state = q.getColumn(11).getString();
+      r.valid = q.getColumn(12).getInt() != 0;
+      r.median_seconds =
+          q.getColumn(13).isNull() ? 0 : q.getColumn(13).getDouble();
+      r.samples_per_second =
+          q.getColumn(14).isNull() ? 0 : q.getColumn(14).getDouble();
+      r.record = nlohmann::json::parse(q.getColumn(15).getString());
+      out.push_back(std::move(r));
+    }
+    return out;
+  });
 }
 
 void Store::set_derived(const std::string& run_id,
                         const std::vector<DerivedRow>& rows) {
-  SQLite::Transaction t(db_);
-  SQLite::Statement del(db_, "DELETE FROM derived WHERE run_id = ?");
-  del.bind(1, run_id);
-  del.exec();
-  for (const auto& r : rows) {
-    SQLite::Statement q(
-        db_,
-        "INSERT INTO derived (run_id, name, grp, x, value) VALUES "
-        "(?, ?, ?, ?, ?)");
-    q.bind(1, run_id);
-    q.bind(2, r.name);
-    q.bind(3, r.group);
-    q.bind(4, r.x);
-    q.bind(5, r.value);
-    q.exec();
-  }
-  t.commit();
+  return guarded("storing derived figures", [&] {
+    SQLite::Transaction t(db_);
+    SQLite::Statement del(db_, "DELETE FROM derived WHERE run_id = ?");
+    del.bind(1, run_id);
+    del.exec();
+    for (const auto& r : rows) {
+      SQLite::Statement q(
+          db_,
+          "INSERT INTO derived (run_id, name, grp, x, value) VALUES "
+          "(?, ?, ?, ?, ?)");
+      q.bind(1, run_id);
+      q.bind(2, r.name);
+      q.bind(3, r.group);
+      q.bind(4, r.x);
+      q.bind(5, r.value);
+      q.exec();
+    }
+    t.commit();
+  });
 }
 
 std::vector<DerivedRow> Store::derived(const std::string& run_id) {
-  SQLite::Statement q(db_,
-                      "SELECT name, grp, x, value FROM derived WHERE run_id = "
-                      "? ORDER BY rowid");
-  q.bind(1, run_id);
-  std::vector<DerivedRow> out;
-  while (q.executeStep())
-    out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString(),
-                   q.getColumn(2).getDouble(), q.getColumn(3).getDouble()});
-  return out;
+  return guarded("reading derived figures", [&] {
+    SQLite::Statement q(
+        db_,
+        "SELECT name, grp, x, value FROM derived WHERE run_id = "
+        "? ORDER BY rowid");
+    q.bind(1, run_id);
+    std::vector<DerivedRow> out;
+    while (q.executeStep())
+      out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString(),
+                     q.getColumn(2).getDouble(), q.getColumn(3).getDouble()});
+    return out;
+  });
 }
 
 std::string Store::integrity_check() {
-  return db_.execAndGet("PRAGMA integrity_check").getString();
+  return guarded("checking integrity", [&] {
+    return db_.execAndGet("PRAGMA integrity_check").getString();
+  });
 }
 
 }  // namespace nnbench::study

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,10 +44,22 @@ struct DerivedRow {
   double x = 0, value = 0;
 };
 
+// A database error after the store is open (read-only file, full disk,
+// damaged pages), naming the store: the CLI maps it to its own exit code.
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class Store {
  public:
-  // Opens or creates the database; refuses a newer schema.
-  explicit Store(const std::string& path);
+  // kCreate makes the file (and its folder) when missing: for commands that
+  // write results. kExisting refuses a missing store (an nnbench::Error
+  // saying there is none): for commands that only read.
+  enum class Open { kCreate, kExisting };
+  // Opens the database and brings its schema up to date (safe when several
+  // processes create the same new store at once); refuses a newer schema.
+  explicit Store(const std::string& path, Open how = Open::kCreate);
   // $NNBENCH_DB, else $XDG_DATA_HOME/nnbench/results.db, else
   // ~/.local/share/nnbench/results.db.
   static std::string default_path();
@@ -69,9 +82,15 @@ class Store {
   std::optional<RunRow> run(const std::string& id);
   std::vector<ResultRow> results(const std::string& run_id);
   std::string integrity_check();
+  const std::string& path() const { return path_; }
 
  private:
   RunRow row_of(SQLite::Statement& q);
+  // Runs f, turning a database error into a StoreError naming the store
+  // and what was being done.
+  template <typename F>
+  auto guarded(const char* doing, F&& f) -> decltype(f());
+  std::string path_;
   SQLite::Database db_;
 };
 

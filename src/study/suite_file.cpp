@@ -4,10 +4,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <sstream>
 
 #include "cost/catalog.h"
+#include "model/zoo/zoo.h"
+#include "scenarios/scenario.h"
+#include "train/task.h"
 #include "util/error.h"
 
 #ifndef NNBENCH_SUITES_DIR
@@ -21,6 +25,14 @@ namespace nnbench::study {
 namespace {
 
 namespace fs = std::filesystem;
+
+template <typename T>
+std::string shown(const T& v) {
+  if constexpr (std::is_same_v<T, std::string>)
+    return "'" + v + "'";
+  else
+    return std::to_string(v);
+}
 
 class Reader {
  public:
@@ -54,8 +66,13 @@ class Reader {
       if (auto v = n.value_exact<bool>()) return *v;
       fail(n.source(), "'" + key + "' must be true or false");
     } else if constexpr (std::is_integral_v<T>) {
-      if (auto v = n.value_exact<int64_t>()) return static_cast<T>(*v);
-      fail(n.source(), "'" + key + "' must be an integer");
+      const auto v = n.value_exact<int64_t>();
+      if (!v) fail(n.source(), "'" + key + "' must be an integer");
+      if (*v < std::numeric_limits<T>::min() ||
+          *v > std::numeric_limits<T>::max())
+        fail(n.source(),
+             "'" + key + "' " + std::to_string(*v) + " is out of range");
+      return static_cast<T>(*v);
     } else {
       if (n.is_integer() || n.is_floating_point())
         return static_cast<T>(*n.value<double>());
@@ -69,8 +86,35 @@ class Reader {
     if (!a) fail(n.source(), "'" + key + "' must be a list");
     if (a->empty()) fail(n.source(), "'" + key + "' is an empty list");
     std::vector<T> out;
-    for (const auto& x : *a) out.push_back(scalar<T>(x, key));
+    for (const auto& x : *a) {
+      T v = scalar<T>(x, key);
+      const auto same = std::find(out.begin(), out.end(), v);
+      if (same != out.end())
+        fail(x.source(),
+             "'" + key + "' lists " + shown(v) + " twice (also at " +
+                 at((*a)[same - out.begin()]) +
+                 "): each case runs once per repetition; use repetitions");
+      out.push_back(std::move(v));
+    }
     return out;
+  }
+
+  // Every element of a list with where it is, for checks per element.
+  template <typename F>
+  void each(const toml::node& n, F&& f) const {
+    if (const toml::array* a = n.as_array())
+      for (const auto& x : *a) f(x);
+  }
+
+  // "line 3, column 12"
+  static std::string at(const toml::node& n) {
+    return "line " + std::to_string(n.source().begin.line) + ", column " +
+           std::to_string(n.source().begin.column);
+  }
+
+  std::string where(const toml::node& n) const {
+    return file_ + ":" + std::to_string(n.source().begin.line) + ":" +
+           std::to_string(n.source().begin.column);
   }
 
   const toml::table& table(const toml::node& n, const std::string& key) const {
@@ -82,32 +126,52 @@ class Reader {
   std::string file_;
 };
 
+// Largest thread count a suite may ask for: more is a typo, not a study
+// (an oversubscribed count below it is measured and marked invalid).
+constexpr int64_t kMaxThreads = 65536;
+
 void read_axes(const Reader& r, const std::string& k, const toml::node& v,
-               Axes& a) {
-  if (k == "backends") a.backends = r.list<std::string>(v, k);
-  if (k == "precisions") a.precisions = r.list<std::string>(v, k);
-  if (k == "modes") a.modes = r.list<std::string>(v, k);
-  if (k == "batches") a.batches = r.list<int64_t>(v, k);
+               Axes& a, SuiteSpec& s) {
+  const auto named = [&](const char* kind) {
+    r.each(v, [&](const toml::node& x) {
+      s.names.push_back({kind, *x.value<std::string>(), r.where(x)});
+    });
+  };
+  if (k == "backends") a.backends = r.list<std::string>(v, k), named("backend");
+  if (k == "precisions")
+    a.precisions = r.list<std::string>(v, k), named("precision");
+  if (k == "modes") {
+    a.modes = r.list<std::string>(v, k);
+    r.each(v, [&](const toml::node& x) {
+      const auto m = *x.value<std::string>();
+      if (m != "train" && m != "infer")
+        r.fail(x.source(), "mode '" + m + "' is not train or infer");
+    });
+  }
+  if (k == "batches") {
+    a.batches = r.list<int64_t>(v, k);
+    r.each(v, [&](const toml::node& x) {
+      if (*x.value<int64_t>() <= 0) r.fail(x.source(), "batches must be > 0");
+    });
+  }
   if (k == "threads") {
     if (v.is_string()) {
       if (*v.value<std::string>() != "sweep")
         r.fail(v.source(), "threads must be a list of counts or \"sweep\"");
       a.threads = {kThreadSweep};
     } else {
-      a.threads = r.list<int>(v, k);
+      a.threads.clear();
+      for (const int64_t t : r.list<int64_t>(v, k)) a.threads.push_back(t);
+      r.each(v, [&](const toml::node& x) {
+        const int64_t t = *x.value<int64_t>();
+        if (t < 0 || t > kMaxThreads)
+          r.fail(x.source(), "threads must be between 0 (every CPU) and " +
+                                 std::to_string(kMaxThreads) +
+                                 ", or the string \"sweep\"; not " +
+                                 std::to_string(t));
+      });
     }
   }
-}
-
-void check_axes(const Reader& r, const toml::node& at, const Axes& a) {
-  for (const auto& m : a.modes)
-    if (m != "train" && m != "infer")
-      r.fail(at.source(), "mode '" + m + "' is not train or infer");
-  for (auto b : a.batches)
-    if (b <= 0) r.fail(at.source(), "batches must be > 0");
-  for (auto t : a.threads)
-    if (t < 0 && t != kThreadSweep)
-      r.fail(at.source(), "threads must be >= 0 (0: every CPU)");
 }
 
 void read_grid(const Reader& r, const toml::table& t, SuiteSpec& s) {
@@ -121,23 +185,29 @@ void read_grid(const Reader& r, const toml::table& t, SuiteSpec& s) {
       if (!s.models.empty())
         r.fail(key.source(), "give models or tasks, not both");
       s.models = r.list<std::string>(v, k);
+      r.each(v, [&](const toml::node& x) {
+        s.names.push_back({k == "models" ? "model" : "task",
+                           *x.value<std::string>(), r.where(x)});
+      });
     } else if (k == "processes") {
       s.grid.processes = r.list<int>(v, k);
-      for (int p : s.grid.processes)
-        if (p < 1) r.fail(v.source(), "processes must be >= 1");
+      r.each(v, [&](const toml::node& x) {
+        if (*x.value<int64_t>() < 1)
+          r.fail(x.source(), "processes must be >= 1");
+      });
     } else if (k == "repetitions") {
       s.repetitions = r.scalar<int>(v, k);
       if (s.repetitions < 1) r.fail(v.source(), "repetitions must be >= 1");
     } else {
-      read_axes(r, k, v, s.grid);
+      read_axes(r, k, v, s.grid, s);
     }
   }
-  check_axes(r, t, s.grid);
 }
 
 void read_model_overrides(const Reader& r, const toml::node& n, SuiteSpec& s) {
   const toml::array* a = n.as_array();
   if (!a) r.fail(n.source(), "'model' must be an array of tables ([[model]])");
+  std::vector<std::pair<std::string, int>> blocks;  // name, line
   for (const auto& e : *a) {
     const toml::table& t = r.table(e, "model");
     r.only(t, {"name", "backends", "precisions", "modes", "batches", "threads"},
@@ -145,6 +215,12 @@ void read_model_overrides(const Reader& r, const toml::node& n, SuiteSpec& s) {
     if (!t.contains("name")) r.fail(t.source(), "[[model]] needs a name");
     ModelOverride o;
     o.name = r.scalar<std::string>(*t.get("name"), "name");
+    for (const auto& [seen, line] : blocks)
+      if (seen == o.name)
+        r.fail(t.get("name")->source(),
+               "[[model]] '" + o.name + "' is given twice (first at line " +
+                   std::to_string(line) + "): merge the two blocks");
+    blocks.emplace_back(o.name, t.get("name")->source().begin.line);
     if (std::find(s.models.begin(), s.models.end(), o.name) == s.models.end())
       r.fail(t.get("name")->source(),
              "[[model]] '" + o.name + "' is not in [grid] models");
@@ -152,14 +228,13 @@ void read_model_overrides(const Reader& r, const toml::node& n, SuiteSpec& s) {
     for (auto&& [key, v] : t) {
       const std::string k(key.str());
       if (k == "name") continue;
-      read_axes(r, k, v, axes);
+      read_axes(r, k, v, axes, s);
       if (k == "backends") o.backends = axes.backends;
       if (k == "precisions") o.precisions = axes.precisions;
       if (k == "modes") o.modes = axes.modes;
       if (k == "batches") o.batches = axes.batches;
       if (k == "threads") o.threads = axes.threads;
     }
-    check_axes(r, t, axes);
     s.overrides.push_back(o);
   }
 }
@@ -176,6 +251,9 @@ void read_exclusions(const Reader& r, const toml::node& n, SuiteSpec& s) {
     Exclusion x;
     for (auto&& [key, v] : t) {
       const std::string k(key.str());
+      if (k == "model" || k == "backend" || k == "precision")
+        if (const auto name = v.value_exact<std::string>())
+          s.names.push_back({k, *name, r.where(v)});
       if (k == "model") x.model = r.scalar<std::string>(v, k);
       if (k == "backend") x.backend = r.scalar<std::string>(v, k);
       if (k == "precision") x.precision = r.scalar<std::string>(v, k);
@@ -213,6 +291,12 @@ void read_rules(const Reader& r, const toml::table& root, SuiteSpec& s) {
       if (k == "max_relative_ci")
         s.stop.max_relative_ci = r.scalar<double>(v, k);
     }
+  }
+  if (const std::string why = results::rule_problem(s.warmup, s.stop);
+      !why.empty()) {
+    const auto* at =
+        root.get(why.rfind("[warmup]", 0) == 0 ? "warmup" : "stop");
+    r.fail(at ? at->source() : root.source(), why);
   }
   if (const auto* n = root.get("isolation")) {
     const toml::table& t = r.table(*n, "isolation");
@@ -287,6 +371,33 @@ void read_distributed(const Reader& r, const toml::node& n, SuiteSpec& s) {
   s.distributed = d;
 }
 
+// Strong scaling divides each global batch over the ranks: a batch that
+// does not split is an error at its line, not a failed case at run time.
+void check_batches_split(const Reader& r, const toml::table& root,
+                         const SuiteSpec& s) {
+  const auto check = [&](const toml::node* batches,
+                         const std::vector<int64_t>& list) {
+    for (int p : s.grid.processes)
+      for (size_t i = 0; i < list.size(); ++i)
+        if (p > 1 && list[i] % p != 0) {
+          const toml::node* at = batches;
+          if (batches && batches->is_array()) at = batches->as_array()->get(i);
+          r.fail(at ? at->source() : root.source(),
+                 "batch " + std::to_string(list[i]) + " does not split over " +
+                     std::to_string(p) +
+                     " processes (strong scaling divides the global batch)");
+        }
+  };
+  const auto* grid = root.get("grid");
+  check(grid && grid->as_table() ? grid->as_table()->get("batches") : nullptr,
+        s.grid.batches);
+  if (const auto* models = root.get("model"); models && models->is_array())
+    for (size_t i = 0; i < s.overrides.size(); ++i)
+      if (s.overrides[i].batches)
+        if (const auto* t = models->as_array()->get(i)->as_table())
+          check(t->get("batches"), *s.overrides[i].batches);
+}
+
 }  // namespace
 
 SuiteSpec parse_suite_file(const std::string& path) {
@@ -306,8 +417,10 @@ SuiteSpec parse_suite_file(const std::string& path) {
   s.name = fs::path(path).stem().string();
   if (const auto* n = root.get("description"))
     s.description = r.scalar<std::string>(*n, "description");
-  if (const auto* n = root.get("scenario"))
+  if (const auto* n = root.get("scenario")) {
     s.scenario = r.scalar<std::string>(*n, "scenario");
+    s.names.push_back({"scenario", s.scenario, r.where(*n)});
+  }
   const auto* grid = root.get("grid");
   if (!grid) r.fail(root.source(), "the suite needs a [grid] table");
   read_grid(r, r.table(*grid, "grid"), s);
@@ -323,7 +436,40 @@ SuiteSpec parse_suite_file(const std::string& path) {
       r.fail(grid->source(),
              "[grid] processes above 1 need a [distributed] table naming the "
              "engine");
+  if (s.distributed && s.distributed->scaling == "strong")
+    check_batches_split(r, root, s);
   return s;
+}
+
+void check_names(const SuiteSpec& s, const std::vector<std::string>& backends) {
+  std::vector<std::string> tasks;
+  for (const auto& t : train::tasks()) tasks.push_back(t.name);
+  const std::map<std::string, std::vector<std::string>> known = {
+      {"model", model::zoo::names()},
+      {"task", tasks},
+      {"scenario", scenarios::scenario_names()},
+      {"precision", {"fp32", "bf16", "fp16"}},
+      {"backend", backends},
+  };
+  const bool training = s.scenario == "training";
+  for (const auto& n : s.names) {
+    // The scenario decides what a grid entry is, whichever key named it.
+    const bool entry = n.kind == "model" || n.kind == "task";
+    const std::string kind = entry ? (training ? "task" : "model") : n.kind;
+    if (kind == "backend" && (n.value == "all" || n.value == "default"))
+      continue;
+    const auto& names = known.at(kind);
+    if (std::find(names.begin(), names.end(), n.value) != names.end()) continue;
+    std::string list;
+    for (const auto& x : names) list += (list.empty() ? "" : ", ") + x;
+    std::string hint;
+    if (kind == "task")
+      hint = " (the training scenario runs tasks: nnbench train --list)";
+    else if (kind == "model")
+      hint = " (nnbench models lists the zoo)";
+    throw Error(n.where + ": unknown " + kind + " '" + n.value + "'" + hint +
+                "; known: " + list);
+  }
 }
 
 std::string suites_dir() {

@@ -61,6 +61,12 @@ struct CostRule {
   int baseline_threads = 0;
 };
 
+// A name the file gives (a model, task, backend, precision or scenario)
+// and where: "FILE:LINE:COLUMN".
+struct NameAt {
+  std::string kind, value, where;
+};
+
 struct SuiteSpec {
   std::string name, file, description;
   std::string scenario = "throughput";
@@ -78,12 +84,21 @@ struct SuiteSpec {
   std::map<std::string, std::string> settings;  // handed to the scenario
   std::optional<CostRule> cost;
   std::optional<DistributedRule> distributed;
+  std::vector<NameAt> names;  // every name given, for check_names
 };
 
 // Reads and checks a suite file. Every problem (TOML syntax, an unknown key,
 // a wrong type, an empty list) is an nnbench::Error naming
 // FILE:LINE:COLUMN.
 SuiteSpec parse_suite_file(const std::string& path);
+
+// Every name in the suite checked against what nnbench knows: models in
+// the zoo, training tasks, registered scenarios, the precisions any backend
+// may offer (fp32, bf16, fp16) and `backends` (the built ones; "all" and
+// "default" always pass). The first unknown one is an nnbench::Error
+// naming FILE:LINE:COLUMN and the known names. A model where the scenario
+// wants a task, or the reverse, is unknown too.
+void check_names(const SuiteSpec& s, const std::vector<std::string>& backends);
 
 // The directory of the shipped suites: $NNBENCH_SUITES_DIR when set, else
 // the source tree's suites/ when it exists, else the installed

@@ -1,5 +1,8 @@
+#include <fmt/core.h>
+
 #include "bench/statistics.h"
 #include "bench/stopping/criterion.h"
+#include "util/text.h"
 
 namespace nnbench::bench::stopping {
 namespace {
@@ -8,6 +11,9 @@ class Iterations : public Criterion {
  public:
   Iterations(int min, int max) : min_(min), max_(max) {}
   std::string name() const override { return "iterations"; }
+  std::string requirement() const override {
+    return util::count(min_, "iteration");
+  }
   bool must_stop(const Progress& p) const override {
     return static_cast<int>(p.samples.size()) >= max_;
   }
@@ -23,6 +29,9 @@ class Time : public Criterion {
  public:
   Time(double min, double max) : min_(min), max_(max) {}
   std::string name() const override { return "time"; }
+  std::string requirement() const override {
+    return fmt::format("{:g} s", min_);
+  }
   bool must_stop(const Progress& p) const override { return p.elapsed >= max_; }
   bool may_stop(const Progress& p) const override { return p.elapsed >= min_; }
 
@@ -35,9 +44,15 @@ class MedianCiWidth : public Criterion {
   MedianCiWidth(double fraction, int every)
       : fraction_(fraction), every_(every) {}
   std::string name() const override { return "median_ci_width"; }
+  std::string requirement() const override {
+    return fmt::format("the median's 95 % CI within +-{:g} %", fraction_ * 100);
+  }
   bool may_stop(const Progress& p) const override {
     const size_t n = p.samples.size();
-    if (n == 0 || n % every_ != 0) return false;
+    return n > 0 && n % every_ == 0 && satisfied(p);
+  }
+  bool satisfied(const Progress& p) const override {
+    if (p.samples.empty()) return false;
     const results::Interval ci = median_ci(p.samples);
     return (ci.hi - ci.lo) / 2 <= fraction_ * median(p.samples);
   }
@@ -65,6 +80,13 @@ bool Rule::done(const Progress& p) const {
   for (const auto& c : criteria_)
     if (!c->may_stop(p)) return false;
   return true;
+}
+
+std::vector<std::string> Rule::unmet(const Progress& p) const {
+  std::vector<std::string> out;
+  for (const auto& c : criteria_)
+    if (!c->satisfied(p)) out.push_back(c->requirement());
+  return out;
 }
 
 std::vector<std::string> Rule::names() const {

@@ -29,6 +29,11 @@ class Criterion {
   virtual bool must_stop(const Progress&) const { return false; }
   // This criterion is satisfied.
   virtual bool may_stop(const Progress& p) const = 0;
+  // Whether it holds at p, asked once at the end (may_stop may check only
+  // now and then, to save time).
+  virtual bool satisfied(const Progress& p) const { return may_stop(p); }
+  // What may_stop asks for, for a record: "10 iterations".
+  virtual std::string requirement() const { return name(); }
 };
 
 // At least `min` samples; never more than `max`.
@@ -44,6 +49,9 @@ class Rule {
   explicit Rule(std::vector<std::unique_ptr<Criterion>> criteria)
       : criteria_(std::move(criteria)) {}
   bool done(const Progress& p) const;
+  // The requirements of the criteria not satisfied at p: empty when the
+  // loop ended with every minimum met, else what a maximum cut short.
+  std::vector<std::string> unmet(const Progress& p) const;
   std::vector<std::string> names() const;
 
  private:

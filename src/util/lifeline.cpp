@@ -1,0 +1,142 @@
+#include "util/lifeline.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+namespace nnbench::util::lifeline {
+namespace {
+
+// Fixed-size tables: the handler may only read them, without locks or
+// allocation. A slot is taken by storing a nonzero pid.
+constexpr int kMaxChildren = 256;
+std::atomic<pid_t> children[kMaxChildren];
+std::atomic<bool> as_group[kMaxChildren];
+volatile sig_atomic_t arrived = 0;
+
+// Paths as C strings, swapped in whole by remove_on_signal: the handler
+// reads whichever list is current.
+struct Paths {
+  std::vector<std::string> files, folders;
+  std::vector<const char*> c_files, c_folders;
+};
+std::atomic<Paths*> paths{nullptr};
+std::atomic<const std::string*> note_text{nullptr};
+
+void forward(int sig) {
+  for (auto& c : children) {
+    const pid_t p = c.load();
+    if (p <= 0) continue;
+    const bool group = as_group[&c - children].load();
+    kill(group ? -p : p, sig);
+  }
+}
+
+bool any_child() {
+  for (auto& c : children)
+    if (c.load() > 0) return true;
+  return false;
+}
+
+void remove_paths() {
+  const Paths* p = paths.load();
+  if (!p) return;
+  for (const char* f : p->c_files) unlink(f);
+  for (const char* d : p->c_folders) rmdir(d);
+}
+
+void write_note() {
+  const std::string* n = note_text.load();
+  if (!n || n->empty()) return;
+  ssize_t ignored = write(STDERR_FILENO, n->data(), n->size());
+  ignored = write(STDERR_FILENO, "\n", 1);
+  (void)ignored;
+}
+
+void handler(int sig) {
+  const int saved_errno = errno;
+  if (any_child()) {
+    // A second signal while the children wind down: no more waiting.
+    forward(arrived ? SIGKILL : SIGTERM);
+    arrived = sig;
+    errno = saved_errno;
+    return;
+  }
+  remove_paths();
+  write_note();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+}  // namespace
+
+Interrupted::Interrupted(int signal)
+    : std::runtime_error(std::string("interrupted by ") + strsignal(signal)),
+      signal_(signal) {}
+
+void install() {
+  static std::atomic<bool> done{false};
+  if (done.exchange(true)) return;
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;  // reads and waits go on; loops poll the flag
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
+}
+
+void die_with_parent(pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) _exit(143);  // it died before the call
+}
+
+void add_child(pid_t pid, bool group) {
+  for (int i = 0; i < kMaxChildren; ++i) {
+    pid_t empty = 0;
+    as_group[i].store(group);
+    if (children[i].compare_exchange_strong(empty, pid)) {
+      // Asked to end before it was registered: it goes too.
+      if (arrived) kill(group ? -pid : pid, SIGTERM);
+      return;
+    }
+  }
+}
+
+void remove_child(pid_t pid) {
+  for (auto& c : children) {
+    pid_t p = pid;
+    c.compare_exchange_strong(p, 0);
+  }
+}
+
+int interrupted() { return arrived; }
+
+void check() {
+  if (arrived) throw Interrupted(arrived);
+}
+
+void remove_on_signal(const std::vector<std::string>& files,
+                      const std::vector<std::string>& folders) {
+  auto* p = new Paths{files, folders, {}, {}};
+  for (const auto& f : p->files) p->c_files.push_back(f.c_str());
+  for (const auto& d : p->folders) p->c_folders.push_back(d.c_str());
+  // The old list is leaked on purpose: a handler may be reading it.
+  paths.store(p);
+}
+
+void cleanup() { remove_paths(); }
+
+void set_note(const std::string& note) {
+  note_text.store(new std::string(note));  // leaked like the paths
+}
+
+const std::string& note() {
+  static const std::string none;
+  const std::string* n = note_text.load();
+  return n ? *n : none;
+}
+
+}  // namespace nnbench::util::lifeline

@@ -1,0 +1,61 @@
+#pragma once
+// Child processes die with their parent, and an interrupted nnbench leaves
+// nothing behind. A suite runs each case in a child of its own process
+// group (so that a timeout can kill the whole group), which the terminal's
+// Ctrl-C never reaches: without this, SIGINT, SIGTERM or SIGKILL to the
+// suite left its `nnbench case` child computing as an orphan, competing
+// with whatever ran next, and its temporary folders in /tmp.
+//
+// - A forked child calls die_with_parent() before exec: the kernel sends it
+//   SIGTERM when its parent dies, SIGKILL included (PR_SET_PDEATHSIG).
+// - install() catches SIGINT, SIGTERM and SIGHUP. With children registered
+//   (add_child), the handler forwards SIGTERM to them and returns: the
+//   waiting code reaps them, then throws Interrupted, whose unwinding
+//   removes its temporary folders; main() maps it to 128 + the signal.
+//   With none, the handler removes the paths given to remove_on_signal,
+//   writes the note (set_note) and lets the signal end the process.
+#include <sys/types.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nnbench::util::lifeline {
+
+class Interrupted : public std::runtime_error {
+ public:
+  explicit Interrupted(int signal);
+  int signal() const { return signal_; }
+
+ private:
+  int signal_;
+};
+
+// Installs the handlers (once; later calls do nothing).
+void install();
+
+// In a forked child, before exec (async-signal-safe): SIGTERM when the
+// parent dies; exits at once if it already has.
+void die_with_parent(pid_t parent);
+
+// A child to forward the signal to: its process group when `group`.
+void add_child(pid_t pid, bool group);
+void remove_child(pid_t pid);
+
+// The signal that arrived (0: none).
+int interrupted();
+// Throws Interrupted when a signal arrived.
+void check();
+
+// Files and then (emptied) folders the handler removes when the signal
+// ends this process with no child to wait for; cleanup() removes them too.
+// Replaces the previous list.
+void remove_on_signal(const std::vector<std::string>& files,
+                      const std::vector<std::string>& folders);
+void cleanup();
+
+// One line written to stderr when a signal ends the process ("" none).
+void set_note(const std::string& note);
+const std::string& note();
+
+}  // namespace nnbench::util::lifeline
