@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <cstdlib>
 #include <map>
 
 #include "cli/commands.h"
@@ -52,6 +53,13 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A rank started by nnbench's launcher: when a signal ends it (its
+  // launcher died, or was interrupted), the launcher's folder goes too.
+  if (const char* dir = std::getenv("NNBENCH_LAUNCH_DIR"); dir && *dir) {
+    util::lifeline::install();
+    util::lifeline::remove_tree_on_signal(dir);
+    util::lifeline::release();  // held since the launcher's fork
+  }
   CLI::App app{
       "nnbench: deep-learning benchmarks with honest statistics.\n"
       "Exit codes: 0 ok, 1 a run ended in a state other than ok, 2 usage or "

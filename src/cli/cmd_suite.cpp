@@ -139,8 +139,8 @@ bool counts_as_failure(const results::Record& r,
       r.state == results::State::kUnimplemented)
     return false;
   if (results::is_failure(r.state)) return true;
-  return !r.validity.valid() &&
-         req.contention.action != results::ContentionPolicy::Action::kWarn;
+  return r.validity.fails(req.contention.action ==
+                          results::ContentionPolicy::Action::kWarn);
 }
 
 // The suite's [cost] with the command line's replacements; none when

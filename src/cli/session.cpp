@@ -62,8 +62,8 @@ void print_progress(const results::RunResult& r) {
 }
 
 bool invalid_counts(const results::RunResult& r) {
-  return !r.validity.valid() && r.requested.contention.action !=
-                                    results::ContentionPolicy::Action::kWarn;
+  return r.validity.fails(r.requested.contention.action ==
+                          results::ContentionPolicy::Action::kWarn);
 }
 
 }  // namespace nnbench::cli

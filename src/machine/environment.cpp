@@ -297,8 +297,7 @@ int other_runnable_threads() {
   return fewest;
 }
 
-// The other ranks of a data-parallel run on this machine capture their
-// environment at the same moment: they are the run's own, not other load.
+// The other ranks of a data-parallel run on this machine.
 int sibling_ranks() {
   for (const char* v : {"OMPI_COMM_WORLD_LOCAL_SIZE", "NNBENCH_WORLD_SIZE"})
     if (const char* n = std::getenv(v); n && std::atoi(n) > 1)
@@ -307,7 +306,11 @@ int sibling_ranks() {
 }
 
 void warn_busy_machine(const Environment& e, std::vector<std::string>& out) {
-  const int others = other_runnable_threads() - sibling_ranks();
+  // The ranks start together, each with its own threads: nothing here can
+  // tell them from other load. Their runs judge contention themselves,
+  // with the other ranks' CPU time taken out (bench/parallel.h).
+  if (sibling_ranks() > 0) return;
+  const int others = other_runnable_threads();
   if (others < std::max(1, e.usable_cpus / 8)) return;
   out.push_back(std::to_string(others) +
                 (others == 1 ? " other thread was" : " other threads were") +

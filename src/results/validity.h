@@ -20,6 +20,13 @@ struct Validity {
   }
   // "valid", or the reasons joined: "invalid: contended".
   std::string summary() const;
+  // Whether it makes its command fail (exit 1): any reason does, but
+  // "contended" not when the policy is to warn (record it and go on).
+  bool fails(bool warn_on_contention) const {
+    for (const auto& r : reasons)
+      if (r.reason != "contended" || !warn_on_contention) return true;
+    return false;
+  }
 };
 
 }  // namespace nnbench::results

@@ -65,7 +65,8 @@ ChildOutcome run_child(const std::vector<std::string>& argv,
   }
   if (pid == 0) {  // child: only async-signal-safe calls until exec
     setpgid(0, 0);
-    util::lifeline::die_with_parent(parent);
+    // SIGTERM waits until `nnbench case` has registered its files.
+    util::lifeline::die_with_parent(parent, true);
     if (limits.memory_limit_gib > 0) {
       const rlim_t bytes =
           static_cast<rlim_t>(limits.memory_limit_gib * 1024 * 1024 * 1024);

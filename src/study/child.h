@@ -21,7 +21,10 @@ struct ChildOutcome {
 };
 
 // Runs argv (argv[0]: the program's path) in its own process group, stdout
-// to /dev/null, stderr captured. A timeout kills the whole group.
+// to /dev/null, stderr captured. A timeout kills the whole group. The child
+// gets SIGTERM when this process dies, held until it calls
+// util::lifeline::release(); an interrupt of this process is forwarded to
+// it, and then this throws util::lifeline::Interrupted.
 ChildOutcome run_child(const std::vector<std::string>& argv,
                        const ChildLimits& limits);
 

@@ -198,6 +198,7 @@ int run_case_file(const std::string& in, const std::string& out) {
         {in, out, out + ".tmp." + std::to_string(getpid())},
         {fs::path(in).parent_path().string()});
   }
+  util::lifeline::release();  // held since the fork (study/child.cpp)
   if (!d.engine.empty() && d.processes > 1 && !dist::started_as_rank())
     return launch_case(p, out);
   scenarios::Context ctx;

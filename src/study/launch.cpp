@@ -59,8 +59,11 @@ std::vector<std::string> rank_arguments(const std::string& rank0_out) {
 }
 
 // A rank (or mpirun) dies with this process and is told of interrupts.
+// A rank started here holds SIGTERM until it has registered its folder
+// (cli/app.cpp); mpirun does not (it would never release it).
 pid_t spawn(const std::vector<std::string>& args,
-            const std::map<std::string, std::string>& env, int stderr_fd) {
+            const std::map<std::string, std::string>& env, int stderr_fd,
+            bool hold) {
   util::lifeline::install();
   const pid_t parent = getpid();
   const pid_t pid = fork();
@@ -69,7 +72,7 @@ pid_t spawn(const std::vector<std::string>& args,
     util::lifeline::add_child(pid, false);
     return pid;
   }
-  util::lifeline::die_with_parent(parent);
+  util::lifeline::die_with_parent(parent, hold);
   for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
   if (stderr_fd >= 0) dup2(stderr_fd, 2);
   std::vector<char*> argv;
@@ -138,7 +141,7 @@ Outcome wait_all(const std::map<pid_t, int>& ranks, double timeout) {
 Outcome run_mpirun(const std::vector<std::string>& args) {
   int fds[2];
   if (pipe(fds) != 0) throw Error("pipe failed");
-  const pid_t pid = spawn(args, {}, fds[1]);
+  const pid_t pid = spawn(args, {}, fds[1], false);
   close(fds[1]);
   FILE* in = fdopen(fds[0], "r");
   std::string text;
@@ -187,8 +190,11 @@ LaunchOutcome launch_ranks(const Launch& l) {
         "mpirun",    "-np",  std::to_string(l.processes),
         "--bind-to", "none", "--oversubscribe"};
     if (geteuid() == 0) cmd.push_back("--allow-run-as-root");
+    cmd.insert(cmd.end(), {"-x", "NNBENCH_LAUNCH_DIR"});
     cmd.insert(cmd.end(), args.begin(), args.end());
+    setenv("NNBENCH_LAUNCH_DIR", dir.c_str(), 1);  // for mpirun's -x
     o = run_mpirun(cmd);
+    unsetenv("NNBENCH_LAUNCH_DIR");
   } else {
     const std::string rendezvous = l.rendezvous.empty()
                                        ? "file:" + (dir / "store").string()
@@ -198,8 +204,9 @@ LaunchOutcome launch_ranks(const Launch& l) {
       ranks[spawn(args,
                   {{"NNBENCH_RANK", std::to_string(r)},
                    {"NNBENCH_WORLD_SIZE", std::to_string(l.processes)},
-                   {"NNBENCH_RENDEZVOUS", rendezvous}},
-                  -1)] = r;
+                   {"NNBENCH_RENDEZVOUS", rendezvous},
+                   {"NNBENCH_LAUNCH_DIR", dir.string()}},
+                  -1, true)] = r;
     o = wait_all(ranks, l.timeout_seconds);
   }
   util::lifeline::check();

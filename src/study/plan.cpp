@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 
 #include "data/manifest.h"
 #include "model/analysis.h"
@@ -158,6 +159,14 @@ std::vector<PlannedCase> plan(const SuiteSpec& s, const PlanOptions& o) {
                 }
               }
   }
+  // Two cases with one key would be run twice and stored once: the suite
+  // reader refuses the lists that make them; this guards the rest.
+  std::set<std::string> keys;
+  for (const auto& p : out)
+    if (!keys.insert(p.key).second)
+      throw Error(s.file + ": the case " + p.label() +
+                  " is planned twice (a model, backend or other value listed "
+                  "twice): each case runs once per repetition");
   if (o.interleave_seed) {
     std::mt19937_64 rng(*o.interleave_seed);
     std::shuffle(out.begin(), out.end(), rng);

@@ -2,13 +2,17 @@
 
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
+#include <sqlite3.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include "results/result.h"
 #include "results/training.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 namespace nnbench::study {
@@ -149,11 +153,25 @@ auto Store::guarded(const char* doing, F&& f) -> decltype(f()) {
 
 Store::Store(const std::string& path, Open how) try
     : path_(path), db_(open_path(path, how), open_flags(how), 10000) {
-  // journal_mode needs the write lock while another process holds it
-  // (creating the schema): the busy timeout covers the wait.
-  db_.exec("PRAGMA journal_mode = WAL");
-  db_.exec("PRAGMA foreign_keys = ON");
-  migrate(db_, path);
+  // Switching a new file to WAL takes an exclusive lock, and SQLite answers
+  // "database is locked" at once, without its busy handler, when another
+  // process is doing the same: retried here for up to 10 s, like the busy
+  // timeout every later statement gets.
+  const auto give_up = util::Clock::now() + std::chrono::seconds(10);
+  for (int wait_ms = 5;; wait_ms = std::min(2 * wait_ms, 200)) {
+    try {
+      db_.exec("PRAGMA journal_mode = WAL");
+      db_.exec("PRAGMA foreign_keys = ON");
+      migrate(db_, path);
+      return;
+    } catch (const SQLite::Exception& e) {
+      const int code = e.getErrorCode() & 0xff;
+      if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) ||
+          util::Clock::now() > give_up)
+        throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+  }
 } catch (const SQLite::Exception& e) {
   throw StoreError(path + ": cannot open the results store: " + e.what());
 }
@@ -191,6 +209,15 @@ void Store::finish_run(const std::string& id) {
 
 void Store::add_result(const std::string& run_id, int index,
                        const PlannedCase& p, const results::Record& r) {
+  // Fault injection for the tests of a store that fails mid-run (as a
+  // read-only, full or damaged one does): NNBENCH_FAULT_STORE=N makes the
+  // N-th result this process stores (1-based) fail.
+  static int stored = 0;
+  ++stored;
+  if (const char* n = std::getenv("NNBENCH_FAULT_STORE");
+      n && std::atoi(n) == stored)
+    throw StoreError(path_ + ": results store: storing a result: injected "
+                             "fault (NNBENCH_FAULT_STORE)");
   return guarded("storing a result", [&] {
     const auto& req = p.c.request;
     double median = 0, rate = 0;

@@ -42,11 +42,22 @@ bool any_child() {
   return false;
 }
 
+std::atomic<const std::string*> tree{nullptr};
+
 void remove_paths() {
-  const Paths* p = paths.load();
-  if (!p) return;
-  for (const char* f : p->c_files) unlink(f);
-  for (const char* d : p->c_folders) rmdir(d);
+  if (const Paths* p = paths.load()) {
+    for (const char* f : p->c_files) unlink(f);
+    for (const char* d : p->c_folders) rmdir(d);
+  }
+  if (const std::string* t = tree.load()) {
+    // fork and exec are async-signal-safe; a directory walk is not.
+    // Its own session: mpirun's daemon ends a rank's whole process group.
+    if (fork() == 0) {
+      setsid();
+      execl("/bin/rm", "rm", "-rf", "--", t->c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
 }
 
 void write_note() {
@@ -88,9 +99,22 @@ void install() {
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
 }
 
-void die_with_parent(pid_t parent) {
+void die_with_parent(pid_t parent, bool hold) {
+  if (hold) {
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, nullptr);  // the mask survives exec
+  }
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != parent) _exit(143);  // it died before the call
+}
+
+void release() {
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  sigprocmask(SIG_UNBLOCK, &term, nullptr);
 }
 
 void add_child(pid_t pid, bool group) {
@@ -128,6 +152,10 @@ void remove_on_signal(const std::vector<std::string>& files,
 }
 
 void cleanup() { remove_paths(); }
+
+void remove_tree_on_signal(const std::string& folder) {
+  tree.store(new std::string(folder));  // leaked like the paths
+}
 
 void set_note(const std::string& note) {
   note_text.store(new std::string(note));  // leaked like the paths

@@ -35,8 +35,12 @@ class Interrupted : public std::runtime_error {
 void install();
 
 // In a forked child, before exec (async-signal-safe): SIGTERM when the
-// parent dies; exits at once if it already has.
-void die_with_parent(pid_t parent);
+// parent dies; exits at once if it already has. With `hold`, SIGTERM stays
+// blocked across exec until the new program calls release(): a child that
+// registers files to remove cannot be ended before it has.
+void die_with_parent(pid_t parent, bool hold = false);
+// Unblocks SIGTERM (held by die_with_parent): a pending one arrives now.
+void release();
 
 // A child to forward the signal to: its process group when `group`.
 void add_child(pid_t pid, bool group);
@@ -53,6 +57,10 @@ void check();
 void remove_on_signal(const std::vector<std::string>& files,
                       const std::vector<std::string>& folders);
 void cleanup();
+// A folder the handler removes with everything in it (through /bin/rm, in
+// a process of its own) when the signal ends this process: the ranks of a
+// launcher that died leave no folder behind.
+void remove_tree_on_signal(const std::string& folder);
 
 // One line written to stderr when a signal ends the process ("" none).
 void set_note(const std::string& note);

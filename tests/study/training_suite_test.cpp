@@ -83,6 +83,23 @@ TEST(TrainingSuite, RecordsWrittenAndCostsPricedPerThreads) {
   EXPECT_DOUBLE_EQ(v["relative_cost"][2], 1.0);
   EXPECT_NEAR(v["relative_time"][1], seconds["1"] / seconds["2"], 1e-9);
 
+  // --out holds the figures the store holds, costs and the price they used
+  // (before, only the store had them: a report of the file drew no cost).
+  std::map<std::string, std::map<int, double>> in_file;
+  for (const auto& f : j["derived"])
+    in_file[f["name"]][static_cast<int>(f["x"].get<double>())] = f["value"];
+  EXPECT_EQ(in_file, v);
+  EXPECT_NE(j.value("price_note", "").find("gce-n1-highcpu-64-preemptible"),
+            std::string::npos)
+      << j.value("price_note", "");
+  const std::string html = (dir / "r.html").string();
+  ASSERT_EQ(std::system((exe + " report " + (dir / "out.json").string() +
+                         " -o " + html + " > /dev/null")
+                            .c_str()),
+            0);
+  EXPECT_NE(slurp(html).find("gce-n1-highcpu-64-preemptible"),
+            std::string::npos);
+
   // The markdown export shows training seconds and the cost table with
   // the price it used.
   const std::string id = d.execAndGet("SELECT id FROM runs").getString();

@@ -214,5 +214,43 @@ TEST(Results, FailureStatesAreTheSixFailures) {
   EXPECT_EQ(failures, 6);
 }
 
+// Rules that cannot be met, named as a suite file and the command line
+// spell them; the defaults pass.
+TEST(Results, RuleProblemsNameTheFieldsThatContradict) {
+  const WarmupRule w;
+  StopRule s;
+  EXPECT_EQ(rule_problem(w, s), "");
+  s.max_seconds = 0.001;
+  EXPECT_EQ(rule_problem(w, s),
+            "[stop] max_seconds (--max-time) 0.001 is below min_seconds "
+            "(--min-time) 2");
+  s = StopRule{};
+  s.min_iterations = 20;
+  s.max_iterations = 5;
+  EXPECT_EQ(rule_problem(w, s),
+            "[stop] max_iterations (--max-iters) 5 is below min_iterations "
+            "(--min-iters) 20");
+  s = StopRule{};
+  s.min_seconds = -1;
+  EXPECT_EQ(rule_problem(w, s),
+            "[stop] min_seconds (--min-time) -1 must be >= 0");
+  WarmupRule bad;
+  bad.min_seconds = -0.5;
+  EXPECT_EQ(rule_problem(bad, StopRule{}),
+            "[warmup] min_seconds (--warmup-time) -0.5 must be >= 0");
+}
+
+// Contention under the warn policy is recorded and passes; every other
+// reason fails the command.
+TEST(Results, InvalidityFailsButWarnedContention) {
+  Validity v;
+  EXPECT_FALSE(v.fails(false));
+  v.add("contended", "x");
+  EXPECT_TRUE(v.fails(false));
+  EXPECT_FALSE(v.fails(true));
+  v.add("oversubscribed", "y");
+  EXPECT_TRUE(v.fails(true));
+}
+
 }  // namespace
 }  // namespace nnbench::results

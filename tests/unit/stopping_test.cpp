@@ -79,5 +79,21 @@ TEST(Stopping, FromRuleAddsTheCiOnlyWhenAsked) {
       (std::vector<std::string>{"iterations", "time", "median_ci_width"}));
 }
 
+// What a maximum cut short is named, for the record's validity: the CI
+// criterion is judged on every sample at the end, not only every eighth.
+TEST(Stopping, UnmetNamesTheMinimumsAMaximumCutShort) {
+  const Rule r(list(iterations(10, 4), time(2.0, 60), median_ci_width(0.5)));
+  const std::vector<double> four(4, 0.5);  // identical: a zero-width CI
+  EXPECT_EQ(r.unmet({four, 1.0}),
+            (std::vector<std::string>{"10 iterations", "2 s"}));
+  const std::vector<double> ten(10, 0.5);
+  EXPECT_TRUE(r.unmet({ten, 2.0}).empty());
+  // 1 and 10 alternating: a CI of the median as wide as the data.
+  std::vector<double> spread;
+  for (int i = 0; i < 10; ++i) spread.push_back(i % 2 ? 10.0 : 1.0);
+  EXPECT_EQ(r.unmet({spread, 2.0}),
+            (std::vector<std::string>{"the median's 95 % CI within +-50 %"}));
+}
+
 }  // namespace
 }  // namespace nnbench::bench::stopping

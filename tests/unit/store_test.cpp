@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "results/result.h"
 #include "util/error.h"
@@ -146,6 +148,90 @@ TEST_F(StoreTest, NewerSchemaIsRefusedNamingIt) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("schema 99"), std::string::npos)
         << e.what();
+  }
+}
+
+// Creating and migrating the schema is safe when several processes open
+// the same new store at once (before: "table runs already exists" or
+// "database is locked" in some of them). Eight processes released together
+// by a pipe, on a fresh file each round.
+TEST_F(StoreTest, ProcessesCreatingOneNewStoreAtOnceAllSucceed) {
+  for (int round = 0; round < 5; ++round) {
+    const std::string db = (dir_ / ("new" + std::to_string(round) + ".db"));
+    int gate[2];
+    ASSERT_EQ(pipe(gate), 0);
+    std::vector<pid_t> kids;
+    for (int w = 0; w < 8; ++w) {
+      const pid_t pid = fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        close(gate[1]);
+        char c;
+        while (read(gate[0], &c, 1) > 0) {
+        }  // released when the parent closes its end
+        int code = 0;
+        try {
+          Store s(db);
+          s.begin_run(RunRow{});
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "worker %d: %s\n", w, e.what());
+          code = 1;
+        }
+        _exit(code);
+      }
+      kids.push_back(pid);
+    }
+    close(gate[0]);
+    close(gate[1]);
+    for (pid_t k : kids) {
+      int status = 0;
+      waitpid(k, &status, 0);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+          << "round " << round;
+    }
+    Store s(db);
+    EXPECT_EQ(s.runs().size(), 8u);
+    EXPECT_EQ(s.integrity_check(), "ok");
+  }
+}
+
+// Commands that only read never create a store (or its folder).
+TEST_F(StoreTest, ReadingAMissingStoreIsRefusedAndCreatesNothing) {
+  try {
+    Store s(db_, Store::Open::kExisting);
+    ADD_FAILURE() << "opened";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(db_ + ": no results store here"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "sub"));
+}
+
+// A damaged page is a StoreError naming the store and what was being done,
+// not SQLite's exception escaping to std::terminate.
+TEST_F(StoreTest, DamagedPagesAreAStoreErrorNamingTheStore) {
+  std::string id;
+  {
+    Store s(db_);
+    id = s.begin_run(RunRow{});
+    for (int i = 0; i < 200; ++i)
+      s.add_result(id, i, a_case(i), a_record(0.001));
+  }
+  {
+    std::fstream f(db_, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(0, std::ios::end);
+    const std::streamoff size = f.tellg();
+    ASSERT_GT(size, 8 * 4096);
+    f.seekp(4096);
+    f << std::string(static_cast<size_t>(size - 4096), '\x5a');
+  }
+  try {
+    Store s(db_, Store::Open::kExisting);
+    s.results(id);
+    ADD_FAILURE() << "read a damaged store";
+  } catch (const StoreError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(db_ + ": ", 0), 0u) << e.what();
   }
 }
 

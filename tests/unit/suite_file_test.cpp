@@ -254,5 +254,64 @@ TEST_F(SuiteFile, ShippedSuitesAllParse) {
   EXPECT_EQ(plan(load_suite("quick"), options()).size(), 10u);
 }
 
+// Names are checked against the registries with the place they were given;
+// "all" and "default" are always known.
+TEST_F(SuiteFile, CheckNamesRefusesTheFirstUnknownNameAtItsPlace) {
+  const auto error_of_names = [&](const std::string& text) -> std::string {
+    try {
+      check_names(parse_suite_file(write(text)), {"reference", "torch"});
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of_names("[grid]\nmodels = [\"mnist-mlp\"]\n"
+                           "backends = [\"all\", \"default\", \"torch\"]\n"),
+            "");
+  const std::string e = error_of_names(
+      "[grid]\nmodels = [\"mnist-mlp\"]\nbackends = [\"torch\", \"mxnet\"]\n");
+  EXPECT_EQ(e.rfind((dir_ / "s.toml").string() + ":3:22: unknown backend "
+                                                 "'mxnet'; known: reference, "
+                                                 "torch",
+                    0),
+            0u)
+      << e;
+  // A training suite's grid names tasks, whichever key it uses.
+  EXPECT_NE(error_of_names("scenario = \"training\"\n[grid]\n"
+                           "models = [\"mnist-mlp\"]\n")
+                .find(":3:11: unknown task 'mnist-mlp'"),
+            std::string::npos);
+  EXPECT_EQ(error_of_names("scenario = \"training\"\n[grid]\n"
+                           "tasks = [\"fashion-mnist-mlp\"]\n"),
+            "");
+}
+
+// Each value of a list at most once; a [[model]] block per model.
+TEST_F(SuiteFile, RepeatedValuesAndBlocksAreRefused) {
+  EXPECT_NE(error_of("[grid]\nmodels = [\"mnist-mlp\"]\nbatches = [8, 16, 8]\n")
+                .find(":3:19: 'batches' lists 8 twice (also at line 3, "
+                      "column 12)"),
+            std::string::npos);
+  EXPECT_NE(error_of("[grid]\nmodels = [\"mnist-mlp\"]\n"
+                     "[[model]]\nname = \"mnist-mlp\"\n"
+                     "[[model]]\nname = \"mnist-mlp\"\n")
+                .find(":6:8: [[model]] 'mnist-mlp' is given twice (first at "
+                      "line 4)"),
+            std::string::npos);
+}
+
+// Two planned cases with one key would run twice and be stored once.
+TEST_F(SuiteFile, PlanRefusesTwoCasesWithOneKey) {
+  auto s = parse_suite_file(write("[grid]\nmodels = [\"mnist-mlp\"]\n"));
+  s.models.push_back("mnist-mlp");  // past the reader's check
+  try {
+    plan(s, options());
+    ADD_FAILURE() << "planned";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is planned twice"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace nnbench::study
