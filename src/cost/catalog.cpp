@@ -2,13 +2,12 @@
 
 #include <fmt/core.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include "util/error.h"
+#include "util/paths.h"
 
-#ifndef NNBENCH_DATA_DIR
-#define NNBENCH_DATA_DIR "data"
-#endif
 
 namespace nnbench::cost {
 namespace {
@@ -41,7 +40,10 @@ Instance parse(const nlohmann::json& j, const std::string& where) {
 }  // namespace
 
 std::string default_catalog_path() {
-  return std::string(NNBENCH_DATA_DIR) + "/prices.json";
+  if (const char* env = std::getenv("NNBENCH_PRICES"); env && *env) return env;
+  const std::string p = util::shipped_path("prices.json", "data/prices.json");
+  return p.empty() ? "share/nnbench/prices.json (not found beside nnbench)"
+                   : p;
 }
 
 std::vector<Instance> load_catalog(const std::string& path) {

@@ -13,13 +13,8 @@
 #include "scenarios/scenario.h"
 #include "train/task.h"
 #include "util/error.h"
+#include "util/paths.h"
 
-#ifndef NNBENCH_SUITES_DIR
-#define NNBENCH_SUITES_DIR ""
-#endif
-#ifndef NNBENCH_INSTALLED_SUITES_DIR
-#define NNBENCH_INSTALLED_SUITES_DIR ""
-#endif
 
 namespace nnbench::study {
 namespace {
@@ -475,10 +470,7 @@ void check_names(const SuiteSpec& s, const std::vector<std::string>& backends) {
 std::string suites_dir() {
   if (const char* env = std::getenv("NNBENCH_SUITES_DIR"); env && *env)
     return env;
-  // The source tree's first: a build run from it reads the suites it has.
-  for (const char* d : {NNBENCH_SUITES_DIR, NNBENCH_INSTALLED_SUITES_DIR})
-    if (*d && fs::is_directory(d)) return d;
-  return NNBENCH_SUITES_DIR;
+  return util::shipped_path("suites", "suites");
 }
 
 std::vector<std::string> shipped_suites() {

@@ -101,8 +101,8 @@ SuiteSpec parse_suite_file(const std::string& path);
 void check_names(const SuiteSpec& s, const std::vector<std::string>& backends);
 
 // The directory of the shipped suites: $NNBENCH_SUITES_DIR when set, else
-// the source tree's suites/ when it exists, else the installed
-// share/nnbench/suites.
+// share/nnbench/suites beside an installed binary, else the source tree's
+// suites/ for a binary in its build tree (util/paths.h).
 std::string suites_dir();
 // Shipped suite names (file names without .toml), sorted.
 std::vector<std::string> shipped_suites();

@@ -539,4 +539,28 @@ TEST_F(Trust, CommandLineConventions) {
                      "--latency-items");
 }
 
+// 19. An installed nnbench reads the suites and prices installed beside it,
+// never the checkout it was built from.
+TEST_F(Trust, InstalledBinaryReadsItsOwnShareFolder) {
+  const fs::path root = dir_ / "prefix";
+  fs::create_directories(root / "bin");
+  fs::create_directories(root / "share" / "nnbench" / "suites");
+  fs::copy_file(NNBENCH_EXE, root / "bin" / "nnbench");
+  std::ofstream(root / "share" / "nnbench" / "suites" / "mine.toml")
+      << "description = \"only here\"\n[grid]\nmodels = [\"mnist-mlp\"]\n";
+  std::ofstream(root / "share" / "nnbench" / "prices.json") << "{}";
+  const std::string exe = (root / "bin" / "nnbench").string();
+  const Outcome list = shell(exe + " suite --list");
+  ASSERT_EQ(list.code, 0) << list.output;
+  EXPECT_NE(list.output.find("mine"), std::string::npos) << list.output;
+  EXPECT_EQ(list.output.find("quick"), std::string::npos) << list.output;
+  const Outcome help = shell(exe + " train --help");
+  EXPECT_NE(
+      help.output.find((root / "share" / "nnbench" / "prices.json").string()),
+      std::string::npos)
+      << help.output;
+  EXPECT_EQ(help.output.find(NNBENCH_SOURCE_DIR), std::string::npos)
+      << help.output;
+}
+
 }  // namespace
