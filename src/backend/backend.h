@@ -151,6 +151,16 @@ struct Support {
 // same initial weights everywhere, so backends can be checked against the
 // reference. Dropout draws its masks from each backend's own generator;
 // verification therefore runs models with dropout disabled.
+// A GEMM timed with a backend's own library, for the machine's practical
+// peak (machine/peak.h): the best rate of n x n x n products.
+struct GemmRate {
+  std::string precision;  // "fp32", "bf16"
+  std::string library;    // "oneDNN 2.6.3 matmul"
+  std::string kernel;     // the implementation it ran, as the library says
+  int threads = 0;
+  double gflops = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -171,6 +181,12 @@ class Backend {
   virtual std::unique_ptr<Executable> compile(const model::Model& m,
                                               const Options& options,
                                               const Shapes& shapes) = 0;
+  // GEMMs timed at their best with this backend's library on `threads`
+  // threads, one per precision it runs fast (none by default): a run's
+  // fraction of peak is then never of a slower library's GEMM.
+  virtual std::vector<GemmRate> time_gemms(int threads, int n) {
+    return {};
+  }
 };
 
 // The device, precision and optimizer of `options` against a description:

@@ -240,6 +240,7 @@ void Parallel::finish(results::RunResult& res, int threads) const {
   res.samples_per_second *= scale;
   res.gflops *= scale;
   res.peak_fraction *= scale / d.ranks;
+  res.theoretical_fraction *= scale / d.ranks;
 }
 
 }  // namespace nnbench::bench

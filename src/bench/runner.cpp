@@ -158,7 +158,14 @@ void finish(const model::Model& m, const results::RunRequest& r,
                                 : res.cost.forward_flops;
   res.samples_per_second = static_cast<double>(r.batch) / res.stats.median;
   res.gflops = per_sample * res.samples_per_second / 1e9;
-  if (peak.gflops > 0) res.peak_fraction = res.gflops / peak.gflops;
+  // Against the peak of the run's own precision: a bf16 run is not a
+  // fraction of the fp32 GEMM's rate.
+  res.peak_gflops = peak.for_precision(r.options.precision);
+  if (res.peak_gflops > 0) res.peak_fraction = res.gflops / res.peak_gflops;
+  const double ceiling = r.options.precision == "bf16"
+                             ? peak.theoretical.bf16_gflops
+                             : peak.theoretical.fp32_gflops;
+  if (ceiling > 0) res.theoretical_fraction = res.gflops / ceiling;
 }
 
 void run_stages(backend::Backend& b, const model::Model& m,

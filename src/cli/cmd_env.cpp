@@ -43,13 +43,26 @@ void print_text(const nlohmann::json& env, const machine::Peak& peak) {
   if (peak.gflops > 0)
     fmt::print("{:<22} {:.1f} GFLOP/s ({})\n", "measured_peak", peak.gflops,
                peak.method);
+  if (peak.bf16_gflops > 0)
+    fmt::print("{:<22} {:.1f} GFLOP/s ({})\n", "measured_peak_bf16",
+               peak.bf16_gflops, peak.bf16_method);
+  for (const auto& g : peak.gemms)
+    fmt::print("  {:<20} {:.1f} GFLOP/s: {} {} ({})\n", "gemm", g.gflops,
+               g.library, g.precision, g.kernel);
+  const auto& t = peak.theoretical;
+  if (t.fp32_gflops > 0)
+    fmt::print(
+        "{:<22} fp32 {:.1f}, bf16 {:.1f} GFLOP/s: {} x {:.3f} GHz x {} "
+        "cores ({}); clock: {}\n",
+        "theoretical_peak", t.fp32_gflops, t.bf16_gflops,
+        t.fp32_flops_per_cycle, t.ghz, t.cores, t.units, t.clock_source);
 }
 
 int env_command(const EnvArgs& a) {
   const machine::Environment env = capture_and_warn();
   machine::Peak peak;
   if (a.peak)
-    peak = machine::measure_gemm_peak(machine::resolve_threads(a.threads));
+    peak = measure_peak(machine::resolve_threads(a.threads), &env.cpu);
   nlohmann::json j = machine::to_json(env);
   if (a.json) {
     fmt::print("{}\n", nlohmann::json{{"environment", j},

@@ -151,8 +151,8 @@ int finish_rank(RunArgs& a, const results::RunResult& r) {
 // Ranks other than 0 run the same measurement and print and write nothing
 // but their errors: rank 0 records the run.
 int run_quiet_rank(backend::Backend& b, const model::Model& m, RunArgs& a) {
-  const machine::Peak peak = machine::measure_gemm_peak(
-      machine::resolve_threads(a.request.options.threads));
+  const machine::Peak peak = measure_peak(
+      machine::resolve_threads(a.request.options.threads), nullptr);
   const auto r =
       a.verify ? verify_then_run(b, m, a, peak) : measure(b, a, peak);
   if (r.state != results::State::kOk)
@@ -188,8 +188,8 @@ int run_command(RunArgs& a) {
   if (a.group && a.group->rank() != 0) return run_quiet_rank(*b, m, a);
 
   const machine::Environment env = capture_and_warn();
-  const machine::Peak peak = machine::measure_gemm_peak(
-      machine::resolve_threads(a.request.options.threads));
+  const machine::Peak peak = measure_peak(
+      machine::resolve_threads(a.request.options.threads), &env.cpu);
   const auto r =
       a.verify ? verify_then_run(*b, m, a, peak) : measure(*b, a, peak);
   print_progress(r);

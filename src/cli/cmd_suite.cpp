@@ -270,7 +270,7 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   }
   const machine::Environment env = capture_and_warn();
   const int threads = machine::resolve_threads(a.request.options.threads);
-  const machine::Peak peak = machine::measure_gemm_peak(threads);
+  const machine::Peak peak = measure_peak(threads, &env.cpu);
   std::string price_note;
   if (pricing) {
     const auto c = cost_json(*pricing, *instance);

@@ -6,6 +6,7 @@
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
 #include "util/atomic_file.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -26,6 +27,17 @@ machine::Environment capture_and_warn() {
   for (const auto& w : env.warnings)
     fmt::print(stderr, "nnbench: warning: {}\n", w);
   return env;
+}
+
+machine::Peak measure_peak(int threads, const machine::Cpu* cpu) {
+  const auto t0 = util::Clock::now();
+  machine::Peak p = machine::measure_gemm_peak(threads);
+  for (const auto& name : backend::backend_names())
+    for (const auto& g : backend::make_backend(name)->time_gemms(threads, 2048))
+      machine::add_gemm(p, g);
+  if (cpu) p.theoretical = machine::theoretical_peak(*cpu, threads);
+  p.seconds = util::seconds_since(t0);
+  return p;
 }
 
 void write_report(const std::string& path, const machine::Environment& env,

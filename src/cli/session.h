@@ -18,6 +18,11 @@ model::Model resolve_model(const std::string& name, const std::string& file);
 // prints its warnings to stderr.
 machine::Environment capture_and_warn();
 
+// The practical peaks on `threads` threads (OpenBLAS's SGEMM and every
+// built backend's GEMMs, the best per precision) and, given the CPU, the
+// theoretical one.
+machine::Peak measure_peak(int threads, const machine::Cpu* cpu);
+
 // Writes a results file atomically (nothing half-written on failure).
 void write_results_file(const std::string& path, results::Report report);
 // The same from its parts.

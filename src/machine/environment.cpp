@@ -177,10 +177,21 @@ std::vector<std::string> blas_libraries() {
   return libs;
 }
 
+// Every variable that changes which kernels run or on how many threads:
+// the BLAS and OpenMP runtimes', oneDNN's (DNNL_MAX_CPU_ISA ...),
+// LibTorch's ATen dispatch, and the framework engines' (TF_*, XLA_FLAGS,
+// MXNET_*).
 bool is_thread_env(const std::string& name) {
   static const char* const kPrefixes[] = {
-      "OMP_", "GOMP_", "KMP_", "MKL_", "OPENBLAS_", "GOTO_", "NNBENCH_"};
-  if (name == "LD_LIBRARY_PATH" || name == "LD_PRELOAD") return true;
+      "OMP_",    "GOMP_", "KMP_", "MKL_",   "OPENBLAS_", "GOTO_",
+      "DNNL_",   "ONEDNN_", "TF_", "MXNET_", "ATEN_",     "TORCH_",
+      "NNBENCH_"};
+  if (name == "LD_LIBRARY_PATH" || name == "LD_PRELOAD" ||
+      name == "XLA_FLAGS")
+    return true;
+  // Terraform's TF_CLI_* and TF_VAR_* are not TensorFlow's.
+  if (name.rfind("TF_CLI_", 0) == 0 || name.rfind("TF_VAR_", 0) == 0)
+    return false;
   return std::any_of(std::begin(kPrefixes), std::end(kPrefixes),
                      [&](const char* p) { return name.rfind(p, 0) == 0; });
 }
@@ -229,6 +240,75 @@ void warn_openblas_core(const Environment& e, std::vector<std::string>& out) {
                 ": SGEMM and everything built on it run several times "
                 "slower than the hardware allows. Set OPENBLAS_CORETYPE=" +
                 fix + " before starting the process" + now + ".");
+}
+
+// ISA levels: 1 SSE, 2 AVX, 3 AVX2, 4 AVX-512; 0 unknown.
+int cpu_isa_level(const Environment& e) {
+  if (has_isa(e, "avx512f")) return 4;
+  if (has_isa(e, "avx2")) return 3;
+  if (has_isa(e, "avx")) return 2;
+  return 1;
+}
+
+const char* level_name(int level) {
+  static const char* const names[] = {"?", "SSE", "AVX", "AVX2", "AVX-512"};
+  return names[std::clamp(level, 0, 4)];
+}
+
+// The level a variable's value caps its library at, 0 when not known.
+int forced_level(const std::string& var, const std::string& value) {
+  const std::string v = lower(value);
+  const auto starts = [&](const char* p) { return v.rfind(p, 0) == 0; };
+  if (var == "OPENBLAS_CORETYPE") {
+    if (is_pre_avx2_core(v)) return v == "sandybridge" ? 2 : 1;
+    if (starts("haswell") || starts("zen") || starts("excavator") ||
+        starts("skylake") || starts("broadwell"))
+      return v == "skylakex" ? 4 : 3;
+    if (starts("cooperlake") || starts("sapphirerapids")) return 4;
+    return 0;
+  }
+  if (var == "DNNL_MAX_CPU_ISA" || var == "ONEDNN_MAX_CPU_ISA") {
+    if (starts("sse")) return 1;
+    if (starts("avx2")) return 3;
+    if (starts("avx512") || starts("amx") || v == "all") return 4;
+    if (starts("avx")) return 2;
+    return 0;
+  }
+  if (var == "MKL_ENABLE_INSTRUCTIONS") {
+    if (starts("sse")) return 1;
+    if (starts("avx512")) return 4;
+    if (starts("avx2")) return 3;
+    if (starts("avx")) return 2;
+    return 0;
+  }
+  if (var == "ATEN_CPU_CAPABILITY") {
+    if (v == "default") return 1;
+    if (v == "avx2") return 3;
+    if (v == "avx512") return 4;
+  }
+  return 0;
+}
+
+// A variable that holds a library below the CPU's instruction set: kept
+// (it is the user's) and recorded, but said, since it slows what it
+// touches: OPENBLAS_CORETYPE=Haswell on an AVX-512 EPYC took LibTorch's
+// MNIST MLP step from 2.2-2.5 ms to 3.0-3.1 ms.
+void warn_forced_isa(const Environment& e, std::vector<std::string>& out) {
+  const int cpu = cpu_isa_level(e);
+  for (const char* var : {"OPENBLAS_CORETYPE", "DNNL_MAX_CPU_ISA",
+                          "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS",
+                          "ATEN_CPU_CAPABILITY"}) {
+    const auto it = e.thread_env.find(var);
+    if (it == e.thread_env.end()) continue;
+    const int forced = forced_level(var, it->second);
+    if (forced == 0 || forced >= cpu) continue;
+    out.push_back(std::string(var) + "=" + it->second + " holds its library " +
+                  "to " + level_name(forced) + " kernels on this CPU, which " +
+                  "has " + level_name(cpu) +
+                  ": what runs through it is slower than the hardware "
+                  "allows. nnbench keeps the setting and records it with "
+                  "every result; unset it to measure the hardware.");
+  }
 }
 
 void warn_pthreads_blas(const Environment& e, std::vector<std::string>& out) {
@@ -366,6 +446,7 @@ void fill_software(Environment& e) {
 void fill_warnings(Environment& e, const std::set<std::string>& flags) {
   guarded([&] { warn_openblas_core(e, e.warnings); });
   guarded([&] { warn_pthreads_blas(e, e.warnings); });
+  guarded([&] { warn_forced_isa(e, e.warnings); });
   guarded([&] { warn_affinity(e, e.warnings); });
   guarded([&] { warn_cpu_quota(e, e.warnings); });
   guarded([&] { warn_busy_machine(e, e.warnings); });

@@ -150,7 +150,9 @@ json to_json(const RunResult& r) {
   j["stats_seconds"] = stats_json(r.stats);
   j["throughput"] = {{"samples_per_second", r.samples_per_second},
                      {"gflops", r.gflops},
-                     {"peak_fraction", r.peak_fraction}};
+                     {"peak_fraction", r.peak_fraction},
+                     {"peak_gflops", r.peak_gflops},
+                     {"theoretical_fraction", r.theoretical_fraction}};
   j["loss"] = {{"first", finite_or_null(r.first_loss)},
                {"last", finite_or_null(r.last_loss)}};
   j["verification"] = r.verification ? to_json(*r.verification) : json();
@@ -180,6 +182,8 @@ RunResult run_result_from_json(const json& j) {
   r.samples_per_second = t.at("samples_per_second");
   r.gflops = t.at("gflops");
   r.peak_fraction = t.at("peak_fraction");
+  r.peak_gflops = t.value("peak_gflops", 0.0);
+  r.theoretical_fraction = t.value("theoretical_fraction", 0.0);
   r.first_loss = number_or_nan(j.at("loss").at("first"));
   r.last_loss = number_or_nan(j.at("loss").at("last"));
   const json v = j.value("verification", json());

@@ -45,7 +45,10 @@ struct RunResult : Record {
   // From the median time per mini-batch.
   double samples_per_second = 0;
   double gflops = 0;  // train: training FLOPs; infer: forward FLOPs
-  double peak_fraction = 0;
+  double peak_fraction = 0;  // of peak_gflops
+  // The practical peak of the run's precision the fraction is of (0: none
+  // measured for it), and the fraction of the CPU's theoretical peak.
+  double peak_gflops = 0, theoretical_fraction = 0;
   double first_loss = 0, last_loss = 0;  // train only
   // When the run was asked to verify against the oracle first.
   std::optional<Verification> verification;

@@ -203,9 +203,7 @@ int run_case_file(const std::string& in, const std::string& out) {
     return launch_case(p, out);
   scenarios::Context ctx;
   const auto& peak = j.at("peak");
-  ctx.peak.gflops = peak.value("gflops", 0.0);
-  ctx.peak.threads = peak.value("threads", 0);
-  ctx.peak.method = peak.value("method", "");
+  ctx.peak = machine::peak_from_json(peak);
   std::unique_ptr<dist::Group> group;
   std::unique_ptr<results::Record> r;
   try {

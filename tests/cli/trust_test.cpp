@@ -563,4 +563,46 @@ TEST_F(Trust, InstalledBinaryReadsItsOwnShareFolder) {
       << help.output;
 }
 
+// 7. A run is a fraction of the practical peak of its own precision: the
+// best GEMM measured for it over OpenBLAS and oneDNN's matmul, never above
+// the CPU's theoretical ceiling, and no run above 100 % of it.
+TEST_F(Trust, PeakFractionIsOfTheBestGemmOfItsPrecision) {
+  std::vector<std::string> runs = {"--backend torch", "--backend onednn"};
+  ASSERT_EQ(shell(std::string("(") + NNBENCH_EXE +
+                  " env --json --no-peak 2> /dev/null) > " + path("env.json"))
+                .code,
+            0);
+  const auto env = json::parse(slurp(path("env.json")));
+  for (const auto& b : env["environment"]["backends"])
+    if (b["name"] == "onednn")
+      for (const auto& p : b["precisions"])
+        if (p == "bf16") runs.push_back("--backend onednn --precision bf16");
+  for (const auto& args : runs) {
+    const Outcome o =
+        nnbench("run --model mnist-cnn --batch 32 " + args + kFast +
+                kNoContention + " --out " + path("p.json"));
+    ASSERT_EQ(o.code, 0) << args << "\n" << o.output;
+    const auto f = json::parse(slurp(path("p.json")));
+    const auto& peak = f["peak"];
+    const auto& r = f["results"][0];
+    const std::string precision = r["requested"]["precision"];
+    const double practical =
+        peak[precision == "bf16" ? "bf16_gflops" : "gflops"];
+    ASSERT_GT(practical, 0) << peak;
+    for (const auto& g : peak["gemms"])
+      if (g["precision"] == precision)
+        EXPECT_GE(practical, g["gflops"].get<double>()) << g;
+    const double ceiling =
+        peak["theoretical"]
+            [precision == "bf16" ? "bf16_gflops" : "fp32_gflops"];
+    // The clock is itself measured: 10 % for a preempted measurement.
+    EXPECT_LE(practical, 1.1 * ceiling) << peak;
+    const auto& t = r["throughput"];
+    EXPECT_DOUBLE_EQ(t["peak_gflops"].get<double>(), practical) << args;
+    EXPECT_NEAR(t["peak_fraction"].get<double>(),
+                t["gflops"].get<double>() / practical, 1e-12);
+    EXPECT_LE(t["peak_fraction"].get<double>(), 1.0) << args;
+  }
+}
+
 }  // namespace

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "machine/env_fixes.h"
 
@@ -76,6 +77,38 @@ TEST(Environment, JsonHasTheStructsKeys) {
 
 // The re-executed child learns its fixes from the environment; these paths
 // never exec (NNBENCH_ENV_FIXED stops it), so they are safe in a test.
+// Every variable that changes kernels or threads is recorded, and one that
+// holds a library below the CPU's instruction set is warned about (every
+// x86-64 machine here has at least AVX, above oneDNN's SSE4.1).
+TEST(Environment, KernelVariablesRecordedAndForcedIsaWarned) {
+  const std::vector<std::pair<const char*, const char*>> vars = {
+      {"DNNL_MAX_CPU_ISA", "SSE41"},
+      {"XLA_FLAGS", "--xla_cpu_x=1"},
+      {"MXNET_ENGINE_TYPE", "NaiveEngine"},
+      {"TF_NUM_INTRAOP_THREADS", "2"},
+      {"GOMP_SPINCOUNT", "0"},
+      {"ONEDNN_VERBOSE", "0"}};
+  for (const auto& [k, v] : vars) setenv(k, v, 1);
+  setenv("TF_CLI_CONFIG_FILE", "/x", 1);  // Terraform's, not TensorFlow's
+  const Environment e = capture_environment();
+  for (const auto& [k, v] : vars) {
+    const auto it = e.thread_env.find(k);
+    ASSERT_NE(it, e.thread_env.end()) << k;
+    EXPECT_EQ(it->second, v);
+  }
+  EXPECT_EQ(e.thread_env.count("TF_CLI_CONFIG_FILE"), 0u);
+  if (std::find(e.cpu.isa.begin(), e.cpu.isa.end(), "avx") != e.cpu.isa.end())
+    EXPECT_TRUE(std::any_of(e.warnings.begin(), e.warnings.end(),
+                            [](const std::string& w) {
+                              return w.rfind(
+                                         "DNNL_MAX_CPU_ISA=SSE41 holds "
+                                         "its library to SSE kernels",
+                                         0) == 0;
+                            }));
+  for (const auto& [k, v] : vars) unsetenv(k);
+  unsetenv("TF_CLI_CONFIG_FILE");
+}
+
 TEST(EnvironmentFixes, ChildReadsBackTheFixesApplied) {
   char arg0[] = "nnbench";
   char* argv[] = {arg0, nullptr};

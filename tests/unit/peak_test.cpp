@@ -56,5 +56,50 @@ TEST(Peak, JsonKeys) {
   EXPECT_EQ(j["seconds"], 0.1);
 }
 
+// The practical peak of each precision is the best GEMM measured for it,
+// whichever library ran it.
+TEST(Peak, BestGemmOfEachPrecisionIsItsPeak) {
+  Peak p{100, 2, "OpenBLAS", 0.1};
+  add_gemm(p, {"fp32", "oneDNN matmul", "brg:avx512_core", 2, 180});
+  add_gemm(p, {"fp32", "slower", "x", 2, 150});
+  add_gemm(p, {"bf16", "oneDNN matmul", "brg:avx512_core_bf16", 2, 400});
+  EXPECT_EQ(p.for_precision("fp32"), 180);
+  EXPECT_EQ(p.for_precision("bf16"), 400);
+  EXPECT_EQ(p.for_precision("fp16"), 0);  // none measured: no fraction
+  EXPECT_NE(p.method.find("brg:avx512_core"), std::string::npos) << p.method;
+  EXPECT_NE(p.bf16_method.find("bf16"), std::string::npos);
+  const Peak back = peak_from_json(to_json(p));
+  EXPECT_EQ(back.gflops, 180);
+  EXPECT_EQ(back.bf16_gflops, 400);
+  ASSERT_EQ(back.gemms.size(), 3u);
+  EXPECT_EQ(back.gemms[2].kernel, "brg:avx512_core_bf16");
+}
+
+// FMA units x lanes x 2 per cycle, from the ISA and microarchitecture; the
+// cores are those the threads run on; the clock says where it came from.
+TEST(Peak, TheoreticalFromTheIsaAndTheClock) {
+  Cpu c;
+  c.cores = 4;
+  c.isa = {"avx", "avx2", "fma"};
+  Theoretical t = theoretical_peak(c, 2);
+  EXPECT_EQ(t.fp32_flops_per_cycle, 32);  // 2 x 8 lanes x 2
+  EXPECT_EQ(t.bf16_flops_per_cycle, 0);
+  EXPECT_EQ(t.cores, 2);
+  ASSERT_GT(t.ghz, 0);
+  EXPECT_FALSE(t.clock_source.empty());
+  EXPECT_DOUBLE_EQ(t.fp32_gflops, 32 * t.ghz * 2);
+  c.isa = {"avx", "avx2", "fma", "avx512f", "avx512_bf16"};
+  c.microarchitecture = "Zen 4";  // AVX-512 on 256-bit pipes
+  t = theoretical_peak(c, 8);
+  EXPECT_EQ(t.fp32_flops_per_cycle, 32);
+  EXPECT_EQ(t.bf16_flops_per_cycle, 64);
+  EXPECT_EQ(t.cores, 4);
+  c.microarchitecture = "Sapphire Rapids";
+  c.isa.push_back("amx_bf16");
+  t = theoretical_peak(c, 1);
+  EXPECT_EQ(t.fp32_flops_per_cycle, 64);
+  EXPECT_EQ(t.bf16_flops_per_cycle, 1024);
+}
+
 }  // namespace
 }  // namespace nnbench::machine

@@ -6,6 +6,7 @@
 #include "backend/optimizer.h"
 #include "backends/onednn/cpu_isa.h"
 #include "backends/onednn/executable.h"
+#include "backends/onednn/gemm_rate.h"
 #include "backends/onednn/graph.h"
 #include "backends/onednn/threads.h"
 #include "util/error.h"
@@ -73,6 +74,9 @@ class OnednnBackend : public backend::Backend {
     backend::HostOptimizer check(o);  // throws for what it cannot run
     if (o.threads > 0) set_threads(o.threads);
     return make_executable(m, o, dt, shapes);
+  }
+  std::vector<backend::GemmRate> time_gemms(int threads, int n) override {
+    return time_matmuls(threads, n);
   }
 };
 

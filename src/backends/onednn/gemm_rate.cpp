@@ -1,0 +1,80 @@
+#include "backends/onednn/gemm_rate.h"
+
+#include <algorithm>
+#include <dnnl.hpp>
+#include <limits>
+#include <string>
+
+#include "backends/onednn/cpu_isa.h"
+#include "backends/onednn/threads.h"
+#include "util/clock.h"
+
+namespace nnbench::backends::onednn {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+// Varied values, as the OpenBLAS calibration uses (machine/peak.cpp).
+void fill(memory& m, int n, int seed) {
+  auto* p = static_cast<float*>(m.get_data_handle());
+  for (size_t i = 0; i < static_cast<size_t>(n) * n; ++i)
+    p[i] = static_cast<float>((i * 7919 + seed) % 1009) / 1009.0f - 0.5f;
+}
+
+// C (fp32) = A B with A and B in `dt`; B in the layout matmul prefers
+// (prepacked once, untimed, as weights are). Best of `reps` after a
+// warm-up call.
+backend::GemmRate time_one(memory::data_type dt, const std::string& precision,
+                           int n, int reps, int threads) {
+  const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream s(eng);
+  const memory::dims dims = {n, n};
+  const memory::desc a_md(dims, dt, Tag::ab), b_any(dims, dt, Tag::any),
+      c_md(dims, memory::data_type::f32, Tag::ab);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_any, c_md),
+                                        eng);
+  const memory::desc plain(dims, memory::data_type::f32, Tag::ab);
+  memory a32(plain, eng), b32(plain, eng), a(pd.src_desc(), eng),
+      b(pd.weights_desc(), eng), c(pd.dst_desc(), eng);
+  fill(a32, n, 1);
+  fill(b32, n, 2);
+  dnnl::reorder(a32, a).execute(s, a32, a);
+  dnnl::reorder(b32, b).execute(s, b32, b);
+  const dnnl::matmul mm(pd);
+  const auto run = [&] {
+    const auto t0 = util::Clock::now();
+    mm.execute(s, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+    s.wait();
+    return util::seconds_since(t0);
+  };
+  run();  // warm-up: threads, page faults, caches
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < reps; ++i) best = std::min(best, run());
+  const dnnl_version_t* v = dnnl_version();
+  return {precision,
+          "oneDNN " + std::to_string(v->major) + "." +
+              std::to_string(v->minor) + "." + std::to_string(v->patch) +
+              " matmul",
+          pd.impl_info_str(), threads,
+          2.0 * n * n * static_cast<double>(n) / std::max(best, 1e-9) / 1e9};
+}
+
+}  // namespace
+
+std::vector<backend::GemmRate> time_matmuls(int threads, int n) {
+  const int before = max_threads();
+  set_threads(threads);
+  std::vector<backend::GemmRate> out;
+  try {
+    out.push_back(time_one(memory::data_type::f32, "fp32", n, 5, threads));
+    if (cpu_has_bf16())
+      out.push_back(time_one(memory::data_type::bf16, "bf16", n, 5, threads));
+  } catch (const dnnl::error&) {
+    // No matmul for this shape or type here: the other GEMMs stand.
+  }
+  set_threads(before);
+  return out;
+}
+
+}  // namespace nnbench::backends::onednn

@@ -1,0 +1,12 @@
+#pragma once
+// oneDNN's matmul timed for the machine's practical peak (fp32, and bf16
+// where the CPU has it): the kernel oneDNN picks, its own ISA dispatch.
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace nnbench::backends::onednn {
+
+std::vector<backend::GemmRate> time_matmuls(int threads, int n);
+
+}  // namespace nnbench::backends::onednn
