@@ -35,6 +35,21 @@ compare::Cases cases_of(const Loaded& l, bool with_threads) {
     if (r.state == results::State::kOk && !r.samples.empty())
       out[at[k]].second.repetitions.push_back(r.samples);
   }
+  // Training runs: each run (seed) is a repetition of one sample, its time
+  // to target, or its whole training time for a fixed-epoch task; a run
+  // that did neither has none.
+  for (const auto& r : l.training) {
+    std::string k = r.task + " " + r.backend + " training";
+    if (with_threads) k += " t" + r.effective_or("threads", "?");
+    if (!at.count(k)) {
+      at[k] = out.size();
+      out.push_back({k, {}});
+    }
+    if (r.state == results::State::kConverged)
+      out[at[k]].second.repetitions.push_back({r.time_to_target});
+    else if (r.state == results::State::kCompleted)
+      out[at[k]].second.repetitions.push_back({r.total_train_seconds});
+  }
   return out;
 }
 
@@ -52,6 +67,8 @@ Loaded load_side(const std::string& names, const std::string& db) {
     Loaded l = load_results(one, db);
     all.label += (all.label.empty() ? "" : " + ") + l.label;
     all.runs.insert(all.runs.end(), l.runs.begin(), l.runs.end());
+    all.training.insert(all.training.end(), l.training.begin(),
+                        l.training.end());
   }
   if (all.label.empty()) throw Error("compare: an empty side");
   return all;

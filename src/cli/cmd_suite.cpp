@@ -487,7 +487,7 @@ Action add_suite(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--timeout", a->timeout,
                  "Wall-clock seconds per case before it is killed (default: "
-                 "the suite's, 600)")
+                 "the suite's, 600; 0: no limit)")
       ->check(non_negative());
   app.add_option("--memory-limit", a->memory_limit,
                  "Address space per case in GiB (default: the suite's; 0: "

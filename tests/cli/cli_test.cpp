@@ -14,6 +14,11 @@
 namespace {
 
 using namespace nnbench_cli_test;
+
+std::string slurp_file(const std::string& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 namespace fs = std::filesystem;
 
 TEST_F(Cli, HelpExitsZero) {
@@ -260,6 +265,23 @@ TEST_F(Cli, TrainOneEpochOnFashionMnistWritesEverything) {
     if (e["key"] == "submission_org") org = e["value"];
   }
   EXPECT_EQ(org, "My Lab");
+  // The file reads back in report and compare (before: "not a results
+  // file: [json.exception.out_of_range.403] key 'peak' not found").
+  const Outcome rep =
+      nnbench("report " + path("t.json") + " -o " + path("t.html"));
+  EXPECT_EQ(rep.code, 0) << rep.output;
+  EXPECT_NE(slurp_file(path("t.html")).find("fashion-mnist-mlp"),
+            std::string::npos);
+  const Outcome cmp =
+      nnbench("compare " + path("t.json") + " " + path("t.json") +
+              " --min-repetitions 1 "
+              "--format json --out " +
+              path("c.json"));
+  ASSERT_EQ(cmp.code, 0) << cmp.output;
+  const auto c = nlohmann::json::parse(std::ifstream(path("c.json")));
+  ASSERT_EQ(c["cases"].size(), 1u) << c;
+  EXPECT_EQ(c["cases"][0]["case"], "fashion-mnist-mlp torch training t2");
+  EXPECT_DOUBLE_EQ(c["cases"][0]["ratio"].get<double>(), 1.0);
 }
 
 // A training cost is the cost of reaching the target, with the time counted
