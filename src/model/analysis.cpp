@@ -266,15 +266,27 @@ std::vector<Shape> infer_shapes(const Model& m) {
 Cost analyze(const Model& m) {
   const auto shapes = infer_shapes(m);
   Cost c;
+  // needs_grad[i]: a parameter lies upstream of layer i's output, so the
+  // backward pass computes its gradient. The model input needs none.
+  std::vector<bool> needs_grad(m.layers.size(), false);
   for (int i = 0; i < static_cast<int>(m.layers.size()); ++i) {
     std::vector<Shape> in;
-    for (int j : layer_inputs(m, i))
+    bool input_needs_grad = false;
+    for (int j : layer_inputs(m, i)) {
       in.push_back(j < 0 ? m.input.shape : shapes[j]);
-    c.params += layer_params(m.layers[i], in);
-    c.forward_flops += layer_flops(m.layers[i], in, shapes[i]);
+      input_needs_grad = input_needs_grad || (j >= 0 && needs_grad[j]);
+    }
+    const int64_t params = layer_params(m.layers[i], in);
+    const double flops = layer_flops(m.layers[i], in, shapes[i]);
+    c.params += params;
+    c.forward_flops += flops;
+    // Backward: a weight gradient where there are weights, an input
+    // gradient where something upstream needs it; each about a forward.
+    c.train_flops += flops * (1 + (params > 0 ? 1 : 0) +
+                              (input_needs_grad ? 1 : 0));
+    needs_grad[i] = params > 0 || input_needs_grad;
     c.activation_floats += static_cast<double>(numel(shapes[i]));
   }
-  c.train_flops = 3 * c.forward_flops;
   return c;
 }
 

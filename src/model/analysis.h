@@ -19,9 +19,12 @@ struct Cost {
   // Forward FLOPs per sample; a multiply-add counts as 2 FLOPs. Elementwise
   // ops count one FLOP per output element, pooling one per window element.
   double forward_flops = 0;
-  // Training FLOPs per sample: 3x forward (the backward pass costs about two
-  // forwards: gradients for inputs and for weights). Convention of
-  // Kaplan et al. and of MLPerf reference estimates.
+  // Training FLOPs per sample, as executed: each layer's forward, plus
+  // about one forward for its weight gradient where it has weights, plus
+  // one for its input gradient where a parameter lies upstream. Kaplan et
+  // al.'s 3 x forward counts input gradients no framework computes (the
+  // first convolution's, from the data): with it, AlexNet-R's oneDNN
+  // training step read 101.6 % of the best GEMM (docs/performance.md).
   double train_flops = 0;
   // Floats of activations kept per sample (sum of layer outputs); used to
   // estimate memory before a run.

@@ -139,7 +139,8 @@ json to_json(const RunResult& r) {
   j["model"]["forward_flops_per_sample"] = r.cost.forward_flops;
   j["model"]["train_flops_per_sample"] = r.cost.train_flops;
   j["model"]["flops_convention"] =
-      "multiply-add = 2 FLOPs; training = 3 x forward";
+      "multiply-add = 2 FLOPs; training = forward + weight gradients + the "
+      "input gradients a parameter upstream needs, each about a forward";
   j["requested"] = request_json(r.requested);
   j["attempts"] = r.attempts;
   j["compile_seconds"] = r.compile_seconds;

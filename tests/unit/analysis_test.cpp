@@ -30,7 +30,8 @@ TEST(Analysis, CeilModePoolingDropsAWindowStartingInPadding) {
 
 // A grouped conv: 6 filters of 4/2 = 2 channels x 3x3 = 108 weights + 6
 // biases = 114. Output 6x8x8 = 384 values, each 2 x 18 multiply-add FLOPs
-// + 1 bias add = 37: 14,208 FLOPs; training 3 x 14,208 = 42,624.
+// + 1 bias add = 37: 14,208 FLOPs; training: forward and the weight
+// gradient, 2 x 14,208 = 28,416 (the data needs no gradient).
 TEST(Analysis, ConvParamsAndFlops) {
   Model m = image_model({4, 8, 8});
   zoo::Builder b(m);
@@ -38,7 +39,7 @@ TEST(Analysis, ConvParamsAndFlops) {
   const Cost c = analyze(m);
   EXPECT_EQ(c.params, 114);
   EXPECT_DOUBLE_EQ(c.forward_flops, 14'208);
-  EXPECT_DOUBLE_EQ(c.train_flops, 42'624);
+  EXPECT_DOUBLE_EQ(c.train_flops, 28'416);
 }
 
 // Every counted op of a small CNN, by hand (docs/models.md conventions):
@@ -49,8 +50,12 @@ TEST(Analysis, ConvParamsAndFlops) {
 //   max pool 2x2 stride 2: 3x2x2 = 12 outputs x 4 window elements = 48
 //   flatten: 0
 //   linear 12 -> 5 with bias: 5 x (2 x 12 + 1) = 125; 12 x 5 + 5 = 65
-// Forward 1,776 + 96 + 48 + 48 + 125 = 2,093; training 6,279; 128
-// parameters. Activations kept: 48 + 48 + 48 + 12 + 12 + 5 = 173 floats.
+// Forward 1,776 + 96 + 48 + 48 + 125 = 2,093; 128 parameters. Training:
+// the conv reads the data (forward + weight gradient: 2 x 1,776 = 3,552),
+// batch norm and linear have weights and an input that needs a gradient
+// (3 x 96 = 288, 3 x 125 = 375), relu and pool only the input gradient
+// (2 x 48 = 96 each): 4,407. Activations kept: 48 + 48 + 48 + 12 + 12 + 5
+// = 173 floats.
 TEST(Analysis, SmallCnnFlopsLayerByLayer) {
   Model m = image_model({2, 4, 4});
   zoo::Builder b(m);
@@ -59,7 +64,7 @@ TEST(Analysis, SmallCnnFlopsLayerByLayer) {
   const Cost c = analyze(m);
   EXPECT_EQ(c.params, 128);
   EXPECT_DOUBLE_EQ(c.forward_flops, 2'093);
-  EXPECT_DOUBLE_EQ(c.train_flops, 6'279);
+  EXPECT_DOUBLE_EQ(c.train_flops, 4'407);
   EXPECT_DOUBLE_EQ(c.activation_floats, 173);
 }
 

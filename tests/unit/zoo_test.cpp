@@ -80,7 +80,10 @@ TEST(Zoo, ShapesAndExactParameterCounts) {
     const Cost c = analyze(m);
     EXPECT_EQ(c.params, want.params);
     EXPECT_GT(c.forward_flops, 0);
-    EXPECT_DOUBLE_EQ(c.train_flops, 3 * c.forward_flops);
+    // The data's gradient is never computed: at most 3 x forward (equal
+    // where an embedding, of no FLOPs, reads the token ids), at least 2 x.
+    EXPECT_LE(c.train_flops, 3 * c.forward_flops);
+    EXPECT_GE(c.train_flops, 2 * c.forward_flops);
   }
 }
 
