@@ -23,6 +23,16 @@ inline const char* kFast =
     " --threads 2 --warmup-iters 1 --warmup-time 0 --min-iters 3"
     " --min-time 0";
 
+// The same, in a suite file's words.
+inline const char* kFastRules = R"(
+[warmup]
+min_iterations = 1
+min_seconds = 0
+[stop]
+min_iterations = 3
+min_seconds = 0
+)";
+
 // A shell command line, its output and exit code.
 inline Outcome shell(const std::string& command) {
   const std::string cmd = command + " 2>&1";

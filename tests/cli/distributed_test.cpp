@@ -137,13 +137,7 @@ threads = [1]
 processes = [1, 2]
 [distributed]
 engine = "gloo"
-[warmup]
-min_iterations = 1
-min_seconds = 0
-[stop]
-min_iterations = 3
-min_seconds = 0
-)");
+)" + std::string(kFastRules));
   const Outcome o = nnbench("suite " + path("dp.toml") + " --no-store --out " +
                             path("dp.json"));
   ASSERT_EQ(o.code, 0) << o.output;

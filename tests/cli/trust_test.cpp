@@ -25,16 +25,6 @@ namespace {
 using namespace nnbench_cli_test;
 using json = nlohmann::json;
 
-// Fast rules, in a suite file's words.
-const char* kFastRules = R"(
-[warmup]
-min_iterations = 1
-min_seconds = 0
-[stop]
-min_iterations = 3
-min_seconds = 0
-)";
-
 // Contention is not what these tests judge (ctest runs two at once).
 const char* kNoContention =
     " --on-contention warn --contention-max-load 4 --contention-max-steal 1";
@@ -499,7 +489,10 @@ TEST_F(Trust, CompareWithNothingInCommonIsAnError) {
   const std::string fixture =
       std::string(NNBENCH_SOURCE_DIR) + "/tests/data/report_fixture.json";
   auto j = json::parse(slurp(fixture));
-  for (auto& r : j["results"]) r["model"]["name"] = "another-model";
+  for (auto& r : j["results"]) {
+    r["model"]["name"] = "another-model";
+    if (r["kind"] == "training") r["task"] = "another-task";
+  }
   std::ofstream(path("other.json")) << j.dump();
   expect_usage_error(nnbench("compare " + fixture + " " + path("other.json") +
                              " --fail-on-regression 5"),
