@@ -39,8 +39,7 @@ compare::Cases cases_of(const Loaded& l, bool with_threads) {
   // to target, or its whole training time for a fixed-epoch task; a run
   // that did neither has none.
   for (const auto& r : l.training) {
-    std::string k = r.task + " " + r.backend + " training";
-    if (with_threads) k += " t" + r.effective_or("threads", "?");
+    const std::string k = case_key(r, with_threads);
     if (!at.count(k)) {
       at[k] = out.size();
       out.push_back({k, {}});

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "results/case_key.h"
 #include "study/store.h"
 #include "util/error.h"
 
@@ -65,14 +66,13 @@ Loaded load_results(const std::string& name, const std::string& db) {
 }
 
 std::string case_key(const results::RunResult& r, bool with_threads) {
-  std::string key = r.model + " " + r.backend + " " +
-                    r.requested.options.precision + " " +
-                    backend::mode_name(r.requested.mode) + " b" +
-                    std::to_string(r.requested.batch);
-  if (with_threads)
-    key += " t" + r.effective_or("threads",
-                                 std::to_string(r.requested.options.threads));
-  return r.kind == "throughput" ? key : key + " " + r.kind;
+  return results::key_of(r).name(with_threads ? results::CaseKey::kNone
+                                              : results::CaseKey::kThreads);
+}
+
+std::string case_key(const results::TrainRun& r, bool with_threads) {
+  return results::key_of(r).name(with_threads ? results::CaseKey::kNone
+                                              : results::CaseKey::kThreads);
 }
 
 }  // namespace nnbench::cli

@@ -17,10 +17,12 @@ using Loaded = report::Source;
 // Errors name the file or the id.
 Loaded load_results(const std::string& name, const std::string& db);
 
-// "model backend precision mode b32 t2" (+ the kind when not throughput):
-// the case a result measured, with the threads it effectively ran.
-// Without threads when `with_threads` is false (comparing a 1-thread run
-// with a 2-thread run of the same cases).
+// "model backend precision mode p2 gloo b32 t2" (the scenario for the
+// mode when not throughput; the ranks only when more than one): the case a
+// result measured, results::CaseKey's name, with the threads it effectively
+// ran. Without threads when `with_threads` is false (comparing a 1-thread
+// run with a 2-thread run of the same cases).
 std::string case_key(const results::RunResult& r, bool with_threads = true);
+std::string case_key(const results::TrainRun& r, bool with_threads = true);
 
 }  // namespace nnbench::cli

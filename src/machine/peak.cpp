@@ -2,7 +2,6 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
-
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -147,13 +146,16 @@ double cpuinfo_mhz() {
 
 // The clock this core runs at, boost included: a chain of dependent
 // integer adds retires one add per cycle on every x86-64 core since the
-// Pentium Pro, so adds / seconds is the frequency. Best of 5 runs of 50 M
-// adds (about 15 ms each). 0 off x86-64.
+// Pentium Pro, so adds / seconds is the frequency. The best of 200 short
+// runs of 1 M adds (about a quarter of a millisecond each): on a busy
+// machine a long run is preempted and reads a slow clock (5 runs of 50 M
+// read below the nominal clock beside a test run), while some short ones
+// run whole. 0 off x86-64.
 double measured_ghz() {
 #if defined(__x86_64__)
-  constexpr uint64_t kIterations = 6'250'000, kAddsPerIteration = 8;
+  constexpr uint64_t kIterations = 125'000, kAddsPerIteration = 8;
   double best = std::numeric_limits<double>::infinity();
-  for (int rep = 0; rep < 5; ++rep) {
+  for (int rep = 0; rep < 200; ++rep) {
     uint64_t x = 0, n = kIterations;
     const auto t0 = Clock::now();
     asm volatile(
@@ -209,15 +211,16 @@ Theoretical theoretical_peak(const Cpu& cpu, int threads) {
     t.units += "; bf16: AMX, 1024 per cycle (TMUL: 512 multiply-adds)";
   } else if (has(cpu, "avx512_bf16")) {
     t.bf16_flops_per_cycle = 2 * t.fp32_flops_per_cycle;
-    t.units += "; bf16: AVX512-BF16 dot products, two bf16 products per fp32 "
-               "lane";
+    t.units +=
+        "; bf16: AVX512-BF16 dot products, two bf16 products per fp32 "
+        "lane";
   }
   // The highest of: the clock measured on one core (boost included), the
   // kernel's maximum, the reported one. All cores at once may run slower:
   // a ceiling, not a forecast.
   const double measured = measured_ghz();
-  const std::string max_khz = first_line_of(
-      "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+  const std::string max_khz =
+      first_line_of("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
   const double kernel_max = std::atof(max_khz.c_str()) / 1e6;
   const double reported = cpuinfo_mhz() / 1e3;
   t.ghz = std::max({measured, kernel_max, reported});
@@ -229,8 +232,9 @@ Theoretical theoretical_peak(const Cpu& cpu, int threads) {
         kernel_max > 0 ? fmt::format(", cpufreq's maximum {:.3f}", kernel_max)
                        : std::string());
   else if (t.ghz == kernel_max)
-    t.clock_source = "cpufreq cpuinfo_max_freq: the highest clock the kernel "
-                     "knows";
+    t.clock_source =
+        "cpufreq cpuinfo_max_freq: the highest clock the kernel "
+        "knows";
   else if (t.ghz > 0)
     t.clock_source = "/proc/cpuinfo cpu MHz: the clock reported now";
   t.cores = std::max(1, cpu.cores > 0 ? std::min(threads, cpu.cores) : threads);

@@ -24,12 +24,6 @@ std::string threads_of(const results::RunResult& r) {
   return r.effective_or("threads", std::to_string(r.requested.options.threads));
 }
 
-std::string ranks_tag(const results::RunResult& r) {
-  if (!r.distributed || r.distributed->ranks <= 1) return "";
-  return " p" + std::to_string(r.distributed->ranks) + " " +
-         r.distributed->engine;
-}
-
 std::string series(const Source& s, const std::string& backend, bool many) {
   return many ? backend + " [" + s.label + "]" : backend;
 }

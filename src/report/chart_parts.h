@@ -28,9 +28,6 @@ class Palette {
 };
 
 std::string threads_of(const results::RunResult& r);
-// Data-parallel runs: " p2 mpi", so that no chart pools them with
-// one-process runs of the same threads.
-std::string ranks_tag(const results::RunResult& r);
 // The series a result belongs to: its backend, and its source when the
 // report has several.
 std::string series(const Source& s, const std::string& backend, bool many);

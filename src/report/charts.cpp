@@ -9,6 +9,7 @@
 
 #include "bench/statistics.h"
 #include "report/chart_parts.h"
+#include "results/case_key.h"
 
 namespace nnbench::report {
 namespace {
@@ -32,10 +33,9 @@ Chart time_per_batch(const std::vector<Source>& sources, Palette& palette) {
   for (const auto& s : sources)
     for (const auto& r : s.runs) {
       if (r.kind != "throughput") continue;
-      const std::string cat = r.model + " " +
-                              backend::mode_name(r.requested.mode) + " b" +
-                              std::to_string(r.requested.batch) + " t" +
-                              threads_of(r) + ranks_tag(r);
+      // The backend is the series.
+      const std::string cat =
+          results::key_of(r).name(results::CaseKey::kBackend);
       const std::string name = series(s, r.backend, many_sources(sources));
       if (std::find(cats.begin(), cats.end(), cat) == cats.end())
         cats.push_back(cat);
@@ -107,9 +107,9 @@ std::vector<Chart> throughput_vs_batch(const std::vector<Source>& sources,
   for (const auto& s : sources)
     for (const auto& r : s.runs) {
       if (r.kind != "throughput") continue;
-      const std::string g = r.model + " " +
-                            backend::mode_name(r.requested.mode) + ", " +
-                            threads_of(r) + " threads" + ranks_tag(r);
+      // The case without its batch (the axis) and backend (the series).
+      const std::string g = results::key_of(r).name(results::CaseKey::kBackend |
+                                                    results::CaseKey::kBatch);
       if (!groups.count(g)) order.push_back(g);
       groups[g][series(s, r.backend, many_sources(sources))]
             [r.requested.batch] = &r;
@@ -393,10 +393,8 @@ std::vector<std::string> invalid_results(const std::vector<Source>& sources) {
   for (const auto& s : sources) {
     for (const auto& r : s.runs)
       if (!r.validity.valid())
-        out.push_back(r.model + " " + r.backend + " " +
-                      backend::mode_name(r.requested.mode) + " b" +
-                      std::to_string(r.requested.batch) + " t" + threads_of(r) +
-                      " [" + s.label + "]: " + reasons(r.validity));
+        out.push_back(results::key_of(r).name() + " [" + s.label +
+                      "]: " + reasons(r.validity));
     for (const auto& r : s.training)
       if (!r.validity.valid())
         out.push_back(r.task + " " + r.backend + " [" + s.label +

@@ -7,6 +7,7 @@
 
 #include "bench/statistics.h"
 #include "report/chart_parts.h"
+#include "results/case_key.h"
 
 namespace nnbench::report::parts {
 
@@ -27,10 +28,10 @@ std::vector<Chart> scaling(const std::vector<Source>& sources,
   for (const auto& s : sources)
     for (const auto& r : s.runs) {
       if (!trusted_throughput(r)) continue;
-      const std::string g = r.model + " " +
-                            series(s, r.backend, many_sources(sources)) + " " +
-                            backend::mode_name(r.requested.mode) + " b" +
-                            std::to_string(r.requested.batch) + ranks_tag(r);
+      // The case without its threads (the axis), named by its series.
+      results::CaseKey k = results::key_of(r);
+      k.backend = series(s, r.backend, many_sources(sources));
+      const std::string g = k.name(results::CaseKey::kThreads);
       if (!groups.count(g)) order.push_back(g);
       series_of[g] = series(s, r.backend, many_sources(sources));
       model_of[g] = r.model;
@@ -119,10 +120,8 @@ std::vector<Chart> process_scaling(const std::vector<Source>& sources,
     for (const auto& r : s.runs) {
       if (!trusted_throughput(r)) continue;
       const std::string& name = r.backend;
-      const std::string key =
-          r.model + " " + name + " " + backend::mode_name(r.requested.mode) +
-          " b" + std::to_string(r.requested.batch) + " t" + threads_of(r);
-      if (ranks_tag(r).empty()) {
+      const std::string key = results::key_of(r).name(results::CaseKey::kRanks);
+      if (!r.distributed || r.distributed->ranks <= 1) {
         one[key].push_back(r.samples_per_second);
         continue;
       }

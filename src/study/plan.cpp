@@ -64,26 +64,18 @@ std::vector<int> thread_sweep(int cpus) {
   return out;
 }
 
-std::string PlannedCase::group() const {
-  const auto& r = c.request;
+results::CaseKey PlannedCase::case_key() const {
   std::string what = c.task.empty() ? c.model : c.task;
   if (what.empty()) what = c.model_file;
-  const auto& d = r.distributed;
-  const std::string ranks =
-      d.engine.empty() ? ""
-                       : " p" + std::to_string(d.processes) + " " + d.engine;
-  return what + " " + r.backend + " " + r.options.precision + " " +
-         (scenario == "throughput" ? backend::mode_name(r.mode) : scenario) +
-         ranks;
+  return results::key_of(what, scenario, c.request);
+}
+
+std::string PlannedCase::group() const {
+  return case_key().name(results::CaseKey::kBatch | results::CaseKey::kThreads);
 }
 
 std::string PlannedCase::label() const {
-  const auto& r = c.request;
-  // A training task fixes its own batch (train/task.h): none in the label.
-  const std::string b =
-      scenario == "training" ? "" : " b" + std::to_string(r.batch);
-  return group() + b + " t" + std::to_string(r.options.threads) + " r" +
-         std::to_string(repetition + 1);
+  return case_key().name() + " r" + std::to_string(repetition + 1);
 }
 
 nlohmann::json case_json(const PlannedCase& p) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "results/case_key.h"
 #include "scenarios/scenario.h"
 #include "study/suite_file.h"
 
@@ -18,6 +19,8 @@ struct PlannedCase {
   scenarios::Case c;
   int repetition = 0;  // 0-based
   std::string key;     // sha256 of case_json(*this): every resolved field
+  // What the case is (results/case_key.h), as asked.
+  results::CaseKey case_key() const;
   // "resnet-56 torch fp32 train b32 t2 r1": for progress lines and tables.
   std::string label() const;
   // The label without batch, threads and repetition: "resnet-56 torch fp32

@@ -280,7 +280,7 @@ TEST_F(Cli, TrainOneEpochOnFashionMnistWritesEverything) {
   ASSERT_EQ(cmp.code, 0) << cmp.output;
   const auto c = nlohmann::json::parse(std::ifstream(path("c.json")));
   ASSERT_EQ(c["cases"].size(), 1u) << c;
-  EXPECT_EQ(c["cases"][0]["case"], "fashion-mnist-mlp torch training t2");
+  EXPECT_EQ(c["cases"][0]["case"], "fashion-mnist-mlp torch fp32 training t2");
   EXPECT_DOUBLE_EQ(c["cases"][0]["ratio"].get<double>(), 1.0);
 }
 

@@ -168,7 +168,7 @@ engine = "gloo"
                          std::istreambuf_iterator<char>());
   EXPECT_NE(html.find("Speed-up against processes"), std::string::npos);
   const std::string row =
-      "<tr><td>mnist-mlp reference train b16 t1 gloo</td><td "
+      "<tr><td>mnist-mlp reference fp32 train b16 t1 gloo</td><td "
       "class=\"n\">2</td><td class=\"n\">" +
       fmt_fixed(two, 1) + "</td><td class=\"n\">" + fmt_fixed(two / one, 2) +
       "</td>";

@@ -53,9 +53,10 @@ TEST_P(Conformance, MatchesTheReference) {
   const backend::Support s = backend::supports_model(*candidate, p.model, bo);
   const auto v = verify::verify(*oracle, *candidate, p.model, o);
   // What supports() refuses, compile refuses too: the answer is honest.
-  if (!s)
+  if (!s) {
     EXPECT_EQ(v.verdict, verify::Verdict::kUnimplemented)
         << "supports() said no (" << s.why << ") but it ran";
+  }
   if (v.verdict == verify::Verdict::kUnimplemented)
     GTEST_SKIP() << p.backend << " " << p.precision << ": " << v.message;
   EXPECT_EQ(v.verdict, verify::Verdict::kPass) << v.message;

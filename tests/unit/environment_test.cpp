@@ -97,7 +97,7 @@ TEST(Environment, KernelVariablesRecordedAndForcedIsaWarned) {
     EXPECT_EQ(it->second, v);
   }
   EXPECT_EQ(e.thread_env.count("TF_CLI_CONFIG_FILE"), 0u);
-  if (std::find(e.cpu.isa.begin(), e.cpu.isa.end(), "avx") != e.cpu.isa.end())
+  if (std::find(e.cpu.isa.begin(), e.cpu.isa.end(), "avx") != e.cpu.isa.end()) {
     EXPECT_TRUE(std::any_of(e.warnings.begin(), e.warnings.end(),
                             [](const std::string& w) {
                               return w.rfind(
@@ -105,6 +105,7 @@ TEST(Environment, KernelVariablesRecordedAndForcedIsaWarned) {
                                          "its library to SSE kernels",
                                          0) == 0;
                             }));
+  }
   for (const auto& [k, v] : vars) unsetenv(k);
   unsetenv("TF_CLI_CONFIG_FILE");
 }

@@ -49,7 +49,12 @@ TEST(Peak, RejectsNonsense) {
 }
 
 TEST(Peak, JsonKeys) {
-  const nlohmann::json j = to_json(Peak{12.5, 2, "m", 0.1});
+  Peak p;
+  p.gflops = 12.5;
+  p.threads = 2;
+  p.method = "m";
+  p.seconds = 0.1;
+  const nlohmann::json j = to_json(p);
   EXPECT_EQ(j["gflops"], 12.5);
   EXPECT_EQ(j["threads"], 2);
   EXPECT_EQ(j["method"], "m");
@@ -59,7 +64,9 @@ TEST(Peak, JsonKeys) {
 // The practical peak of each precision is the best GEMM measured for it,
 // whichever library ran it.
 TEST(Peak, BestGemmOfEachPrecisionIsItsPeak) {
-  Peak p{100, 2, "OpenBLAS", 0.1};
+  Peak p;
+  p.gflops = 100;
+  p.method = "OpenBLAS";
   add_gemm(p, {"fp32", "oneDNN matmul", "brg:avx512_core", 2, 180});
   add_gemm(p, {"fp32", "slower", "x", 2, 150});
   add_gemm(p, {"bf16", "oneDNN matmul", "brg:avx512_core_bf16", 2, 400});
