@@ -47,7 +47,7 @@ Support supports_model(const Backend& b, const model::Model& m,
                        const Options& o) {
   for (const auto& l : m.layers)
     if (Support s = b.supports(l, o); !s) return s;
-  return Support::yes();
+  return b.supports_shapes(m, o);
 }
 
 }  // namespace nnbench::backend

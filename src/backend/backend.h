@@ -169,9 +169,8 @@ class Backend {
   virtual Description describe() const = 0;
   // Whether this backend runs `layer` exactly with `options` (device,
   // precision, optimizer), answered without compiling. A "no" is final:
-  // compile refuses it too. A "yes" can still meet a gap that
-  // depends on shapes (e.g. oneDNN's average pooling in ceil mode with
-  // padding), which only compile finds.
+  // compile refuses it too. Gaps that depend on shapes (e.g. oneDNN's
+  // average pooling in ceil mode with padding) are supports_shapes'.
   virtual Support supports(const model::Layer& layer,
                            const Options& options) const = 0;
   // Builds everything the run needs for `shapes`. Throws Unimplemented
@@ -181,19 +180,26 @@ class Backend {
   virtual std::unique_ptr<Executable> compile(const model::Model& m,
                                               const Options& options,
                                               const Shapes& shapes) = 0;
+  // The gaps that depend on the model's shapes (a linear layer on a
+  // sequence, a pooling window over padding), answered from the shapes
+  // without compiling. With supports(), the whole answer: a model both
+  // say yes to compiles (the conformance suite holds every backend to it).
+  virtual Support supports_shapes(const model::Model& m,
+                                  const Options& options) const {
+    return Support::yes();
+  }
   // GEMMs timed at their best with this backend's library on `threads`
   // threads, one per precision it runs fast (none by default): a run's
   // fraction of peak is then never of a slower library's GEMM.
-  virtual std::vector<GemmRate> time_gemms(int threads, int n) {
-    return {};
-  }
+  virtual std::vector<GemmRate> time_gemms(int threads, int n) { return {}; }
 };
 
 // The device, precision and optimizer of `options` against a description:
 // the part of supports() every backend shares. "cuda" matches any cuda:N.
 Support supports_options(const Description& d, const Options& options);
 
-// The first layer of `m` that `b` does not support, or yes.
+// The first layer of `m` that `b` does not support, then its shape gaps;
+// else yes.
 Support supports_model(const Backend& b, const model::Model& m,
                        const Options& options);
 

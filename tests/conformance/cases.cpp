@@ -1,6 +1,7 @@
 #include "cases.h"
 
 #include <functional>
+#include <map>
 
 #include "model/zoo/builder.h"
 
@@ -128,6 +129,23 @@ std::vector<std::string> zoo_cases() {
   return {"mnist-mlp",     "mnist-cnn",   "cifar10-cnn",
           "alexnet-r",     "resnet-56",   "fcn-r",
           "imdb-fasttext", "imdb-bilstm", "lstm-text-gen"};
+}
+
+namespace {
+std::map<std::string, Minimum>& minimums() {
+  static std::map<std::string, Minimum> m;
+  return m;
+}
+}  // namespace
+
+Minimum minimum_for(const std::string& backend) {
+  const auto it = minimums().find(backend);
+  if (it != minimums().end()) return it->second;
+  return {(layer_cases().size() + 1) / 2, 2};
+}
+
+void expect_minimum(const std::string& backend, Minimum m) {
+  minimums()[backend] = m;
 }
 
 }  // namespace nnbench::conformance

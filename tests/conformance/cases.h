@@ -17,4 +17,13 @@ struct Case {
 std::vector<Case> layer_cases();
 std::vector<std::string> zoo_cases();
 
+// The least each backend must support, per precision it states: half of
+// the layer cases and two zoo models, unless a backend registered by a test
+// (the toy: linear and relu only) says it runs fewer on purpose.
+struct Minimum {
+  size_t layers = 0, zoo = 0;
+};
+Minimum minimum_for(const std::string& backend);
+void expect_minimum(const std::string& backend, Minimum m);
+
 }  // namespace nnbench::conformance

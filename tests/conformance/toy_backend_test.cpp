@@ -48,6 +48,9 @@ const bool registered = [] {
   backend::register_backend("toy", []() -> std::unique_ptr<backend::Backend> {
     return std::make_unique<ToyBackend>();
   });
+  // Fewer cases than a real backend's floor, on purpose: the four layer
+  // cases of linear and relu alone.
+  expect_minimum("toy", {4, 0});
   return true;
 }();
 

@@ -75,6 +75,15 @@ class OnednnBackend : public backend::Backend {
     if (o.threads > 0) set_threads(o.threads);
     return make_executable(m, o, dt, shapes);
   }
+  backend::Support supports_shapes(const model::Model& m,
+                                   const backend::Options& o) const override {
+    try {
+      check_supported(m);  // what compile checks first
+    } catch (const backend::Unimplemented& e) {
+      return backend::Support::no(e.what());
+    }
+    return backend::Support::yes();
+  }
   std::vector<backend::GemmRate> time_gemms(int threads, int n) override {
     return time_matmuls(threads, n);
   }
