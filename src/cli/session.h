@@ -14,8 +14,8 @@ namespace nnbench::cli {
 // The model named by --model or read from --model-file (exactly one).
 model::Model resolve_model(const std::string& name, const std::string& file);
 
-// Captures the environment (with the LibTorch version when built) and
-// prints its warnings to stderr.
+// Captures the environment (with every built backend as it describes
+// itself) and prints its warnings to stderr.
 machine::Environment capture_and_warn();
 
 // The practical peaks on `threads` threads (OpenBLAS's SGEMM and every

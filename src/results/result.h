@@ -1,5 +1,5 @@
 #pragma once
-// Results are plain data; reporters (results/json.h, cli/table.h) write them.
+// Results are plain data; to_json below, cli/table.h and report/ write them.
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
