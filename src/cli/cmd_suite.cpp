@@ -5,8 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <map>
-#include <set>
 
 #include "backend/registry.h"
 #include "cli/app.h"
@@ -14,15 +12,10 @@
 #include "cli/options.h"
 #include "cli/session.h"
 #include "cli/table.h"
-#include "data/manifest.h"
 #include "machine/threads.h"
 #include "results/result.h"
-#include "study/cost.h"
-#include "study/derive.h"
-#include "study/execute.h"
-#include "study/max_batch.h"
 #include "study/plan.h"
-#include "study/store.h"
+#include "study/runner.h"
 #include "study/suite_file.h"
 #include "util/atomic_file.h"
 #include "util/clock.h"
@@ -132,17 +125,6 @@ class Progress {
   util::Clock::time_point t0_ = util::Clock::now();
 };
 
-bool counts_as_failure(const results::Record& r,
-                       const results::RunRequest& req) {
-  // An oom or unimplemented cell is a result, as in the studies' tables.
-  if (r.state == results::State::kOom ||
-      r.state == results::State::kUnimplemented)
-    return false;
-  if (results::is_failure(r.state)) return true;
-  return r.validity.fails(req.contention.action ==
-                          results::ContentionPolicy::Action::kWarn);
-}
-
 // The suite's [cost] with the command line's replacements; none when
 // neither asks for prices.
 std::optional<study::CostRule> cost_rule(const SuiteArgs& a,
@@ -157,17 +139,6 @@ std::optional<study::CostRule> cost_rule(const SuiteArgs& a,
     c->baseline_threads = *a.baseline_threads;
   }
   return c;
-}
-
-nlohmann::json cost_json(const study::CostRule& c, const cost::Instance& i) {
-  std::string source = cost::instance_price(i).source;
-  if (i.pro_rata_vcpus) source += "; pro rata to the threads each case used";
-  return {{"instance", c.instance},
-          {"price_source", source},
-          {"baseline_threads", c.baseline_threads},
-          {"baseline", c.baseline_threads > 0
-                           ? std::to_string(c.baseline_threads) + " threads"
-                           : "the most threads of each task"}};
 }
 
 // Training cases: what the throughput table cannot show.
@@ -185,39 +156,6 @@ std::string training_table(const std::vector<results::TrainRun>& runs) {
            fmt::format("{:.4f}", r.final_val_accuracy)});
   }
   return t.str();
-}
-
-// The plan as one hash: its sorted case keys (an interleave seed only
-// changes their order). A resume must plan the same cases.
-std::string plan_hash(const std::vector<study::PlannedCase>& cases) {
-  std::vector<std::string> keys;
-  for (const auto& c : cases) keys.push_back(c.key);
-  std::sort(keys.begin(), keys.end());
-  std::string all;
-  for (const auto& k : keys) all += k + "\n";
-  return data::sha256_hex(all);
-}
-
-void check_resume(const study::RunRow& run, const study::SuiteSpec& spec,
-                  const std::vector<study::PlannedCase>& cases,
-                  const std::set<std::string>& stored) {
-  std::set<std::string> planned;
-  for (const auto& c : cases) planned.insert(c.key);
-  size_t foreign = 0;
-  for (const auto& k : stored) foreign += planned.count(k) ? 0 : 1;
-  const std::string want = run.options.value("plan_sha256", "");
-  // Runs stored before the plan's hash was recorded: the suite's name and
-  // every stored case among the planned ones.
-  const bool same = want.empty() ? run.suite == spec.name && foreign == 0
-                                 : want == plan_hash(cases) && foreign == 0;
-  if (same) return;
-  throw Error(fmt::format(
-      "--resume {}: the run was started with suite {} ({}, {} cases) and "
-      "other settings; this command plans {} cases of suite {} ({}), and "
-      "{} of the run's {} stored cases are not among them. Resume with the "
-      "suite file and options the run was started with: {}",
-      run.id, run.suite, run.suite_file, run.cases, cases.size(), spec.name,
-      spec.file, foreign, stored.size(), run.command));
 }
 
 // Rules that cannot be met are usage errors before anything runs.
@@ -244,11 +182,11 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   study::check_names(spec, backend::backend_names());
   const auto cases = study::plan(spec, plan_options(a, app));
   check_rules(cases, spec);
-  const auto pricing = cost_rule(a, spec);
-  std::optional<cost::Instance> instance;
-  if (pricing)
-    instance = cost::find_instance(
-        cost::load_catalog(cost::default_catalog_path()), pricing->instance);
+  study::SuiteRunOptions o;
+  o.pricing = cost_rule(a, spec);
+  if (o.pricing)
+    o.instance = cost::find_instance(
+        cost::load_catalog(cost::default_catalog_path()), o.pricing->instance);
   if (a.check) {
     fmt::print("{}: ok, {} cases, {}\n", spec.file, cases.size(),
                when(estimate(cases)));
@@ -257,178 +195,67 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   if (!a.out.empty()) util::check_writable(a.out);
   std::optional<study::Store> store;
   if (!a.no_store) store.emplace(study::Store::path_or_default(a.db));
+  const auto done =
+      study::resumable(store ? &*store : nullptr, a.resume, spec, cases);
 
-  std::string run_id = a.resume;
-  std::set<std::string> done;
-  if (!a.resume.empty()) {
-    if (!store)
-      throw Error("--resume needs the results store (not --no-store)");
-    const auto run = store->run(a.resume);
-    if (!run) throw Error("no run '" + a.resume + "' in the results store");
-    done = store->stored_keys(a.resume);
-    check_resume(*run, spec, cases, done);
-  }
   const machine::Environment env = capture_and_warn();
   const int threads = machine::resolve_threads(a.request.options.threads);
   const machine::Peak peak = measure_peak(threads, &env.cpu);
-  std::string price_note;
-  if (pricing) {
-    const auto c = cost_json(*pricing, *instance);
-    price_note = c.value("price_source", "") + "; relative to " +
-                 c.value("baseline", "");
-  }
-  if (store && a.resume.empty()) {
-    study::RunRow row;
-    row.suite = spec.name;
-    row.suite_file = spec.file;
-    for (const auto& s : a.argv)
-      row.command += (row.command.empty() ? "" : " ") + s;
-    row.environment = machine::to_json(env);
-    row.peak = machine::to_json(peak);
-    row.options = {
-        {"isolated", !a.in_process},
-        {"plan_sha256", plan_hash(cases)},
-        {"interleave_seed",
-         a.interleave ? nlohmann::json(*a.interleave) : nlohmann::json()}};
-    if (pricing) row.options["cost"] = cost_json(*pricing, *instance);
-    row.cases = static_cast<int>(cases.size());
-    run_id = store->begin_run(row);
-  }
-  fmt::print(
-      stderr,
-      "nnbench: suite {} ({} cases{}), {} threads, peak {:.0f} GFLOP/s, "
-      "run {}\n",
-      spec.name, cases.size(),
-      done.empty() ? "" : fmt::format(", {} already stored", done.size()),
-      threads, peak.gflops, run_id.empty() ? "(not stored)" : run_id);
-  // An interrupt ends the case in flight (and its processes) and says how
-  // to go on.
-  util::lifeline::install();
-  util::lifeline::set_note(
-      run_id.empty()
-          ? "nnbench: interrupted; nothing was stored (--no-store)"
-          : "nnbench: interrupted; the finished cases are stored in run " +
-                run_id + ": rerun the same command with --resume " + run_id);
+  o.in_process = a.in_process;
+  o.find_max_batch = a.find_max_batch;
+  o.max_batch_cap = a.max_batch_cap;
+  o.limits = {a.timeout.value_or(spec.isolation.timeout_seconds),
+              a.memory_limit.value_or(spec.isolation.memory_limit_gib)};
+  o.resume = a.resume;
+  for (const auto& s : a.argv) o.command += (o.command.empty() ? "" : " ") + s;
+  o.interleave_seed = a.interleave;
 
-  // A store that fails mid-run (read-only, full, damaged) never costs a
-  // finished case: the suite goes on without it and every record goes to
-  // --out (or a file named after the run), and the exit code is 3.
-  std::string store_error;
-  const auto stored = [&](const char* what, const auto& write) {
-    if (!store || !store_error.empty()) return;
-    try {
-      write();
-    } catch (const study::StoreError& e) {
-      store_error = e.what();
-      if (a.out.empty()) a.out = fallback_out(run_id);
-      fmt::print(stderr,
-                 "nnbench: error: {} failed: {}; going on without the "
-                 "store: every result of this invocation goes to {}\n",
-                 what, store_error, a.out);
-    }
-  };
-
-  study::ChildLimits limits{
-      a.timeout.value_or(spec.isolation.timeout_seconds),
-      a.memory_limit.value_or(spec.isolation.memory_limit_gib)};
-  const scenarios::Context ctx{peak};
   Progress progress(cases.size(), estimate(cases));
-  std::map<std::string, std::unique_ptr<results::Record>> measured;
-  std::vector<study::DerivedRow> found;
-  bool failures = false;
-  const auto run_case = [&](const study::PlannedCase& c) {
-    return a.in_process ? study::run_in_process(c, ctx)
-                        : study::run_isolated(c, ctx, limits);
+  std::string run_id;
+  study::SuiteEvents ev;
+  ev.began = [&](const std::string& id) {
+    run_id = id;
+    fmt::print(
+        stderr,
+        "nnbench: suite {} ({} cases{}), {} threads, peak {:.0f} "
+        "GFLOP/s, run {}\n",
+        spec.name, cases.size(),
+        done.empty() ? "" : fmt::format(", {} already stored", done.size()),
+        threads, peak.gflops, id.empty() ? "(not stored)" : id);
+    // An interrupt ends the case in flight (and its processes) and says
+    // how to go on.
+    util::lifeline::install();
+    util::lifeline::set_note(
+        id.empty() ? "nnbench: interrupted; nothing was stored (--no-store)"
+                   : "nnbench: interrupted; the finished cases are stored in "
+                     "run " +
+                         id + ": rerun the same command with --resume " + id);
   };
-  if (a.find_max_batch) {
-    // One search per case of the plan with its batch left out.
-    std::set<std::string> groups;
-    int index = 0;
-    for (size_t i = 0; i < cases.size(); ++i) {
-      const std::string group =
-          cases[i].group() + " t" +
-          std::to_string(cases[i].c.request.options.threads);
-      if (!groups.insert(group).second) continue;
-      const study::Probe probe = [&](const study::PlannedCase& p) {
-        progress.start(i, p, 1.5);
-        auto r = run_case(p);
-        stored("storing a probe",
-               [&] { store->add_result(run_id, index++, p, *r); });
-        progress.finish(p, *r);
-        return r;
-      };
-      const auto m = study::find_max_batch(cases[i], a.max_batch_cap, probe);
-      fmt::print("max batch {}: {}{}{}\n", group, m.batch,
-                 m.bounded ? "" : " (the cap; larger may fit)",
-                 m.why.empty() ? "" : "; stopped: " + m.why);
-      found.push_back({"max_batch", group,
-                       double(cases[i].c.request.options.threads),
-                       double(m.batch)});
-      failures = failures || !m.why.empty();
-    }
-  }
-  for (size_t i = 0; i < cases.size() && !a.find_max_batch; ++i) {
-    const auto& c = cases[i];
-    if (done.count(c.key)) continue;
-    progress.start(i, c, std::max(0.0, study::estimate_seconds(c)));
-    auto r = run_case(c);
-    stored("storing a result",
-           [&] { store->add_result(run_id, static_cast<int>(i), c, *r); });
-    progress.finish(c, *r);
-    failures = failures || counts_as_failure(*r, c.c.request);
-    const bool stop =
-        !r->validity.valid() && c.c.request.contention.action ==
-                                    results::ContentionPolicy::Action::kFail;
-    measured[c.key] = std::move(r);
-    if (stop) {
-      fmt::print(stderr,
-                 "nnbench: stopping the suite (--on-contention fail)\n");
-      break;
-    }
-  }
+  ev.started = [&](size_t i, const study::PlannedCase& c, double est) {
+    progress.start(i, c, est);
+  };
+  ev.finished = [&](const study::PlannedCase& c, const results::Record& r) {
+    progress.finish(c, r);
+  };
+  ev.note = [](const std::string& s) {
+    fmt::print(stderr, "nnbench: {}\n", s);
+  };
+  ev.line = [](const std::string& s) { fmt::print("{}\n", s); };
+  // A store that fails mid-run (read-only, full, damaged) never costs a
+  // finished case: every record goes to --out, or a file named after the
+  // run, and the exit code is 3.
+  ev.error = [&](const std::string& why) {
+    if (a.out.empty()) a.out = fallback_out(run_id);
+    fmt::print(stderr,
+               "nnbench: error: {}; going on without the store: every result "
+               "of this invocation goes to {}\n",
+               why, a.out);
+  };
+  const study::SuiteOutcome r = study::run_suite(
+      spec, cases, store ? &*store : nullptr, done, env, peak, o, ev);
   util::lifeline::set_note("");
-  results::Report report;
-  report.environment = machine::to_json(env);
-  report.peak = machine::to_json(peak);
-  report.price_note = price_note;
-  // The whole run, in plan order: cases stored by earlier invocations of a
-  // resumed run, then read back, and this invocation's.
-  std::map<std::string, nlohmann::json> earlier;
-  if (store && store_error.empty()) {
-    stored("reading the run back", [&] {
-      const auto rows = store->results(run_id);
-      for (const auto& row : rows)
-        if (done.count(row.key)) earlier[row.key] = row.record;
-      auto derived = study::derive(rows);
-      derived.insert(derived.end(), found.begin(), found.end());
-      if (pricing) {
-        const auto c =
-            study::derive_costs(rows, *instance, pricing->baseline_threads);
-        derived.insert(derived.end(), c.begin(), c.end());
-      }
-      store->set_derived(run_id, derived);
-      store->finish_run(run_id);
-      for (const auto& d : derived)
-        report.derived.push_back({{"name", d.name},
-                                  {"group", d.group},
-                                  {"x", d.x},
-                                  {"value", d.value}});
-    });
-  }
-  for (const auto& c : cases) {
-    std::unique_ptr<results::Record> back;
-    const results::Record* r = nullptr;
-    if (const auto it = measured.find(c.key); it != measured.end()) {
-      r = it->second.get();
-    } else if (const auto e = earlier.find(c.key); e != earlier.end()) {
-      back = study::record_from_json(e->second);
-      r = back.get();
-    }
-    if (const auto* t = dynamic_cast<const results::RunResult*>(r))
-      report.results.push_back(*t);
-    if (const auto* t = dynamic_cast<const results::TrainRun*>(r))
-      report.training.push_back(*t);
-  }
+
+  const auto& report = r.report;
   if (!report.results.empty() || report.training.empty())
     fmt::print("{}", results_table(report.results));
   if (!report.training.empty())
@@ -437,13 +264,13 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
     write_results_file(a.out, report);
     fmt::print(
         stderr, "nnbench: wrote {}{}\n", a.out,
-        store_error.empty() ? "" : " (the results the store could not take)");
+        r.store_error.empty() ? "" : " (the results the store could not take)");
   }
-  if (store && store_error.empty())
-    fmt::print(stderr, "nnbench: stored as run {} in {}\n", run_id,
+  if (store && r.store_error.empty())
+    fmt::print(stderr, "nnbench: stored as run {} in {}\n", r.run_id,
                store->path());
-  if (!store_error.empty()) return kExitIo;
-  return failures ? kExitRunNotOk : kExitOk;
+  if (!r.store_error.empty()) return kExitIo;
+  return r.failures ? kExitRunNotOk : kExitOk;
 }
 
 }  // namespace

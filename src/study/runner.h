@@ -1,0 +1,81 @@
+#pragma once
+// Running a planned suite, apart from the command line that asks for it and
+// prints it (as google/benchmark keeps its runner apart from its
+// reporters): each case isolated or in process, every record committed to
+// the results store as it ends, resume, the max-batch search, derived
+// figures and costs, the contention stop. A store that fails after a case
+// has run never costs the case: the runner goes on without it and says so.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cost/catalog.h"
+#include "machine/environment.h"
+#include "machine/peak.h"
+#include "results/result.h"
+#include "study/child.h"
+#include "study/plan.h"
+#include "study/store.h"
+#include "study/suite_file.h"
+
+namespace nnbench::study {
+
+struct SuiteRunOptions {
+  bool in_process = false;      // no isolation: a crash ends the suite
+  bool find_max_batch = false;  // a search per case with its batch left out
+  int64_t max_batch_cap = 4096;
+  ChildLimits limits;
+  std::string resume;   // the run to continue; "" starts one
+  std::string command;  // recorded with a new run
+  std::optional<uint64_t> interleave_seed;
+  std::optional<CostRule> pricing;  // with `instance` from the catalog
+  std::optional<cost::Instance> instance;
+};
+
+// What the command line shows as the suite goes.
+struct SuiteEvents {
+  // The run is begun (or resumed): its id ("" without a store).
+  std::function<void(const std::string& run_id)> began;
+  std::function<void(size_t index, const PlannedCase&, double estimate)>
+      started;
+  std::function<void(const PlannedCase&, const results::Record&)> finished;
+  std::function<void(const std::string&)> error;  // the store failed
+  std::function<void(const std::string&)> note;   // why the suite stopped
+  std::function<void(const std::string&)> line;   // a result line (max batch)
+};
+
+struct SuiteOutcome {
+  std::string run_id;  // "" without a store
+  // The whole run in plan order (cases stored by earlier invocations of a
+  // resumed run included), its derived figures and price note.
+  results::Report report;
+  std::string store_error;  // the first store failure; "" none
+  bool failures = false;    // a case failed, crashed, timed out, was invalid
+};
+
+// The stored keys of the run to resume, after checking that `cases` are the
+// cases it was started with (nnbench::Error naming both, else). Empty when
+// not resuming.
+std::set<std::string> resumable(Store* store, const std::string& resume,
+                                const SuiteSpec& spec,
+                                const std::vector<PlannedCase>& cases);
+
+// Begins the run (unless resuming `done`), then runs every case not done.
+SuiteOutcome run_suite(const SuiteSpec& spec,
+                       const std::vector<PlannedCase>& cases, Store* store,
+                       const std::set<std::string>& done,
+                       const machine::Environment& env,
+                       const machine::Peak& peak, const SuiteRunOptions& o,
+                       const SuiteEvents& events);
+
+// "<price source>; relative to <baseline>": how a run's costs were priced.
+std::string price_note(const CostRule& c, const cost::Instance& i);
+
+// The plan as one hash: its sorted case keys (an interleave seed only
+// changes their order).
+std::string plan_hash(const std::vector<PlannedCase>& cases);
+
+}  // namespace nnbench::study
