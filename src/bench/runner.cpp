@@ -136,7 +136,13 @@ void measure(Loop& loop, const results::RunRequest& r, Parallel& par,
   judge_contention(res.cpu_usage, r.contention.rule, res.validity);
   // A maximum that cut the measurement short of a minimum leaves fewer
   // samples than the rules promise: the statistics are not the ones asked.
-  const auto unmet = stop.unmet({res.samples, elapsed});
+  // Only when a maximum ended the loop (every rank of a data-parallel run
+  // stops on the same step, on the slowest rank's times).
+  const bool cut =
+      static_cast<int>(res.samples.size()) >= r.stop.max_iterations ||
+      elapsed >= r.stop.max_seconds;
+  const auto unmet =
+      cut ? stop.unmet({res.samples, elapsed}) : std::vector<std::string>{};
   if (!unmet.empty()) {
     std::string what;
     for (const auto& u : unmet) what += (what.empty() ? "" : ", ") + u;
@@ -290,16 +296,22 @@ results::RunResult run(backend::Backend& b, const model::Model& m,
   for (int attempt = 1;; ++attempt) {
     results::RunResult res = run_once(b, m, r, peak, group);
     res.attempts = attempt;
-    // Ranks retry together: one rank's contended run makes all invalid.
-    if (group && dist::first_failed_rank(*group, !res.validity.valid()) >= 0 &&
-        res.validity.valid())
-      res.validity.add("contended",
-                       "another rank's threads did not get "
-                       "their CPUs (see its output)");
     // Only contention is worth a rerun: other reasons would come again.
     bool contended = false;
     for (const auto& why : res.validity.reasons)
       contended = contended || why.reason == "contended";
+    // Ranks decide together (one collective per attempt, on every rank):
+    // one rank's contended run makes all contended and all retry; other
+    // reasons stay each rank's own, so no rank retries alone and waits in
+    // a collective the others never join.
+    if (group) {
+      const bool any = dist::first_failed_rank(*group, contended) >= 0;
+      if (any && !contended)
+        res.validity.add("contended",
+                         "another rank's threads did not get "
+                         "their CPUs (see its output)");
+      contended = any;
+    }
     if (!contended || p.action != results::ContentionPolicy::Action::kRetry ||
         attempt > p.retries)
       return res;

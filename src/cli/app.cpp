@@ -56,8 +56,9 @@ int main(int argc, char** argv) {
   // A rank started by nnbench's launcher: when a signal ends it (its
   // launcher died, or was interrupted), the launcher's folder goes too.
   if (const char* dir = std::getenv("NNBENCH_LAUNCH_DIR"); dir && *dir) {
+    const char* owner = std::getenv("NNBENCH_LAUNCHER_PID");
     util::lifeline::install();
-    util::lifeline::remove_tree_on_signal(dir);
+    util::lifeline::remove_tree_on_signal(dir, owner ? std::atoi(owner) : 0);
     util::lifeline::release();  // held since the launcher's fork
   }
   CLI::App app{

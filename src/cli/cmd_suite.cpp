@@ -227,9 +227,11 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
     util::lifeline::install();
     util::lifeline::set_note(
         id.empty() ? "nnbench: interrupted; nothing was stored (--no-store)"
-                   : "nnbench: interrupted; the finished cases are stored in "
-                     "run " +
-                         id + ": rerun the same command with --resume " + id);
+        : a.find_max_batch
+            ? "nnbench: interrupted; the probes so far are stored in run " +
+                  id + " (a max-batch search starts over)"
+            : "nnbench: interrupted; the finished cases are stored in run " +
+                  id + ": rerun the same command with --resume " + id);
   };
   ev.started = [&](size_t i, const study::PlannedCase& c, double est) {
     progress.start(i, c, est);
@@ -246,6 +248,9 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   // run, and the exit code is 3.
   ev.error = [&](const std::string& why) {
     if (a.out.empty()) a.out = fallback_out(run_id);
+    util::lifeline::set_note(
+        "nnbench: interrupted; the results store failed (" + why +
+        "): the cases since are not stored");
     fmt::print(stderr,
                "nnbench: error: {}; going on without the store: every result "
                "of this invocation goes to {}\n",
@@ -253,6 +258,16 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   };
   const study::SuiteOutcome r = study::run_suite(
       spec, cases, store ? &*store : nullptr, done, env, peak, o, ev);
+  if (r.interrupted) {
+    // What finished reaches --out (or the file the store's failure
+    // chose); the note says how to go on.
+    if (!a.out.empty()) {
+      write_results_file(a.out, r.report);
+      fmt::print(stderr, "nnbench: wrote the finished cases to {}\n", a.out);
+    }
+    fmt::print(stderr, "{}\n", util::lifeline::note());
+    return 128 + r.interrupted;
+  }
   util::lifeline::set_note("");
 
   const auto& report = r.report;

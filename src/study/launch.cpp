@@ -126,7 +126,7 @@ Outcome wait_all(const std::map<pid_t, int>& ranks, double timeout) {
     const bool ok = WIFEXITED(status) && (WEXITSTATUS(status) == 0 ||
                                           WEXITSTATUS(status) == kRunNotOk);
     if (rank == 0 && WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
-    if (!ok && o.failed_rank < 0) {
+    if (!ok && o.failed_rank < 0 && !util::lifeline::interrupted()) {
       o.failed_rank = rank;
       o.why = describe_status(status);
       deadline = std::chrono::steady_clock::now() +
@@ -190,11 +190,14 @@ LaunchOutcome launch_ranks(const Launch& l) {
         "mpirun",    "-np",  std::to_string(l.processes),
         "--bind-to", "none", "--oversubscribe"};
     if (geteuid() == 0) cmd.push_back("--allow-run-as-root");
-    cmd.insert(cmd.end(), {"-x", "NNBENCH_LAUNCH_DIR"});
+    cmd.insert(cmd.end(),
+               {"-x", "NNBENCH_LAUNCH_DIR", "-x", "NNBENCH_LAUNCHER_PID"});
     cmd.insert(cmd.end(), args.begin(), args.end());
     setenv("NNBENCH_LAUNCH_DIR", dir.c_str(), 1);  // for mpirun's -x
+    setenv("NNBENCH_LAUNCHER_PID", std::to_string(getpid()).c_str(), 1);
     o = run_mpirun(cmd);
     unsetenv("NNBENCH_LAUNCH_DIR");
+    unsetenv("NNBENCH_LAUNCHER_PID");
   } else {
     const std::string rendezvous = l.rendezvous.empty()
                                        ? "file:" + (dir / "store").string()
@@ -205,7 +208,8 @@ LaunchOutcome launch_ranks(const Launch& l) {
                   {{"NNBENCH_RANK", std::to_string(r)},
                    {"NNBENCH_WORLD_SIZE", std::to_string(l.processes)},
                    {"NNBENCH_RENDEZVOUS", rendezvous},
-                   {"NNBENCH_LAUNCH_DIR", dir.string()}},
+                   {"NNBENCH_LAUNCH_DIR", dir.string()},
+                   {"NNBENCH_LAUNCHER_PID", std::to_string(getpid())}},
                   -1, true)] = r;
     o = wait_all(ranks, l.timeout_seconds);
   }

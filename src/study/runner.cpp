@@ -11,6 +11,7 @@
 #include "study/execute.h"
 #include "study/max_batch.h"
 #include "util/error.h"
+#include "util/lifeline.h"
 
 namespace nnbench::study {
 namespace {
@@ -144,6 +145,35 @@ void search_max_batches(const std::vector<PlannedCase>& cases,
   }
 }
 
+void run_cases(
+    const std::vector<PlannedCase>& cases, const std::set<std::string>& done,
+    const SuiteEvents& events, Session& s, SuiteOutcome& out,
+    std::map<std::string, std::unique_ptr<results::Record>>& measured) {
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& c = cases[i];
+    if (done.count(c.key)) continue;
+    if (events.started)
+      events.started(i, c, std::max(0.0, estimate_seconds(c)));
+    auto r = s.run(c);
+    s.stored("storing a result", [&](Store& st) {
+      st.add_result(out.run_id, static_cast<int>(i), c, *r);
+    });
+    if (events.finished) events.finished(c, *r);
+    out.failures = out.failures || counts_as_failure(*r, c.c.request);
+    // --on-contention fail stops on contention, not on other reasons.
+    bool contended = false;
+    for (const auto& why : r->validity.reasons)
+      contended = contended || why.reason == "contended";
+    const bool stop = contended && c.c.request.contention.action ==
+                                       results::ContentionPolicy::Action::kFail;
+    measured[c.key] = std::move(r);
+    if (stop) {
+      if (events.note) events.note("stopping the suite (--on-contention fail)");
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 std::string plan_hash(const std::vector<PlannedCase>& cases) {
@@ -188,26 +218,15 @@ SuiteOutcome run_suite(const SuiteSpec& spec,
   Session s(store, ctx, o, events, out);
   std::map<std::string, std::unique_ptr<results::Record>> measured;
   std::vector<DerivedRow> found;
-  if (o.find_max_batch) search_max_batches(cases, o, events, s, out, found);
-  for (size_t i = 0; i < cases.size() && !o.find_max_batch; ++i) {
-    const auto& c = cases[i];
-    if (done.count(c.key)) continue;
-    if (events.started)
-      events.started(i, c, std::max(0.0, estimate_seconds(c)));
-    auto r = s.run(c);
-    s.stored("storing a result", [&](Store& st) {
-      st.add_result(out.run_id, static_cast<int>(i), c, *r);
-    });
-    if (events.finished) events.finished(c, *r);
-    out.failures = out.failures || counts_as_failure(*r, c.c.request);
-    const bool stop =
-        !r->validity.valid() && c.c.request.contention.action ==
-                                    results::ContentionPolicy::Action::kFail;
-    measured[c.key] = std::move(r);
-    if (stop) {
-      if (events.note) events.note("stopping the suite (--on-contention fail)");
-      break;
-    }
+  try {
+    if (o.find_max_batch)
+      search_max_batches(cases, o, events, s, out, found);
+    else
+      run_cases(cases, done, events, s, out, measured);
+  } catch (const util::lifeline::Interrupted& e) {
+    // The case in flight and its processes have ended: what finished is
+    // still the caller's to write (the store may have failed before).
+    out.interrupted = e.signal();
   }
   results::Report& report = out.report;
   report.environment = machine::to_json(env);
@@ -215,25 +234,26 @@ SuiteOutcome run_suite(const SuiteSpec& spec,
   if (o.pricing) report.price_note = price_note(*o.pricing, *o.instance);
   // Cases stored by earlier invocations of a resumed run, read back.
   std::map<std::string, nlohmann::json> earlier;
-  s.stored("reading the run back", [&](Store& st) {
-    const auto rows = st.results(out.run_id);
-    for (const auto& row : rows)
-      if (done.count(row.key)) earlier[row.key] = row.record;
-    auto derived = derive(rows);
-    derived.insert(derived.end(), found.begin(), found.end());
-    if (o.pricing) {
-      const auto c =
-          derive_costs(rows, *o.instance, o.pricing->baseline_threads);
-      derived.insert(derived.end(), c.begin(), c.end());
-    }
-    st.set_derived(out.run_id, derived);
-    st.finish_run(out.run_id);
-    for (const auto& d : derived)
-      report.derived.push_back({{"name", d.name},
-                                {"group", d.group},
-                                {"x", d.x},
-                                {"value", d.value}});
-  });
+  if (!out.interrupted)
+    s.stored("reading the run back", [&](Store& st) {
+      const auto rows = st.results(out.run_id);
+      for (const auto& row : rows)
+        if (done.count(row.key)) earlier[row.key] = row.record;
+      auto derived = derive(rows);
+      derived.insert(derived.end(), found.begin(), found.end());
+      if (o.pricing) {
+        const auto c =
+            derive_costs(rows, *o.instance, o.pricing->baseline_threads);
+        derived.insert(derived.end(), c.begin(), c.end());
+      }
+      st.set_derived(out.run_id, derived);
+      st.finish_run(out.run_id);
+      for (const auto& d : derived)
+        report.derived.push_back({{"name", d.name},
+                                  {"group", d.group},
+                                  {"x", d.x},
+                                  {"value", d.value}});
+    });
   for (const auto& c : cases) {
     std::unique_ptr<results::Record> back;
     const results::Record* r = nullptr;
@@ -242,6 +262,8 @@ SuiteOutcome run_suite(const SuiteSpec& spec,
     } else if (const auto e = earlier.find(c.key); e != earlier.end()) {
       back = record_from_json(e->second);
       r = back.get();
+      // A resumed run's exit code covers the cases stored before too.
+      out.failures = out.failures || counts_as_failure(*r, c.c.request);
     }
     if (const auto* t = dynamic_cast<const results::RunResult*>(r))
       report.results.push_back(*t);

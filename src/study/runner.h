@@ -54,6 +54,9 @@ struct SuiteOutcome {
   results::Report report;
   std::string store_error;  // the first store failure; "" none
   bool failures = false;    // a case failed, crashed, timed out, was invalid
+  // A signal ended the suite (its case in flight ended, the run stays
+  // unfinished); the report holds the cases this invocation finished.
+  int interrupted = 0;
 };
 
 // The stored keys of the run to resume, after checking that `cases` are the

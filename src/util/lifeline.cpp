@@ -1,5 +1,6 @@
 #include "util/lifeline.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -42,19 +43,40 @@ bool any_child() {
   return false;
 }
 
-std::atomic<const std::string*> tree{nullptr};
+struct Tree {
+  std::string folder, owner_stat;  // "/proc/<owner>/stat"
+};
+std::atomic<const Tree*> tree{nullptr};
+
+// Whether the process whose /proc/PID/stat this is has ended (gone, or a
+// zombie not yet reaped). open, read and close only: async-signal-safe.
+bool ended(const char* stat_path) {
+  const int fd = open(stat_path, O_RDONLY);
+  if (fd < 0) return true;
+  char buf[512];
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return true;
+  buf[n] = '\0';
+  const char* close_paren = strrchr(buf, ')');
+  return close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z';
+}
 
 void remove_paths() {
   if (const Paths* p = paths.load()) {
     for (const char* f : p->c_files) unlink(f);
     for (const char* d : p->c_folders) rmdir(d);
   }
-  if (const std::string* t = tree.load()) {
-    // fork and exec are async-signal-safe; a directory walk is not.
-    // Its own session: mpirun's daemon ends a rank's whole process group.
-    if (fork() == 0) {
+  const Tree* t = tree.load();
+  if (t && ended(t->owner_stat.c_str())) {
+    // A directory walk is not async-signal-safe: /bin/rm does it. _Fork,
+    // not fork, which runs atfork handlers and takes locks the signal may
+    // have interrupted. Its own session: mpirun's daemon ends a rank's
+    // whole process group.
+    if (_Fork() == 0) {
       setsid();
-      execl("/bin/rm", "rm", "-rf", "--", t->c_str(), static_cast<char*>(nullptr));
+      execl("/bin/rm", "rm", "-rf", "--", t->folder.c_str(),
+            static_cast<char*>(nullptr));
       _exit(127);
     }
   }
@@ -119,13 +141,15 @@ void release() {
 
 void add_child(pid_t pid, bool group) {
   for (int i = 0; i < kMaxChildren; ++i) {
+    // Claim the slot with a placeholder the handler skips (not > 0), set
+    // its flag, then publish the pid.
     pid_t empty = 0;
+    if (!children[i].compare_exchange_strong(empty, -1)) continue;
     as_group[i].store(group);
-    if (children[i].compare_exchange_strong(empty, pid)) {
-      // Asked to end before it was registered: it goes too.
-      if (arrived) kill(group ? -pid : pid, SIGTERM);
-      return;
-    }
+    children[i].store(pid);
+    // Asked to end before it was registered: it goes too.
+    if (arrived) kill(group ? -pid : pid, SIGTERM);
+    return;
   }
 }
 
@@ -153,8 +177,9 @@ void remove_on_signal(const std::vector<std::string>& files,
 
 void cleanup() { remove_paths(); }
 
-void remove_tree_on_signal(const std::string& folder) {
-  tree.store(new std::string(folder));  // leaked like the paths
+void remove_tree_on_signal(const std::string& folder, pid_t owner) {
+  // Leaked like the paths.
+  tree.store(new Tree{folder, "/proc/" + std::to_string(owner) + "/stat"});
 }
 
 void set_note(const std::string& note) {

@@ -58,9 +58,11 @@ void remove_on_signal(const std::vector<std::string>& files,
                       const std::vector<std::string>& folders);
 void cleanup();
 // A folder the handler removes with everything in it (through /bin/rm, in
-// a process of its own) when the signal ends this process: the ranks of a
-// launcher that died leave no folder behind.
-void remove_tree_on_signal(const std::string& folder);
+// a process of its own) when the signal ends this process and `owner`, the
+// process that made the folder, is gone: the ranks of a launcher that died
+// leave no folder behind, while a live launcher (which mpirun's SIGTERM
+// to the other ranks after a failure does not end) keeps rank 0's record.
+void remove_tree_on_signal(const std::string& folder, pid_t owner);
 
 // One line written to stderr when a signal ends the process ("" none).
 void set_note(const std::string& note);

@@ -420,6 +420,37 @@ TEST_F(Trust, KilledSuiteLeavesNoChildAndNoFolder) {
   }
 }
 
+// 11 and 14. An interrupt after the store failed still keeps the cases
+// that finished: they reach --out, and the note says they are not stored.
+TEST_F(Trust, InterruptAfterAStoreFailureKeepsTheFinishedCases) {
+  // The MNIST MLP finishes in a second; ResNet-50 takes seconds a step.
+  write("slow.toml",
+        "[grid]\nmodels = [\"mnist-mlp\", \"resnet-50\"]\nbatches = [8]\n"
+        "threads = [1]\n" +
+            std::string(kFastRules));
+  const std::string log = path("log");
+  const pid_t suite =
+      start("env NNBENCH_FAULT_STORE=1 " + std::string(NNBENCH_EXE) +
+                " suite " + path("slow.toml") + " --db " + db() + " --out " +
+                path("out.json") + kNoContention,
+            log);
+  // Wait for the second case's child: the first has finished by then.
+  ASSERT_TRUE(eventually(90, [&] {
+    return slurp(log).find("[2/2]") != std::string::npos;
+  })) << slurp(log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  kill(suite, SIGINT);
+  int status = 0;
+  waitpid(suite, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << slurp(log);
+  EXPECT_NE(slurp(log).find("the cases since are not stored"),
+            std::string::npos)
+      << slurp(log);
+  const auto out = json::parse(slurp(path("out.json")));
+  ASSERT_EQ(out["results"].size(), 1u) << out.dump();
+  EXPECT_EQ(out["results"][0]["model"]["name"], "mnist-mlp");
+}
+
 // 14. The ranks of `run --distributed` die with their launcher and its
 // folder goes with them.
 TEST_F(Trust, KilledLauncherTakesItsRanksAndFolder) {
