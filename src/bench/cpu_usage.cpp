@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <tuple>
@@ -47,12 +49,27 @@ std::pair<double, double> proc_stat_seconds() {
 
 int cpus_in_mask() {
   cpu_set_t mask;
-  CPU_ZERO(&mask);
-  if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return 0;
-  return CPU_COUNT(&mask);
+  return process_cpus(&mask) ? CPU_COUNT(&mask) : 0;
 }
 
 }  // namespace
+
+bool process_cpus(cpu_set_t* set) {
+  CPU_ZERO(set);
+  bool any = false;
+  std::error_code ec;
+  for (const auto& e :
+       std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    const pid_t tid = std::atoi(e.path().filename().c_str());
+    if (tid <= 0 || sched_getaffinity(tid, sizeof one, &one) != 0) continue;
+    CPU_OR(set, set, &one);
+    any = true;
+  }
+  if (!any) any = sched_getaffinity(0, sizeof(cpu_set_t), set) == 0;
+  return any;
+}
 
 bool judge_contention(const results::CpuUsage& u,
                       const results::ContentionRule& rule,

@@ -1,11 +1,18 @@
 #pragma once
 // Measures and judges a run's CPU usage (results/cpu_usage.h): whether its
 // threads got their CPUs while it was measured.
+#include <sched.h>
+
 #include "results/cpu_usage.h"
 #include "results/request.h"
 #include "results/validity.h"
 
 namespace nnbench::bench {
+
+// The CPUs this process may use: the union of its threads' affinity
+// masks. The calling thread's alone is not it: with OMP_PROC_BIND or
+// KMP_AFFINITY the OpenMP runtime pins the main thread to one CPU.
+bool process_cpus(cpu_set_t* set);
 
 // Adds a "contended" reason naming the figures when the run's threads did
 // not get their CPUs under `rule` (other load beyond the spare CPUs by more

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "bench/cpu_usage.h"
 #include "bench/statistics.h"
 #include "dist/check.h"
 #include "dist/shard.h"
@@ -127,9 +128,8 @@ namespace {
 constexpr int kMaskWords = CPU_SETSIZE / 32;
 std::vector<double> mask_words() {
   cpu_set_t set;
-  CPU_ZERO(&set);
   std::vector<double> w(kMaskWords, 0.0);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return w;
+  if (!process_cpus(&set)) return w;
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) w[c / 32] += static_cast<double>(1u << (c % 32));
   return w;
