@@ -48,6 +48,7 @@ int list_models(bool as_json) {
 int models_command(const ModelsArgs& a) {
   if (a.export_name.empty()) return list_models(a.json);
   if (a.out.empty()) throw Error("--export needs --out FILE");
+  util::check_writable(a.out);
   model::save_model_file(model::zoo::get(a.export_name), a.out);
   fmt::print(stderr, "nnbench: wrote {}\n", a.out);
   return kExitOk;

@@ -304,6 +304,7 @@ std::string derived_md(const std::vector<study::DerivedRow>& rows) {
 }
 
 int export_run(const ResultsArgs& a) {
+  if (!a.out.empty()) util::check_writable(a.out);
   auto s = open(a);
   const auto run = need_run(s, a.run_id);
   const auto rows = s.results(a.run_id);

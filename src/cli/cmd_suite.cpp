@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "backend/registry.h"
 #include "cli/app.h"
@@ -170,10 +171,18 @@ void check_rules(const std::vector<study::PlannedCase>& cases,
 }
 
 // Where a suite's results go when the store fails mid-run and no --out was
-// given: a file in the current folder, named after the run.
+// given: a file named after the run in the current folder, or in the
+// temporary folder when the current one cannot be written.
 std::string fallback_out(const std::string& run_id) {
-  return "nnbench-suite-" +
-         (run_id.empty() ? std::string("unstored") : run_id) + ".json";
+  const std::string name = "nnbench-suite-" +
+                           (run_id.empty() ? std::string("unstored") : run_id) +
+                           ".json";
+  try {
+    util::check_writable(name);
+    return name;
+  } catch (const Error&) {
+    return (std::filesystem::temp_directory_path() / name).string();
+  }
 }
 
 int suite_command(SuiteArgs& a, const CLI::App& app) {

@@ -18,7 +18,7 @@ std::string temp_path(const std::string& path) {
 }
 
 [[noreturn]] void fail(const std::string& path, const char* what) {
-  throw Error(path + ": cannot " + what + ": " + std::strerror(errno));
+  throw IoError(path + ": cannot " + what + ": " + std::strerror(errno));
 }
 
 }  // namespace
@@ -53,7 +53,8 @@ void check_writable(const std::string& path) {
     throw Error(path + ": cannot write: it is a folder (give a file name)");
   const std::string tmp = temp_path(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-  if (fd < 0) fail(path, "write");
+  if (fd < 0)  // before any work: a usage error
+    throw Error(path + ": cannot write: " + std::strerror(errno));
   ::close(fd);
   ::unlink(tmp.c_str());
 }

@@ -5,7 +5,7 @@
 
 namespace nnbench::util {
 
-// Throws nnbench::Error naming the path when it cannot be written.
+// Throws nnbench::IoError naming the path when it cannot be written.
 void write_file_atomically(const std::string& path, const std::string& text);
 
 // Checks early (before a long run) that `path` can be written, without

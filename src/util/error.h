@@ -12,4 +12,12 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A file that could not be written after the work was done (a full disk, a
+// folder that turned read-only): not a usage error, `main` maps it to exit
+// code 3. An output found unwritable before any work is an Error.
+class IoError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace nnbench

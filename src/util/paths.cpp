@@ -25,9 +25,8 @@ std::string shipped_path(const std::string& installed,
   const std::string exe = exe_path();
   std::error_code ec;
   if (!exe.empty()) {
-    const fs::path beside =
-        fs::path(exe).parent_path().parent_path() / "share" / "nnbench" /
-        installed;
+    const fs::path beside = fs::path(exe).parent_path().parent_path() /
+                            "share" / "nnbench" / installed;
     if (fs::exists(beside, ec)) return beside.string();
   }
   const std::string build = NNBENCH_BINARY_DIR;
