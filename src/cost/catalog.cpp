@@ -8,7 +8,6 @@
 #include "util/error.h"
 #include "util/paths.h"
 
-
 namespace nnbench::cost {
 namespace {
 
@@ -42,8 +41,7 @@ Instance parse(const nlohmann::json& j, const std::string& where) {
 std::string default_catalog_path() {
   if (const char* env = std::getenv("NNBENCH_PRICES"); env && *env) return env;
   const std::string p = util::shipped_path("prices.json", "data/prices.json");
-  return p.empty() ? "share/nnbench/prices.json (not found beside nnbench)"
-                   : p;
+  return p.empty() ? "share/nnbench/prices.json (not found beside nnbench)" : p;
 }
 
 std::vector<Instance> load_catalog(const std::string& path) {

@@ -183,11 +183,9 @@ std::vector<std::string> blas_libraries() {
 // MXNET_*).
 bool is_thread_env(const std::string& name) {
   static const char* const kPrefixes[] = {
-      "OMP_",    "GOMP_", "KMP_", "MKL_",   "OPENBLAS_", "GOTO_",
-      "DNNL_",   "ONEDNN_", "TF_", "MXNET_", "ATEN_",     "TORCH_",
-      "NNBENCH_"};
-  if (name == "LD_LIBRARY_PATH" || name == "LD_PRELOAD" ||
-      name == "XLA_FLAGS")
+      "OMP_",    "GOMP_", "KMP_",   "MKL_",  "OPENBLAS_", "GOTO_",   "DNNL_",
+      "ONEDNN_", "TF_",   "MXNET_", "ATEN_", "TORCH_",    "NNBENCH_"};
+  if (name == "LD_LIBRARY_PATH" || name == "LD_PRELOAD" || name == "XLA_FLAGS")
     return true;
   // Terraform's TF_CLI_* and TF_VAR_* are not TensorFlow's.
   if (name.rfind("TF_CLI_", 0) == 0 || name.rfind("TF_VAR_", 0) == 0)
@@ -295,9 +293,9 @@ int forced_level(const std::string& var, const std::string& value) {
 // MNIST MLP step from 2.2-2.5 ms to 3.0-3.1 ms.
 void warn_forced_isa(const Environment& e, std::vector<std::string>& out) {
   const int cpu = cpu_isa_level(e);
-  for (const char* var : {"OPENBLAS_CORETYPE", "DNNL_MAX_CPU_ISA",
-                          "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS",
-                          "ATEN_CPU_CAPABILITY"}) {
+  for (const char* var :
+       {"OPENBLAS_CORETYPE", "DNNL_MAX_CPU_ISA", "ONEDNN_MAX_CPU_ISA",
+        "MKL_ENABLE_INSTRUCTIONS", "ATEN_CPU_CAPABILITY"}) {
     const auto it = e.thread_env.find(var);
     if (it == e.thread_env.end()) continue;
     const int forced = forced_level(var, it->second);

@@ -28,9 +28,9 @@ struct Theoretical {
 struct Peak {
   double gflops = 0;  // fp32: the best GEMM measured
   int threads = 0;
-  std::string method;  // the GEMM that gave it: "OpenBLAS cblas_sgemm
-                       // 2048^3 fp32, best of 5, 2 threads, core SkylakeX"
-  double seconds = 0;  // how long the calibration took
+  std::string method;      // the GEMM that gave it: "OpenBLAS cblas_sgemm
+                           // 2048^3 fp32, best of 5, 2 threads, core SkylakeX"
+  double seconds = 0;      // how long the calibration took
   double bf16_gflops = 0;  // the best bf16 GEMM; 0 when none ran
   std::string bf16_method;
   std::vector<backend::GemmRate> gemms;  // every GEMM timed

@@ -282,8 +282,8 @@ Cost analyze(const Model& m) {
     c.forward_flops += flops;
     // Backward: a weight gradient where there are weights, an input
     // gradient where something upstream needs it; each about a forward.
-    c.train_flops += flops * (1 + (params > 0 ? 1 : 0) +
-                              (input_needs_grad ? 1 : 0));
+    c.train_flops +=
+        flops * (1 + (params > 0 ? 1 : 0) + (input_needs_grad ? 1 : 0));
     needs_grad[i] = params > 0 || input_needs_grad;
     c.activation_floats += static_cast<double>(numel(shapes[i]));
   }

@@ -44,7 +44,7 @@ struct RunResult : Record {
 
   // From the median time per mini-batch.
   double samples_per_second = 0;
-  double gflops = 0;  // train: training FLOPs; infer: forward FLOPs
+  double gflops = 0;         // train: training FLOPs; infer: forward FLOPs
   double peak_fraction = 0;  // of peak_gflops
   // The practical peak of the run's precision the fraction is of (0: none
   // measured for it), and the fraction of the CPU's theoretical peak.

@@ -216,8 +216,9 @@ void Store::add_result(const std::string& run_id, int index,
   ++stored;
   if (const char* n = std::getenv("NNBENCH_FAULT_STORE");
       n && std::atoi(n) == stored)
-    throw StoreError(path_ + ": results store: storing a result: injected "
-                             "fault (NNBENCH_FAULT_STORE)");
+    throw StoreError(path_ +
+                     ": results store: storing a result: injected "
+                     "fault (NNBENCH_FAULT_STORE)");
   return guarded("storing a result", [&] {
     const auto& req = p.c.request;
     double median = 0, rate = 0;

@@ -15,7 +15,6 @@
 #include "util/error.h"
 #include "util/paths.h"
 
-
 namespace nnbench::study {
 namespace {
 

@@ -44,7 +44,8 @@ backend::GemmRate time_one(memory::data_type dt, const std::string& precision,
   const dnnl::matmul mm(pd);
   const auto run = [&] {
     const auto t0 = util::Clock::now();
-    mm.execute(s, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+    mm.execute(s,
+               {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
     s.wait();
     return util::seconds_since(t0);
   };
