@@ -146,23 +146,24 @@ std::string export_csv(const std::vector<study::ResultRow>& rows) {
 // column. A cell then holds only repetitions of one case, never an average
 // of different cases.
 struct TableAxes {
+  std::set<int> threads;
+  std::set<int64_t> batches;
   bool by_threads = false, batch_key = false, ranks_key = false,
        scenario_key = false;
 };
 
 TableAxes table_axes(const std::vector<study::ResultRow>& rows) {
-  std::set<int> threads, ranks;
-  std::set<int64_t> batches;
+  TableAxes t;
+  std::set<int> ranks;
   std::set<std::string> scenarios;
   for (const auto& r : rows) {
-    threads.insert(r.threads);
-    batches.insert(r.batch);
+    t.threads.insert(r.threads);
+    t.batches.insert(r.batch);
     ranks.insert(study::ranks_of(r));
     scenarios.insert(r.scenario);
   }
-  TableAxes t;
-  t.by_threads = threads.size() > 1;
-  t.batch_key = t.by_threads && batches.size() > 1;
+  t.by_threads = t.threads.size() > 1;
+  t.batch_key = t.by_threads && t.batches.size() > 1;
   t.ranks_key = ranks.size() > 1;
   t.scenario_key = scenarios.size() > 1;
   return t;
@@ -186,18 +187,15 @@ std::vector<std::string> row_key(const TableAxes& t,
 std::string export_md(const study::RunRow& run,
                       const std::vector<study::ResultRow>& rows) {
   const TableAxes axes = table_axes(rows);
-  std::set<int> threads;
-  std::set<int64_t> batches;
-  for (const auto& r : rows) threads.insert(r.threads), batches.insert(r.batch);
   const auto column = [&](const study::ResultRow& r) {
     return axes.by_threads ? util::count(r.threads, "thread")
                            : "batch " + std::to_string(r.batch);
   };
   std::vector<std::string> cols;
   if (axes.by_threads)
-    for (int t : threads) cols.push_back(util::count(t, "thread"));
+    for (int t : axes.threads) cols.push_back(util::count(t, "thread"));
   else
-    for (int64_t b : batches) cols.push_back("batch " + std::to_string(b));
+    for (int64_t b : axes.batches) cols.push_back("batch " + std::to_string(b));
   std::vector<std::vector<std::string>> row_keys;
   std::map<std::vector<std::string>,
            std::map<std::string, std::vector<const study::ResultRow*>>>

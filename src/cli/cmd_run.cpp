@@ -151,8 +151,9 @@ int finish_rank(RunArgs& a, const results::RunResult& r) {
 // Ranks other than 0 run the same measurement and print and write nothing
 // but their errors: rank 0 records the run.
 int run_quiet_rank(backend::Backend& b, const model::Model& m, RunArgs& a) {
-  const machine::Peak peak = measure_peak(
-      machine::resolve_threads(a.request.options.threads), nullptr);
+  // No peak: this rank's fraction of it is recorded nowhere, and timing
+  // GEMMs here would compete with rank 0's calibration for the cores.
+  const machine::Peak peak;
   const auto r =
       a.verify ? verify_then_run(b, m, a, peak) : measure(b, a, peak);
   if (r.state != results::State::kOk)

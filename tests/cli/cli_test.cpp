@@ -15,10 +15,6 @@ namespace {
 
 using namespace nnbench_cli_test;
 
-std::string slurp_file(const std::string& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 namespace fs = std::filesystem;
 
 TEST_F(Cli, HelpExitsZero) {
@@ -211,12 +207,6 @@ TEST_F(Cli, EnvReportsTheBlasKernelAndThreads) {
 namespace {
 
 // These tests check files and cost arithmetic of whole training runs, which
-// ctest runs beside other tests on 2 cores: a contended run (invalid, never
-// priced) is right there but is not what they test. Contention's own tests
-// run alone (tests/contention).
-const char* kNoContention =
-    " --on-contention warn --contention-max-load 4 --contention-max-steal 1";
-
 TEST_F(Cli, TrainOneEpochOnFashionMnistWritesEverything) {
   const Outcome o = nnbench(
       "train --task fashion-mnist-mlp --epochs 1 --threads 2 --latency "
@@ -270,8 +260,7 @@ TEST_F(Cli, TrainOneEpochOnFashionMnistWritesEverything) {
   const Outcome rep =
       nnbench("report " + path("t.json") + " -o " + path("t.html"));
   EXPECT_EQ(rep.code, 0) << rep.output;
-  EXPECT_NE(slurp_file(path("t.html")).find("fashion-mnist-mlp"),
-            std::string::npos);
+  EXPECT_NE(slurp(path("t.html")).find("fashion-mnist-mlp"), std::string::npos);
   const Outcome cmp =
       nnbench("compare " + path("t.json") + " " + path("t.json") +
               " --min-repetitions 1 "

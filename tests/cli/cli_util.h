@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 namespace nnbench_cli_test {
@@ -32,6 +33,17 @@ min_seconds = 0
 min_iterations = 3
 min_seconds = 0
 )";
+
+// ctest runs beside other tests on 2 cores: a contended run (invalid, never
+// priced) is right there but is not what they test. Contention's own tests
+// run alone (tests/contention).
+inline const char* kNoContention =
+    " --on-contention warn --contention-max-load 4 --contention-max-steal 1";
+
+inline std::string slurp(const std::string& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 // A shell command line, its output and exit code.
 inline Outcome shell(const std::string& command) {

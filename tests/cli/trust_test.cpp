@@ -1,21 +1,16 @@
 // Trust at the edges (issue 18): every defect found by using nnbench as a
 // new user and a fault hunter would, each with a check that failed before
 // its fix. Suites here are small grids of the MNIST MLP with fast rules.
-#include <dirent.h>
+// Processes and interrupts (items 14 and 15) are in processes_test.cpp.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cli_util.h"
@@ -24,17 +19,6 @@ namespace {
 
 using namespace nnbench_cli_test;
 using json = nlohmann::json;
-
-// Contention is not what these tests judge (ctest runs two at once).
-const char* kNoContention =
-    " --on-contention warn --contention-max-load 4 --contention-max-steal 1";
-
-std::string slurp(const std::string& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The stored run ids of a store, oldest first.
 std::vector<std::string> run_ids(const std::string& db) {
@@ -304,214 +288,6 @@ TEST_F(Trust, DamagedOrMissingStoreIsAMessageNotACrash) {
   expect_usage_error(nnbench("results --db " + none + " list"),
                      none + ": no results store here");
   EXPECT_FALSE(fs::exists(path("no")));
-}
-
-// The processes a pid started (its children), from /proc.
-std::vector<pid_t> children_of(pid_t parent) {
-  std::vector<pid_t> out;
-  DIR* d = opendir("/proc");
-  while (dirent* e = d ? readdir(d) : nullptr) {
-    const pid_t pid = std::atoi(e->d_name);
-    if (pid <= 0) continue;
-    std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
-    std::string text;
-    std::getline(stat, text);
-    const auto close = text.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(text.substr(close + 2));
-    char state;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == parent) out.push_back(pid);
-  }
-  if (d) closedir(d);
-  return out;
-}
-
-// Alive, and not a zombie waiting to be reaped.
-bool running(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  if (!std::getline(stat, text)) return false;
-  const auto close = text.rfind(')');
-  return close != std::string::npos && text.size() > close + 2 &&
-         text[close + 2] != 'Z';
-}
-
-std::string cmdline(pid_t pid) {
-  std::string s = slurp("/proc/" + std::to_string(pid) + "/cmdline");
-  for (char& c : s)
-    if (c == '\0') c = ' ';
-  return s;
-}
-
-// The folder of a path in a command line ("--in /tmp/nnbench-case-X/...").
-std::string folder_after(const std::string& cmd, const std::string& flag) {
-  const auto at = cmd.find(flag + " ");
-  if (at == std::string::npos) return "";
-  const std::string p =
-      cmd.substr(at + flag.size() + 1,
-                 cmd.find(' ', at + flag.size() + 1) - at - flag.size() - 1);
-  return fs::path(p).parent_path().string();
-}
-
-pid_t start(const std::string& command, const std::string& log) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c",
-          ("exec " + command + " > " + log + " 2>&1").c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  return pid;
-}
-
-// Waits up to `seconds` for f() to hold.
-template <typename F>
-bool eventually(double seconds, F f) {
-  const auto end = std::chrono::steady_clock::now() +
-                   std::chrono::milliseconds(static_cast<int>(seconds * 1e3));
-  while (std::chrono::steady_clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return f();
-}
-
-// 14. SIGKILL, SIGINT or SIGTERM to a suite ends its `nnbench case` child
-// within 2 s and leaves no temporary folder; an interrupted suite says how
-// to resume.
-TEST_F(Trust, KilledSuiteLeavesNoChildAndNoFolder) {
-  // The second case runs for a minute unless it is ended.
-  write("slow.toml",
-        "[grid]\nmodels = [\"mnist-mlp\"]\nbatches = [8, 16]\nthreads = [1]\n"
-        "[warmup]\nmin_iterations = 1\nmin_seconds = 0\n[stop]\n"
-        "min_iterations = 3\nmin_seconds = 60\nmax_seconds = 120\n");
-  for (const int sig : {SIGKILL, SIGINT, SIGTERM}) {
-    const std::string log = path("log" + std::to_string(sig));
-    const std::string store = path("k" + std::to_string(sig) + ".db");
-    const pid_t suite =
-        start(std::string(NNBENCH_EXE) + " suite " + path("slow.toml") +
-                  " --db " + store + kNoContention,
-              log);
-    pid_t child = 0;
-    ASSERT_TRUE(eventually(30, [&] {
-      for (pid_t c : children_of(suite))
-        if (cmdline(c).find(" case --in ") != std::string::npos) child = c;
-      return child > 0;
-    })) << slurp(log);
-    const std::string folder = folder_after(cmdline(child), "--in");
-    ASSERT_EQ(folder.rfind("/tmp/nnbench-case-", 0), 0u) << cmdline(child);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    kill(suite, sig);
-    int status = 0;
-    waitpid(suite, &status, 0);
-    EXPECT_TRUE(eventually(2, [&] { return !running(child); }))
-        << "signal " << sig << ": its case child " << child << " runs on";
-    EXPECT_TRUE(eventually(2, [&] { return !fs::exists(folder); }))
-        << "signal " << sig << ": " << folder << " is left";
-    if (sig != SIGKILL) {
-      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + sig)
-          << slurp(log);
-      EXPECT_NE(slurp(log).find("rerun the same command with --resume"),
-                std::string::npos)
-          << slurp(log);
-    }
-  }
-}
-
-// 11 and 14. An interrupt after the store failed still keeps the cases
-// that finished: they reach --out, and the note says they are not stored.
-TEST_F(Trust, InterruptAfterAStoreFailureKeepsTheFinishedCases) {
-  // The MNIST MLP finishes in a second; ResNet-50 takes seconds a step.
-  write("slow.toml",
-        "[grid]\nmodels = [\"mnist-mlp\", \"resnet-50\"]\nbatches = [8]\n"
-        "threads = [1]\n" +
-            std::string(kFastRules));
-  const std::string log = path("log");
-  const pid_t suite =
-      start("env NNBENCH_FAULT_STORE=1 " + std::string(NNBENCH_EXE) +
-                " suite " + path("slow.toml") + " --db " + db() + " --out " +
-                path("out.json") + kNoContention,
-            log);
-  // Wait for the second case's child: the first has finished by then.
-  ASSERT_TRUE(eventually(90, [&] {
-    return slurp(log).find("[2/2]") != std::string::npos;
-  })) << slurp(log);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  kill(suite, SIGINT);
-  int status = 0;
-  waitpid(suite, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << slurp(log);
-  EXPECT_NE(slurp(log).find("the cases since are not stored"),
-            std::string::npos)
-      << slurp(log);
-  const auto out = json::parse(slurp(path("out.json")));
-  ASSERT_EQ(out["results"].size(), 1u) << out.dump();
-  EXPECT_EQ(out["results"][0]["model"]["name"], "mnist-mlp");
-}
-
-// 14. The ranks of `run --distributed` die with their launcher and its
-// folder goes with them.
-TEST_F(Trust, KilledLauncherTakesItsRanksAndFolder) {
-  for (const char* engine : {"gloo", "mpi"}) {
-    const std::string log = path(std::string("l-") + engine);
-    const pid_t launcher =
-        start(std::string(NNBENCH_EXE) +
-                  " run --model mnist-mlp --batch 8 --threads 1 "
-                  "--warmup-iters 1 --warmup-time 0 --min-time 60 "
-                  "--max-time 120 --distributed " +
-                  engine + " --processes 2" + kNoContention,
-              log);
-    std::vector<pid_t> ranks;  // nnbench processes under the launcher
-    std::string folder;
-    ASSERT_TRUE(eventually(
-        30,
-        [&] {
-          ranks.clear();
-          std::vector<pid_t> todo = children_of(launcher);
-          while (!todo.empty()) {
-            const pid_t p = todo.back();
-            todo.pop_back();
-            const auto more = children_of(p);
-            todo.insert(todo.end(), more.begin(), more.end());
-            const std::string c = cmdline(p);
-            if (c.rfind(std::string(NNBENCH_EXE) + " run --model", 0) == 0) {
-              ranks.push_back(p);
-              folder = folder_after(c, "--out");
-            }
-          }
-          return ranks.size() == 2;
-        }))
-        << engine << ": " << slurp(log);
-    ASSERT_EQ(folder.rfind("/tmp/nnbench-ranks-", 0), 0u) << folder;
-    kill(launcher, SIGKILL);
-    waitpid(launcher, nullptr, 0);
-    for (pid_t r : ranks)
-      EXPECT_TRUE(eventually(2, [&] { return !running(r); }))
-          << engine << ": rank " << r << " runs on";
-    EXPECT_TRUE(eventually(2, [&] { return !fs::exists(folder); }))
-        << engine << ": " << folder << " is left";
-  }
-}
-
-// 15. Under a user's mpirun, which binds each rank to its own core, two
-// 1-thread ranks on two CPUs are not oversubscribed.
-TEST_F(Trust, ExternalMpirunWithItsDefaultBindingIsValid) {
-  if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-    GTEST_SKIP() << "needs 2 CPUs: mpirun binds each rank to a core";
-  const std::string root = geteuid() == 0 ? " --allow-run-as-root" : "";
-  const Outcome o =
-      shell("mpirun -np 2" + root + " " + NNBENCH_EXE +
-            " run --model mnist-mlp --backend onednn --threads 1 --batch 8"
-            " --warmup-iters 1 --warmup-time 0 --min-iters 3 --min-time 0"
-            " --distributed mpi" +
-            kNoContention + " --out " + path("mpi.json"));
-  ASSERT_EQ(o.code, 0) << o.output;
-  const auto r = json::parse(slurp(path("mpi.json")))["results"][0];
-  for (const auto& x : r["validity"]["reasons"])
-    EXPECT_NE(x["reason"], "oversubscribed") << x["detail"];
-  EXPECT_EQ(o.output.find("other thread"), std::string::npos) << o.output;
 }
 
 // 16. Two sides with no case in common compare nothing: a usage error, also
