@@ -63,7 +63,7 @@ class OutOfMemory : public std::runtime_error {
 
 // Data-parallel training: the backends hand their gradients to this
 // between backward and the optimizer update; it returns when every buffer
-// holds the mean over the ranks (dist/reducer.h). Buffers are fp32 host
+// holds the mean over the ranks (distributed/reducer.h). Buffers are fp32 host
 // memory owned by the backend, in the backend's own layout: every rank runs
 // the same backend, so layouts agree across ranks.
 struct GradientBuffer {

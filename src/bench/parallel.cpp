@@ -11,8 +11,8 @@
 
 #include "bench/cpu_usage.h"
 #include "bench/statistics.h"
-#include "dist/check.h"
-#include "dist/shard.h"
+#include "distributed/check.h"
+#include "distributed/shard.h"
 #include "model/model_file.h"
 
 namespace nnbench::bench {
@@ -20,7 +20,7 @@ namespace nnbench::bench {
 using results::RunError;
 using results::State;
 
-Parallel::Parallel(dist::Group* g, const results::RunRequest& r)
+Parallel::Parallel(distributed::Group* g, const results::RunRequest& r)
     : group_(g), request_(r), global_(r.batch), per_rank_(r.batch) {
   if (!g && !r.distributed.engine.empty())
     throw RunError(State::kInvalidArgs,
@@ -46,8 +46,8 @@ Parallel::Parallel(dist::Group* g, const results::RunRequest& r)
     throw RunError(State::kInvalidArgs, "scaling '" + r.distributed.scaling +
                                             "': expected strong or weak");
   }
-  local_ranks_ = dist::local_ranks(*g);
-  host_ = dist::host_hash();
+  local_ranks_ = distributed::local_ranks(*g);
+  host_ = distributed::host_hash();
 }
 
 void Parallel::check_config(const backend::Backend& b,
@@ -55,7 +55,7 @@ void Parallel::check_config(const backend::Backend& b,
   if (!group_) return;
   const auto& r = request_;
   const auto& o = r.options;
-  dist::check_same_config(
+  distributed::check_same_config(
       *group_, {{"model", model::model_hash(m)},
                 {"backend", b.name() + " " + b.version()},
                 {"mode", backend::mode_name(r.mode)},
@@ -77,13 +77,13 @@ std::vector<host::Batch> Parallel::shard(
   if (!group_) return global;
   std::vector<host::Batch> mine;
   for (const auto& b : global)
-    mine.push_back(dist::shard(b, group_->rank(), group_->size()));
+    mine.push_back(distributed::shard(b, group_->rank(), group_->size()));
   return mine;
 }
 
 void Parallel::attach(backend::Executable& exe) {
   if (!group_ || request_.mode != backend::Mode::kTrain) return;
-  reducer_ = std::make_unique<dist::MeanReducer>(
+  reducer_ = std::make_unique<distributed::MeanReducer>(
       *group_, request_.distributed.overlap, request_.distributed.bucket_bytes);
   exe.set_gradient_reducer(reducer_.get());
 }
@@ -91,7 +91,7 @@ void Parallel::attach(backend::Executable& exe) {
 void Parallel::ready(bool failed) const {
   if (!group_ || ready_) return;
   ready_ = true;
-  const int first = dist::first_failed_rank(*group_, failed);
+  const int first = distributed::first_failed_rank(*group_, failed);
   if (!failed && first >= 0)
     throw RunError(State::kFailed, "rank " + std::to_string(first) +
                                        " failed before measuring (see its "

@@ -2,7 +2,7 @@
 // The data-parallel side of one run of the harness (runner.cpp): with a
 // group, this process is one rank; it checks that every rank was asked the
 // same thing, trains on its shard of each global batch, has its gradients
-// averaged between backward and the update (dist::MeanReducer), and agrees
+// averaged between backward and the update (distributed::MeanReducer), and agrees
 // with the other ranks after every step on whether to go on, so that no
 // rank waits in an all-reduce that the others never join. Without a group
 // every call passes through.
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "dist/group.h"
-#include "dist/reducer.h"
+#include "distributed/group.h"
+#include "distributed/reducer.h"
 #include "model/model.h"
 #include "results/result.h"
 
@@ -21,7 +21,7 @@ class Parallel {
  public:
   // Throws RunError (invalid_args) for a strong-scaling batch that does not
   // split evenly, or a group without a request for one.
-  Parallel(dist::Group* g, const results::RunRequest& r);
+  Parallel(distributed::Group* g, const results::RunRequest& r);
   bool active() const { return group_ != nullptr; }
   int64_t global_batch() const { return global_; }
   int64_t batch_per_rank() const { return per_rank_; }
@@ -53,12 +53,12 @@ class Parallel {
   void finish(results::RunResult& res, int threads) const;
 
  private:
-  dist::Group* group_;
+  distributed::Group* group_;
   const results::RunRequest& request_;
   int64_t global_ = 0, per_rank_ = 0;
   int local_ranks_ = 1;
-  double host_ = 0;  // dist::host_hash()
-  std::unique_ptr<dist::MeanReducer> reducer_;
+  double host_ = 0;  // distributed::host_hash()
+  std::unique_ptr<distributed::MeanReducer> reducer_;
   std::vector<double> own_steps_, allreduce_;  // this rank, measured steps
   mutable bool ready_ = false;
 };

@@ -15,6 +15,7 @@
 #include "bench/parallel.h"
 #include "bench/statistics.h"
 #include "bench/stopping/criterion.h"
+#include "bench/stopping/registry.h"
 #include "data/synthetic.h"
 #include "machine/threads.h"
 #include "model/analysis.h"
@@ -120,6 +121,8 @@ int effective_threads(const results::RunResult& res,
 void measure(Loop& loop, const results::RunRequest& r, Parallel& par,
              results::RunResult& res) {
   const stopping::Rule stop = stopping::from_rule(r.stop);
+  res.stop_criterion = r.stop.criterion;
+  res.stop_parameters = stopping::resolved(r.stop);
   UsageProbe probe;
   probe.start();
   const auto t0 = Clock::now();
@@ -127,10 +130,14 @@ void measure(Loop& loop, const results::RunRequest& r, Parallel& par,
     const auto t = Clock::now();
     loop.step();
     res.samples.push_back(seconds_since(t));
-    done = stop.done({res.samples, seconds_since(t0)});
+    res.stopped_by = stop.ended_by({res.samples, seconds_since(t0)});
+    done = !res.stopped_by.empty();
     par.agree(&res.samples.back(), &done, true);
   }
   const double elapsed = seconds_since(t0);
+  // Ranks stop together on the slowest times; one that did not decide
+  // itself says so.
+  if (res.stopped_by.empty()) res.stopped_by = "another rank";
   res.cpu_usage = probe.stop(effective_threads(res, r));
   par.exclude_other_ranks(res.cpu_usage, res.validity);
   judge_contention(res.cpu_usage, r.contention.rule, res.validity);
@@ -265,7 +272,7 @@ namespace {
 
 results::RunResult run_once(backend::Backend& b, const model::Model& m,
                             const results::RunRequest& r,
-                            const machine::Peak& peak, dist::Group* group) {
+                            const machine::Peak& peak, distributed::Group* group) {
   results::RunResult res = describe(b, m, r);
   try {
     Parallel par(group, r);
@@ -291,7 +298,7 @@ results::RunResult run_once(backend::Backend& b, const model::Model& m,
 
 results::RunResult run(backend::Backend& b, const model::Model& m,
                        const results::RunRequest& r, const machine::Peak& peak,
-                       dist::Group* group) {
+                       distributed::Group* group) {
   const results::ContentionPolicy& p = r.contention;
   for (int attempt = 1;; ++attempt) {
     results::RunResult res = run_once(b, m, r, peak, group);
@@ -305,7 +312,7 @@ results::RunResult run(backend::Backend& b, const model::Model& m,
     // reasons stay each rank's own, so no rank retries alone and waits in
     // a collective the others never join.
     if (group) {
-      const bool any = dist::first_failed_rank(*group, contended) >= 0;
+      const bool any = distributed::first_failed_rank(*group, contended) >= 0;
       if (any && !contended)
         res.validity.add("contended",
                          "another rank's threads did not get "

@@ -2,7 +2,7 @@
 // The harness: compiles, prepares data untimed, warms up, measures until the
 // stopping rule holds, and turns every failure into a result state.
 #include "backend/backend.h"
-#include "dist/group.h"
+#include "distributed/group.h"
 #include "machine/peak.h"
 #include "model/model.h"
 #include "results/request.h"
@@ -18,7 +18,7 @@ namespace nnbench::bench {
 // stop; every rank returns the whole run's record.
 results::RunResult run(backend::Backend& backend, const model::Model& m,
                        const results::RunRequest& request,
-                       const machine::Peak& peak, dist::Group* group = nullptr);
+                       const machine::Peak& peak, distributed::Group* group = nullptr);
 
 // A result that was not measured, with its state and why.
 results::RunResult failed_result(backend::Backend& backend,

@@ -1,6 +1,7 @@
 // `nnbench run`: one model, one backend, one mode.
 #include <fmt/core.h>
 
+#include "bench/stopping/registry.h"
 #include "backend/registry.h"
 #include "bench/runner.h"
 #include "cli/app.h"
@@ -8,7 +9,7 @@
 #include "cli/options.h"
 #include "cli/session.h"
 #include "cli/table.h"
-#include "dist/engines.h"
+#include "distributed/engines.h"
 #include "machine/threads.h"
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
@@ -28,8 +29,8 @@ struct RunArgs {
   bool batch_given = false, mode_given = false;
   // Data parallel (--distributed): the group this process joined.
   int processes = 0;  // 0: not given
-  dist::GroupOptions group_options;
-  std::unique_ptr<dist::Group> group;
+  distributed::GroupOptions group_options;
+  std::unique_ptr<distributed::Group> group;
 };
 
 results::RunResult measure(backend::Backend& b, const RunArgs& a,
@@ -131,11 +132,11 @@ bool start_distributed(backend::Backend& b, const model::Model& m, RunArgs& a,
   }
   d.processes = a.processes;  // 0: started by mpirun, not asked here
   if (a.processes > 1) check_split(a.request, a.processes);
-  if (a.processes > 1 && !dist::started_as_rank()) {
+  if (a.processes > 1 && !distributed::started_as_rank()) {
     *exit_code = launch_and_record(b, m, a);
     return true;
   }
-  a.group = dist::make_group(d.engine, a.group_options);
+  a.group = distributed::make_group(d.engine, a.group_options);
   check_split(a.request, a.group->size());  // under a user's mpirun
   return false;
 }
@@ -165,7 +166,7 @@ int run_quiet_rank(backend::Backend& b, const model::Model& m, RunArgs& a) {
 // Settings that contradict each other are usage errors, before anything
 // runs: never a run that silently does something else.
 void check_request(const RunArgs& a) {
-  if (const auto why = results::rule_problem(a.request.warmup, a.request.stop);
+  if (const auto why = bench::stopping::rules_problem(a.request.warmup, a.request.stop);
       !why.empty())
     throw Error(why);
   if (a.scenario != "latency") return;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "bench/stopping/registry.h"
 #include "backend/registry.h"
 #include "cli/app.h"
 #include "cli/commands.h"
@@ -50,7 +51,7 @@ study::PlanOptions plan_options(const SuiteArgs& a, const CLI::App& app) {
   for (const char* w : {"--warmup-iters", "--warmup-time"})
     if (app.count(w)) o.warmup = a.request.warmup;
   for (const char* s : {"--min-iters", "--min-time", "--max-iters",
-                        "--max-time", "--max-rel-ci"})
+                        "--max-time", "--max-rel-ci", "--criterion"})
     if (app.count(s)) o.stop = a.request.stop;
   if (app.count("--threads")) o.threads = a.request.options.threads;
   if (app.count("--precision")) o.precision = a.request.options.precision;
@@ -164,7 +165,7 @@ void check_rules(const std::vector<study::PlannedCase>& cases,
                  const study::SuiteSpec& spec) {
   for (const auto& c : cases) {
     const auto why =
-        results::rule_problem(c.c.request.warmup, c.c.request.stop);
+        bench::stopping::rules_problem(c.c.request.warmup, c.c.request.stop);
     if (!why.empty())
       throw Error(spec.file + " with the command line's rules: " + why);
   }

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "results/case_key.h"
+#include "results/kinds.h"
 #include "study/store.h"
 #include "util/error.h"
 
@@ -55,13 +56,11 @@ Loaded load_results(const std::string& name, const std::string& db) {
     l.price_note = run->options["cost"].value("price_source", "") +
                    "; relative to " +
                    run->options["cost"].value("baseline", "");
-  for (const auto& row : store.results(name)) {
-    const std::string kind = row.record.value("kind", "throughput");
-    if (kind == "training")
-      l.training.push_back(results::train_run_from_json(row.record));
-    else
-      l.runs.push_back(results::run_result_from_json(row.record));
-  }
+  results::Report rep;
+  for (const auto& row : store.results(name))
+    rep.add(*results::record_from_json(row.record));
+  l.runs = std::move(rep.results);
+  l.training = std::move(rep.training);
   return l;
 }
 

@@ -1,5 +1,8 @@
 #include "cli/options.h"
 
+#include "bench/stopping/registry.h"
+#include "util/text.h"
+
 namespace nnbench::cli {
 namespace {
 
@@ -107,11 +110,36 @@ void add_measurement_options(CLI::App& app, results::RunRequest& r) {
                  "Stop measuring after this many seconds")
       ->check(positive())
       ->capture_default_str();
-  app.add_option("--max-rel-ci", r.stop.max_relative_ci,
-                 "Also measure until the 95% CI of the median is within this "
-                 "fraction of it (e.g. 0.01); 0 disables")
+  auto* crit =
+      app.add_option("--criterion", r.stop.criterion,
+                     "Stopping criterion once the minimums hold, by name; "
+                     "its parameters with --criterion-param:\n" +
+                         bench::stopping::describe_criteria())
+          ->capture_default_str();
+  app.add_option_function<std::vector<std::string>>(
+         "--criterion-param",
+         [&r](const std::vector<std::string>& kvs) {
+           for (const auto& kv : kvs) {
+             const auto eq = kv.find('=');
+             double v = 0;
+             if (eq == std::string::npos || eq == 0 ||
+                 !util::parse_number(kv.substr(eq + 1), v))
+               throw CLI::ValidationError(
+                   "--criterion-param",
+                   "'" + kv + "' is not NAME=NUMBER (e.g. max_rel=0.02)");
+             r.stop.parameters[kv.substr(0, eq)] = v;
+           }
+         },
+         "A parameter of the criterion, NAME=NUMBER (repeatable)")
+      ->needs(crit);
+  app.add_option_function<double>(
+         "--max-rel-ci",
+         [&r](double x) { results::set_max_relative_ci(r.stop, x); },
+         "Shorthand for --criterion median-ci --criterion-param max_rel=X: "
+         "measure until the 95% CI of the median is within this fraction of "
+         "it (e.g. 0.01); 0 sets the minimums criterion")
       ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
+      ->excludes(crit);
   auto& c = r.contention;
   app.add_option_function<std::string>(
          "--on-contention",

@@ -1,5 +1,5 @@
 #pragma once
-// What a data-parallel run did (dist/, bench/runner.h), recorded beside its
+// What a data-parallel run did (distributed/, bench/runner.h), recorded beside its
 // time per step: the engine, how the batch was split, and where each
 // rank's step went (computing or inside the all-reduce).
 #include <cstdint>

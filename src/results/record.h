@@ -62,10 +62,21 @@ struct Outcome {
 // anything else -> failed.
 Outcome classify(std::exception_ptr e);
 
+struct Report;
+
+// The two figures the store keeps in columns for queries (0: none).
+struct Headline {
+  double median_seconds = 0, samples_per_second = 0;
+};
+
 struct Record {
   virtual ~Record() = default;
   // The whole record as written to files and the store.
   virtual nlohmann::json serialize() const = 0;
+  // Adds a copy to the report's list of its type; a kind the report has
+  // no list for goes to `other` as JSON.
+  virtual void file_into(Report& r) const;
+  virtual Headline headline() const { return {}; }
 
   // The scenario that measured it: "throughput", "latency", "training".
   std::string kind;

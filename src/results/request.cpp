@@ -55,11 +55,13 @@ std::string rule_problem(const WarmupRule& w, const StopRule& s) {
   if (s.max_seconds < s.min_seconds)
     return below("[stop]", "max_seconds", "--max-time", s.max_seconds,
                  "min_seconds", "--min-time", s.min_seconds);
-  if (s.max_relative_ci < 0 || s.max_relative_ci >= 1)
-    return fmt::format(
-        "[stop] max_relative_ci (--max-rel-ci) {:g} must be in [0, 1)",
-        s.max_relative_ci);
   return "";
+}
+
+void set_max_relative_ci(StopRule& s, double fraction) {
+  s.parameters.clear();
+  s.criterion = fraction > 0 ? "median-ci" : "minimums";
+  if (fraction > 0) s.parameters["max_rel"] = fraction;
 }
 
 }  // namespace nnbench::results

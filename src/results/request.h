@@ -2,6 +2,7 @@
 // What the user asked a run to do. What actually ran is recorded beside it
 // (RunResult::effective), never overwritten into it.
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "backend/backend.h"
@@ -16,16 +17,23 @@ struct WarmupRule {
   double max_seconds = 30.0;  // stop warming up a very slow step early
 };
 
-// Measurement stops when every minimum holds and, if max_relative_ci is set,
-// the 95 % CI of the median is narrower than that fraction of the median;
-// or when a maximum is reached.
+// Measurement stops when every minimum holds and the criterion, chosen by
+// name with its own parameters (bench/stopping/registry.h), is met; or when
+// a maximum is reached, whatever the criterion says.
 struct StopRule {
   int min_iterations = 10;
   double min_seconds = 2.0;
   int max_iterations = 1000000;
   double max_seconds = 60.0;
-  double max_relative_ci = 0;  // 0: off; e.g. 0.01 for +-1 %
+  // "minimums" (the minimums are enough), "median-ci" (max_rel: the 95 %
+  // CI of the median within +-max_rel of it), or one registered later.
+  std::string criterion = "minimums";
+  // As asked; a parameter left out takes the criterion's default.
+  std::map<std::string, double> parameters;
 };
+// The median-ci criterion with max_rel = fraction (the --max-rel-ci and
+// max_relative_ci shorthand); 0 sets the minimums criterion back.
+void set_max_relative_ci(StopRule& s, double fraction);
 
 // Thresholds, justified in docs/performance.md ("Contention"): a co-runner
 // busy 10 % of the time (0.1 CPU) slowed ResNet-56 steps by 6-20 %, while

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "results/kinds.h"
 #include "util/error.h"
 
 namespace nnbench::results {
@@ -54,7 +55,8 @@ json request_json(const RunRequest& r) {
             {"min_seconds", r.stop.min_seconds},
             {"max_iterations", r.stop.max_iterations},
             {"max_seconds", r.stop.max_seconds},
-            {"max_relative_ci", r.stop.max_relative_ci}}},
+            {"criterion", r.stop.criterion},
+            {"parameters", r.stop.parameters}}},
           {"distinct_batches", r.distinct_batches},
           {"memory_check", r.memory_check},
           {"contention",
@@ -82,8 +84,16 @@ RunRequest request_from_json(const json& j) {
   const auto& w = j.at("warmup");
   r.warmup = {w.at("min_iterations"), w.at("min_seconds"), w.at("max_seconds")};
   const auto& s = j.at("stop");
-  r.stop = {s.at("min_iterations"), s.at("min_seconds"), s.at("max_iterations"),
-            s.at("max_seconds"), s.at("max_relative_ci")};
+  r.stop.min_iterations = s.at("min_iterations");
+  r.stop.min_seconds = s.at("min_seconds");
+  r.stop.max_iterations = s.at("max_iterations");
+  r.stop.max_seconds = s.at("max_seconds");
+  if (s.contains("criterion")) {
+    r.stop.criterion = s.at("criterion");
+    r.stop.parameters = s.at("parameters").get<std::map<std::string, double>>();
+  } else {  // before named criteria: the CI width was a field
+    set_max_relative_ci(r.stop, s.value("max_relative_ci", 0.0));
+  }
   r.distinct_batches = j.at("distinct_batches");
   r.memory_check = j.at("memory_check");
   const auto& c = j.at("contention");
@@ -149,6 +159,9 @@ json to_json(const RunResult& r) {
                  {"seconds", r.warmup_seconds}};
   j["samples_seconds"] = r.samples;
   j["stats_seconds"] = stats_json(r.stats);
+  j["stopping"] = {{"criterion", r.stop_criterion},
+                   {"parameters", r.stop_parameters},
+                   {"ended_by", r.stopped_by}};
   j["throughput"] = {{"samples_per_second", r.samples_per_second},
                      {"gflops", r.gflops},
                      {"peak_fraction", r.peak_fraction},
@@ -162,6 +175,9 @@ json to_json(const RunResult& r) {
 }
 
 json RunResult::serialize() const { return to_json(*this); }
+void RunResult::file_into(Report& r) const { r.results.push_back(*this); }
+void TrainRun::file_into(Report& r) const { r.training.push_back(*this); }
+void Record::file_into(Report& r) const { r.other.push_back(serialize()); }
 
 RunResult run_result_from_json(const json& j) {
   RunResult r;
@@ -178,6 +194,11 @@ RunResult run_result_from_json(const json& j) {
   r.warmup_seconds = j.at("warmup").at("seconds");
   r.samples = j.at("samples_seconds").get<std::vector<double>>();
   r.stats = stats_from_json(j.at("stats_seconds"));
+  if (const auto s = j.find("stopping"); s != j.end()) {
+    r.stop_criterion = s->at("criterion");
+    r.stop_parameters = s->at("parameters").get<std::map<std::string, double>>();
+    r.stopped_by = s->at("ended_by");
+  }
 
   const auto& t = j.at("throughput");
   r.samples_per_second = t.at("samples_per_second");
@@ -198,6 +219,7 @@ json to_json(const Report& r) {
   json results = json::array();
   for (const auto& x : r.results) results.push_back(to_json(x));
   for (const auto& x : r.training) results.push_back(to_json(x));
+  for (const auto& x : r.other) results.push_back(x);
   json out = {{"schema_version", kSchemaVersion},
               {"created_utc", r.created_utc},
               {"environment", r.environment},
@@ -241,10 +263,10 @@ Report report_from_json(const json& in) {
   // `nnbench train --out` writes its records under "runs".
   const bool train_file = j.value("kind", "") == "train";
   for (const auto& x : j.at(train_file ? "runs" : "results")) {
-    if (train_file || x.value("kind", "") == "training")
+    if (train_file)
       r.training.push_back(train_run_from_json(x));
     else
-      r.results.push_back(run_result_from_json(x));
+      r.add(*record_from_json(x));
   }
   return r;
 }

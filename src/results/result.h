@@ -30,6 +30,10 @@ inline constexpr int kOldestReadableSchema = 2;
 struct RunResult : Record {
   RunResult() { kind = "throughput"; }
   nlohmann::json serialize() const override;
+  void file_into(Report& r) const override;
+  Headline headline() const override {
+    return {stats.median, samples_per_second};
+  }
 
   model::Cost cost;
   RunRequest requested;
@@ -41,6 +45,11 @@ struct RunResult : Record {
   double warmup_seconds = 0;
   std::vector<double> samples;  // seconds per mini-batch, in order
   Summary stats;
+  // The stopping criterion that ran with all its parameters (defaults
+  // filled in), and what ended the measurement: the criterion's name, or
+  // the maximum that cut it short ("max_iterations", "max_seconds").
+  std::string stop_criterion, stopped_by;
+  std::map<std::string, double> stop_parameters;
 
   // From the median time per mini-batch.
   double samples_per_second = 0;
@@ -75,7 +84,10 @@ struct Report {
   // Training records (suites of the training scenario), written into the
   // same "results" array after the others, each named by its kind.
   std::vector<TrainRun> training;
+  // Records of kinds registered from elsewhere (results/kinds.h), as JSON.
+  std::vector<nlohmann::json> other;
   std::string created_utc;  // ISO 8601
+  void add(const Record& r) { r.file_into(*this); }
   // A suite's derived figures ([{name, group, x, value}]: speed-ups, costs
   // ...) and how its costs were priced, as the results store holds them.
   nlohmann::json derived = nlohmann::json::array();

@@ -32,6 +32,7 @@ struct EpochRow {
 struct TrainRun : Record {
   TrainRun() { kind = "training"; }
   nlohmann::json serialize() const override;
+  void file_into(Report& r) const override;
 
   std::string task;
   uint64_t seed = 0;

@@ -16,16 +16,24 @@ model::Model model_of(const Case& c) {
                          : model::zoo::get(c.model);
 }
 
+std::unique_ptr<results::RunResult> record_of(const Case& c,
+                                              const std::string& kind) {
+  auto r = std::make_unique<results::RunResult>();
+  r->kind = kind;
+  r->model = c.model.empty() ? c.model_file : c.model;
+  r->backend = c.request.backend;
+  r->requested = c.request;
+  r->state = results::State::kFailed;
+  return r;
+}
+
 // A record for a case that failed before the runner could start (an
 // unknown model, a setting this scenario does not take).
 std::unique_ptr<results::RunResult> refused(backend::Backend& b, const Case& c,
                                             const std::string& kind) {
-  auto r = std::make_unique<results::RunResult>();
-  r->kind = kind;
-  r->model = c.model.empty() ? c.model_file : c.model;
+  auto r = record_of(c, kind);
   r->backend = b.name();
   r->backend_version = b.version();
-  r->requested = c.request;
   r->fail(results::classify(std::current_exception()));
   return r;
 }
@@ -69,6 +77,9 @@ class Throughput : public Scenario {
                                        const Context& ctx) override {
     return run_model(b, c, c.request, ctx, name());
   }
+  std::unique_ptr<results::Record> empty_record(const Case& c) const override {
+    return record_of(c, name());
+  }
 };
 
 // Single-stream latency: one sample at a time, inference only; the
@@ -88,6 +99,9 @@ class Latency : public Scenario {
     r.mode = backend::Mode::kInfer;
     r.batch = 1;
     return run_model(b, c, r, ctx, name());
+  }
+  std::unique_ptr<results::Record> empty_record(const Case& c) const override {
+    return record_of(c, name());
   }
 };
 

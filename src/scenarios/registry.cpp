@@ -1,4 +1,5 @@
 #include "scenarios/scenario.h"
+#include "results/kinds.h"
 #include "util/error.h"
 
 namespace nnbench::scenarios {
@@ -19,6 +20,14 @@ std::vector<std::string> scenario_names() {
   std::vector<std::string> out;
   for (const auto& [name, f] : table()) out.push_back(name);
   return out;
+}
+
+std::unique_ptr<results::Record> Scenario::empty_record(const Case& c) const {
+  auto r = results::make_record(name());
+  r->model = c.model.empty() ? c.model_file : c.model;
+  r->backend = c.request.backend;
+  r->state = results::State::kFailed;
+  return r;
 }
 
 std::unique_ptr<Scenario> make_scenario(const std::string& name) {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "dist/group.h"
+#include "distributed/group.h"
 #include "machine/peak.h"
 #include "results/record.h"
 #include "results/request.h"
@@ -34,7 +34,7 @@ struct Context {
   machine::Peak peak;
   // Data-parallel runs: this process's group (not owned), else null. Only
   // the throughput scenario takes one; the others refuse it.
-  dist::Group* group = nullptr;
+  distributed::Group* group = nullptr;
 };
 
 class Scenario {
@@ -45,6 +45,10 @@ class Scenario {
   virtual std::unique_ptr<results::Record> run(backend::Backend& b,
                                                const Case& c,
                                                const Context& ctx) = 0;
+  // The record of this scenario's kind for a case that never produced
+  // one (refused, crashed, timed out): what was asked filled in, state
+  // failed. The suite runner makes every such record here.
+  virtual std::unique_ptr<results::Record> empty_record(const Case& c) const;
 };
 
 using ScenarioFactory = std::function<std::unique_ptr<Scenario>()>;

@@ -79,14 +79,25 @@ class Training : public Scenario {
       const data::Dataset d = data::load_dataset(t.dataset, data, dopt);
       return std::make_unique<train::TrainRun>(train::train_task(b, t, d, o));
     } catch (...) {
-      auto r = std::make_unique<train::TrainRun>();
-      r->task = c.task;
+      auto r = record_of(c);
       r->backend = b.name();
       r->backend_version = b.version();
-      r->seed = c.request.options.seed;
       r->fail(results::classify(std::current_exception()));
       return r;
     }
+  }
+  std::unique_ptr<results::Record> empty_record(const Case& c) const override {
+    return record_of(c);
+  }
+
+ private:
+  static std::unique_ptr<train::TrainRun> record_of(const Case& c) {
+    auto r = std::make_unique<train::TrainRun>();
+    r->task = c.task;
+    r->backend = c.request.backend;
+    r->seed = c.request.options.seed;
+    r->state = results::State::kFailed;
+    return r;
   }
 };
 

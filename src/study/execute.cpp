@@ -1,3 +1,4 @@
+#include "results/kinds.h"
 #include "study/execute.h"
 
 #include <signal.h>
@@ -10,7 +11,7 @@
 #include <vector>
 
 #include "backend/registry.h"
-#include "dist/engines.h"
+#include "distributed/engines.h"
 #include "machine/peak.h"
 #include "results/result.h"
 #include "results/training.h"
@@ -24,22 +25,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The scenario's own record kind; a throughput record for an unknown
+// scenario (the case then fails naming it).
 std::unique_ptr<results::Record> empty_record(const PlannedCase& p) {
-  std::unique_ptr<results::Record> r;
-  if (p.scenario == "training") {
-    auto t = std::make_unique<results::TrainRun>();
-    t->task = p.c.task;
-    t->seed = p.c.request.options.seed;
-    r = std::move(t);
-  } else {
-    auto t = std::make_unique<results::RunResult>();
-    t->requested = p.c.request;
-    t->kind = p.scenario;
-    r = std::move(t);
-  }
-  r->model = p.c.model.empty() ? p.c.model_file : p.c.model;
-  r->backend = p.c.request.backend;
-  return r;
+  for (const auto& n : scenarios::scenario_names())
+    if (n == p.scenario) return scenarios::make_scenario(n)->empty_record(p.c);
+  return scenarios::make_throughput()->empty_record(p.c);
 }
 
 struct TempFolder {
@@ -77,12 +68,6 @@ std::string last_lines(const std::string& text, size_t n) {
 }
 
 }  // namespace
-
-std::unique_ptr<results::Record> record_from_json(const nlohmann::json& j) {
-  if (j.value("kind", "") == "training")
-    return std::make_unique<results::TrainRun>(results::train_run_from_json(j));
-  return std::make_unique<results::RunResult>(results::run_result_from_json(j));
-}
 
 std::unique_ptr<results::Record> run_in_process(const PlannedCase& p,
                                                 const scenarios::Context& ctx) {
@@ -148,7 +133,7 @@ std::unique_ptr<results::Record> run_isolated(const PlannedCase& p,
   std::unique_ptr<results::Record> r;
   if (!o.timed_out && o.signal == 0 && o.exit_code == 0 && fs::exists(out)) {
     try {
-      r = record_from_json(nlohmann::json::parse(std::ifstream(out)));
+      r = results::record_from_json(nlohmann::json::parse(std::ifstream(out)));
     } catch (const std::exception& e) {
       r = empty_record(p);
       r->state = results::State::kCrashed;
@@ -192,23 +177,23 @@ int run_case_file(const std::string& in, const std::string& out) {
   const auto& d = p.c.request.distributed;
   // When the suite dies (SIGKILL included) this process gets SIGTERM: its
   // case folder goes with it. Ranks share the folder and leave it alone.
-  if (!dist::started_as_rank()) {
+  if (!distributed::started_as_rank()) {
     util::lifeline::install();
     util::lifeline::remove_on_signal(
         {in, out, out + ".tmp." + std::to_string(getpid())},
         {fs::path(in).parent_path().string()});
   }
   util::lifeline::release();  // held since the fork (study/child.cpp)
-  if (!d.engine.empty() && d.processes > 1 && !dist::started_as_rank())
+  if (!d.engine.empty() && d.processes > 1 && !distributed::started_as_rank())
     return launch_case(p, out);
   scenarios::Context ctx;
   const auto& peak = j.at("peak");
   ctx.peak = machine::peak_from_json(peak);
-  std::unique_ptr<dist::Group> group;
+  std::unique_ptr<distributed::Group> group;
   std::unique_ptr<results::Record> r;
   try {
     if (!d.engine.empty()) {
-      group = dist::make_group(d.engine, {});
+      group = distributed::make_group(d.engine, {});
       ctx.group = group.get();
     }
     r = run_in_process(p, ctx);

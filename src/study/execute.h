@@ -29,9 +29,6 @@ std::unique_ptr<results::Record> run_isolated(const PlannedCase& p,
 // whenever a record was written, whatever its state.
 int run_case_file(const std::string& in, const std::string& out);
 
-// A record (throughput/latency or training, by its kind) read back.
-std::unique_ptr<results::Record> record_from_json(const nlohmann::json& j);
-
 // The record a case gets when its process ended without one.
 std::unique_ptr<results::Record> record_of_child(const PlannedCase& p,
                                                  const ChildOutcome& o,

@@ -11,7 +11,7 @@ PlannedCase probe_case(const PlannedCase& base, int64_t batch) {
   r.warmup = {1, 0, r.warmup.max_seconds};
   r.stop.min_iterations = 2;
   r.stop.min_seconds = 0;
-  r.stop.max_relative_ci = 0;
+  results::set_max_relative_ci(r.stop, 0);
   r.memory_check = false;  // the probe itself finds out
   p.repetition = 0;
   p.key = data::sha256_hex(case_json(p).dump());

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "data/manifest.h"
+#include "results/kinds.h"
 #include "study/cost.h"
 #include "study/derive.h"
 #include "study/execute.h"
@@ -260,15 +261,12 @@ SuiteOutcome run_suite(const SuiteSpec& spec,
     if (const auto it = measured.find(c.key); it != measured.end()) {
       r = it->second.get();
     } else if (const auto e = earlier.find(c.key); e != earlier.end()) {
-      back = record_from_json(e->second);
+      back = results::record_from_json(e->second);
       r = back.get();
       // A resumed run's exit code covers the cases stored before too.
       out.failures = out.failures || counts_as_failure(*r, c.c.request);
     }
-    if (const auto* t = dynamic_cast<const results::RunResult*>(r))
-      report.results.push_back(*t);
-    if (const auto* t = dynamic_cast<const results::TrainRun*>(r))
-      report.training.push_back(*t);
+    if (r) report.add(*r);
   }
   return out;
 }

@@ -221,11 +221,8 @@ void Store::add_result(const std::string& run_id, int index,
                      "fault (NNBENCH_FAULT_STORE)");
   return guarded("storing a result", [&] {
     const auto& req = p.c.request;
-    double median = 0, rate = 0;
-    if (const auto* t = dynamic_cast<const results::RunResult*>(&r)) {
-      median = t->stats.median;
-      rate = t->samples_per_second;
-    }
+    const results::Headline h = r.headline();
+    const double median = h.median_seconds, rate = h.samples_per_second;
     SQLite::Statement q(
         db_,
         "INSERT OR REPLACE INTO results (run_id, case_index, case_key, label, "

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "bench/stopping/registry.h"
 #include "cost/catalog.h"
 #include "model/zoo/zoo.h"
 #include "scenarios/scenario.h"
@@ -259,6 +260,44 @@ void read_exclusions(const Reader& r, const toml::node& n, SuiteSpec& s) {
   }
 }
 
+// [stop]: the bounds, the criterion by name and its parameters as keys of
+// their own ("max_rel = 0.02"); max_relative_ci is the median-ci shorthand.
+void read_stop(const Reader& r, const toml::table& t, SuiteSpec& s) {
+  const std::set<std::string> bounds = {"min_iterations", "min_seconds",
+                                        "max_iterations", "max_seconds"};
+  if (const auto* c = t.get("criterion")) {
+    s.stop.criterion = r.scalar<std::string>(*c, "criterion");
+    if (!bench::stopping::find_criterion(s.stop.criterion))
+      r.fail(c->source(), bench::stopping::problem(s.stop));
+  }
+  for (auto&& [key, v] : t) {
+    const std::string k(key.str());
+    if (k == "min_iterations") s.stop.min_iterations = r.scalar<int>(v, k);
+    if (k == "min_seconds") s.stop.min_seconds = r.scalar<double>(v, k);
+    if (k == "max_iterations") s.stop.max_iterations = r.scalar<int>(v, k);
+    if (k == "max_seconds") s.stop.max_seconds = r.scalar<double>(v, k);
+    if (bounds.count(k) || k == "criterion") continue;
+    if (k == "max_relative_ci") {
+      if (t.get("criterion"))
+        r.fail(key.source(),
+               "[stop] max_relative_ci is the median-ci shorthand: give "
+               "either it or 'criterion'");
+      results::set_max_relative_ci(s.stop, r.scalar<double>(v, k));
+      continue;
+    }
+    s.stop.parameters[k] = r.scalar<double>(v, k);
+    if (const std::string why = bench::stopping::problem(s.stop); !why.empty())
+      r.fail(key.source(),
+             why.find("has no parameter") == std::string::npos
+                 ? why
+                 : "unknown key '" + k +
+                       "' in [stop]: neither a bound (min_iterations "
+                       "min_seconds max_iterations max_seconds) nor a "
+                       "parameter of criterion '" +
+                       s.stop.criterion + "'");
+  }
+}
+
 void read_rules(const Reader& r, const toml::table& root, SuiteSpec& s) {
   if (const auto* n = root.get("warmup")) {
     const toml::table& t = r.table(*n, "warmup");
@@ -270,23 +309,8 @@ void read_rules(const Reader& r, const toml::table& root, SuiteSpec& s) {
       if (k == "max_seconds") s.warmup.max_seconds = r.scalar<double>(v, k);
     }
   }
-  if (const auto* n = root.get("stop")) {
-    const toml::table& t = r.table(*n, "stop");
-    r.only(t,
-           {"min_iterations", "min_seconds", "max_iterations", "max_seconds",
-            "max_relative_ci"},
-           "[stop]");
-    for (auto&& [key, v] : t) {
-      const std::string k(key.str());
-      if (k == "min_iterations") s.stop.min_iterations = r.scalar<int>(v, k);
-      if (k == "min_seconds") s.stop.min_seconds = r.scalar<double>(v, k);
-      if (k == "max_iterations") s.stop.max_iterations = r.scalar<int>(v, k);
-      if (k == "max_seconds") s.stop.max_seconds = r.scalar<double>(v, k);
-      if (k == "max_relative_ci")
-        s.stop.max_relative_ci = r.scalar<double>(v, k);
-    }
-  }
-  if (const std::string why = results::rule_problem(s.warmup, s.stop);
+  if (const auto* n = root.get("stop")) read_stop(r, r.table(*n, "stop"), s);
+  if (const std::string why = bench::stopping::rules_problem(s.warmup, s.stop);
       !why.empty()) {
     const auto* at =
         root.get(why.rfind("[warmup]", 0) == 0 ? "warmup" : "stop");

@@ -1,7 +1,9 @@
 #pragma once
 // Words for counted things in messages: "1 thread", "2 threads",
 // "3 losses".
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <string>
 
@@ -18,6 +20,16 @@ inline std::string plural_of(const std::string& noun) {
   if (ends("s") || ends("x") || ends("z") || ends("ch") || ends("sh"))
     return noun + "es";
   return noun + "s";
+}
+
+// A whole string read as a finite number ("0.02", "1e-3"); false for
+// "", "0.02x", "nan", "inf".
+inline bool parse_number(const std::string& text, double& out) {
+  char* end = nullptr;
+  const double x = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(x)) return false;
+  out = x;
+  return true;
 }
 
 // "1 thread", "2 threads", "0 threads".

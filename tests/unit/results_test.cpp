@@ -24,7 +24,7 @@ RunResult sample_result() {
   r.requested.batch = 128;
   r.requested.mode = backend::Mode::kInfer;
   r.requested.options.threads = 2;
-  r.requested.stop.max_relative_ci = 0.01;
+  results::set_max_relative_ci(r.requested.stop, 0.01);
   r.effective = {{"threads", "2"}, {"device", "cpu"}};
   r.compile_seconds = 0.5;
   r.warmup_iterations = 7;

@@ -20,7 +20,7 @@ results::RunRequest request(int64_t batch) {
   r.batch = batch;
   r.distinct_batches = 1;
   r.warmup = {1, 0, 1};
-  r.stop = {1, 0, 1, 1, 0};
+  r.stop = {1, 0, 1, 1};
   return r;
 }
 

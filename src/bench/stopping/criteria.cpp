@@ -14,6 +14,7 @@ class Iterations : public Criterion {
   std::string requirement() const override {
     return util::count(min_, "iteration");
   }
+  std::string limit() const override { return "max_iterations"; }
   bool must_stop(const Progress& p) const override {
     return static_cast<int>(p.samples.size()) >= max_;
   }
@@ -32,6 +33,7 @@ class Time : public Criterion {
   std::string requirement() const override {
     return fmt::format("{:g} s", min_);
   }
+  std::string limit() const override { return "max_seconds"; }
   bool must_stop(const Progress& p) const override { return p.elapsed >= max_; }
   bool may_stop(const Progress& p) const override { return p.elapsed >= min_; }
 
@@ -43,7 +45,7 @@ class MedianCiWidth : public Criterion {
  public:
   MedianCiWidth(double fraction, int every)
       : fraction_(fraction), every_(every) {}
-  std::string name() const override { return "median_ci_width"; }
+  std::string name() const override { return "median-ci"; }
   std::string requirement() const override {
     return fmt::format("the median's 95 % CI within +-{:g} %", fraction_ * 100);
   }
@@ -62,6 +64,13 @@ class MedianCiWidth : public Criterion {
   size_t every_;
 };
 
+// The minimums alone: the default criterion, satisfied at once.
+class Minimums : public Criterion {
+ public:
+  std::string name() const override { return "minimums"; }
+  bool may_stop(const Progress&) const override { return true; }
+};
+
 }  // namespace
 
 std::unique_ptr<Criterion> iterations(int min, int max) {
@@ -74,12 +83,14 @@ std::unique_ptr<Criterion> median_ci_width(double fraction, int every) {
   return std::make_unique<MedianCiWidth>(fraction, every < 1 ? 1 : every);
 }
 
-bool Rule::done(const Progress& p) const {
+std::unique_ptr<Criterion> minimums() { return std::make_unique<Minimums>(); }
+
+std::string Rule::ended_by(const Progress& p) const {
   for (const auto& c : criteria_)
-    if (c->must_stop(p)) return true;
+    if (c->must_stop(p)) return c->limit();
   for (const auto& c : criteria_)
-    if (!c->may_stop(p)) return false;
-  return true;
+    if (!c->may_stop(p)) return "";
+  return criteria_.empty() ? "" : criteria_.back()->name();
 }
 
 std::vector<std::string> Rule::unmet(const Progress& p) const {
@@ -93,14 +104,6 @@ std::vector<std::string> Rule::names() const {
   std::vector<std::string> out;
   for (const auto& c : criteria_) out.push_back(c->name());
   return out;
-}
-
-Rule from_rule(const results::StopRule& s) {
-  std::vector<std::unique_ptr<Criterion>> c;
-  c.push_back(iterations(s.min_iterations, s.max_iterations));
-  c.push_back(time(s.min_seconds, s.max_seconds));
-  if (s.max_relative_ci > 0) c.push_back(median_ci_width(s.max_relative_ci));
-  return Rule(std::move(c));
 }
 
 }  // namespace nnbench::bench::stopping
