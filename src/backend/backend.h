@@ -61,6 +61,25 @@ class OutOfMemory : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What a backend can do beyond running layers: each is a method of
+// Executable that throws Unimplemented when false (the conformance suite
+// holds every backend to its answers).
+struct Capabilities {
+  bool data_parallel = false;  // set_gradient_reducer
+  bool overlap = false;        // all-reduce overlapped with backward (hooks)
+  bool lr_schedules = false;   // set_learning_rate between steps
+};
+
+// What ran, as the backend reports it after compile (and after the run):
+// the settings every backend has, typed, and its own in `extras`.
+struct Effective {
+  int threads = 0;        // as the library reports it; 0: not reported
+  std::string device;     // "cpu", "cuda:0"
+  std::string precision;  // "fp32", "bf16"
+  std::string optimizer;  // the update as applied, with its settings
+  std::map<std::string, std::string> extras;  // layout, kernels, ISA ...
+};
+
 // Data-parallel training: the backends hand their gradients to this
 // between backward and the optimizer update; it returns when every buffer
 // holds the mean over the ranks (distributed/reducer.h). Buffers are fp32 host
@@ -110,10 +129,10 @@ class Executable {
     throw Unimplemented("data-parallel training (gradient reducer)");
   }
   // What actually runs, read from the backend's own state: threads,
-  // device, precision, optimizer as applied, parameters counted from its
-  // tensors. Static-graph backends add "graph_builds", which must not grow
-  // after compile (tests check it).
-  virtual std::map<std::string, std::string> effective() const = 0;
+  // device, precision, optimizer as applied; extras such as parameters
+  // counted from its tensors. Static-graph backends add "graph_builds",
+  // which must not grow after compile (tests check it).
+  virtual Effective effective() const = 0;
 
   // Inspection for verification (nnbench verify, conformance tests), never
   // on a timed path. Host copies, float32, batch first.
@@ -130,6 +149,7 @@ class Executable {
 // instead of knowing backends by name.
 struct Description {
   std::string name;
+  Capabilities can;
   // Libraries it runs on and their versions as loaded, e.g. {"oneDNN",
   // "2.6.3"}; empty for plain C++.
   std::map<std::string, std::string> libraries;

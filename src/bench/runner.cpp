@@ -106,11 +106,7 @@ void warm_up(Loop& loop, backend::Executable& exe, const results::RunRequest& r,
 // The threads the backend actually runs, for judging CPU share.
 int effective_threads(const results::RunResult& res,
                       const results::RunRequest& r) {
-  const auto it = res.effective.find("threads");
-  if (it != res.effective.end()) {
-    const int t = std::atoi(it->second.c_str());
-    if (t > 0) return t;
-  }
+  if (res.effective.threads > 0) return res.effective.threads;
   return machine::resolve_threads(r.options.threads);
 }
 
@@ -198,6 +194,12 @@ void run_stages(backend::Backend& b, const model::Model& m,
                     util::bytes_text(need), util::bytes_text(have)),
         "estimate");
   }
+  // What the description says the backend cannot do is refused before
+  // anything is built.
+  if (par.active() && r.mode == backend::Mode::kTrain &&
+      !b.describe().can.data_parallel)
+    throw backend::Unimplemented("data-parallel training (the " + b.name() +
+                                 " backend has no gradient reducer)");
   auto t0 = Clock::now();
   const bool train = r.mode == backend::Mode::kTrain;
   backend::Options o = r.options;  // the request keeps what was asked

@@ -148,7 +148,7 @@ std::string training_table(const std::vector<results::TrainRun>& runs) {
   Table t({"task", "backend", "threads", "state", "validity", "epochs",
            "train s", "to target s", "val accuracy"});
   for (const auto& r : runs) {
-    t.add({r.task, r.backend, r.effective_or("threads", "?"),
+    t.add({r.task, r.backend, r.effective.threads > 0 ? std::to_string(r.effective.threads) : "?",
            results::state_name(r.state), r.validity.summary(),
            std::to_string(r.epochs.size()),
            fmt::format("{:.1f}", r.total_train_seconds),
@@ -282,7 +282,8 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
 
   const auto& report = r.report;
   if (!report.results.empty() || report.training.empty())
-    fmt::print("{}", results_table(report.results));
+    fmt::print("{}{}", results_table(report.results),
+               verdict_lines(report.results));
   if (!report.training.empty())
     fmt::print("{}", training_table(report.training));
   if (!a.out.empty()) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "compare/engines.h"
+
 namespace nnbench::cli {
 namespace {
 
@@ -76,7 +78,8 @@ std::string results_table(const std::vector<results::RunResult>& runs) {
         r.model, r.backend, r.requested.options.precision,
         backend::mode_name(r.requested.mode), batch_cell(r),
         // What ran: "0" (every CPU) resolved to its count.
-        r.effective_or("threads", std::to_string(r.requested.options.threads)),
+        std::to_string(r.effective.threads > 0 ? r.effective.threads
+                                               : r.requested.options.threads),
         state_cell(r),
         r.state == results::State::kOk ? r.validity.summary() : ""};
     if (r.state == results::State::kOk) {
@@ -92,6 +95,25 @@ std::string results_table(const std::vector<results::RunResult>& runs) {
     t.add(row);
   }
   return t.str();
+}
+
+std::string verdict_lines(const std::vector<results::RunResult>& runs) {
+  const auto verdicts = compare::fastest_engines(runs);
+  bool any = false;
+  size_t width = 0;
+  for (const auto& v : verdicts) {
+    any = any || v.engines.size() > 1;
+    width = std::max(width, v.model.size());
+  }
+  if (!any) return "";
+  const auto o = compare::engine_options();
+  std::string out = fmt::format(
+      "\nFastest engine per model (ratio of medians with its 95 % bootstrap "
+      "CI; one process per engine, so under {:g} % is a tie):\n",
+      o.noise * 100);
+  for (const auto& v : verdicts)
+    out += fmt::format("  {:<{}}  {}\n", v.model, width, v.line);
+  return out;
 }
 
 }  // namespace nnbench::cli

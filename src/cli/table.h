@@ -22,5 +22,8 @@ class Table {
 };
 
 std::string results_table(const std::vector<results::RunResult>& runs);
+// The verdict lines under a suite's table: per model, the fastest engine
+// and by how much (compare/engines.h); "" when no model ran on two engines.
+std::string verdict_lines(const std::vector<results::RunResult>& runs);
 
 }  // namespace nnbench::cli

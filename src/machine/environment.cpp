@@ -482,7 +482,11 @@ nlohmann::json backends_json(const std::vector<backend::Description>& all) {
     j[d.name] = {{"libraries", d.libraries},
                  {"devices", d.devices},
                  {"precisions", d.precisions},
-                 {"optimizers", d.optimizers}};
+                 {"optimizers", d.optimizers},
+                 {"can",
+                  {{"data_parallel", d.can.data_parallel},
+                   {"overlap", d.can.overlap},
+                   {"lr_schedules", d.can.lr_schedules}}}};
   return j;
 }
 

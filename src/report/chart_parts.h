@@ -13,9 +13,14 @@
 namespace nnbench::report::parts {
 
 inline constexpr const char* kInvalid = "#b0b0b0";  // invalid or contended
-inline constexpr const char* kOom = "#d62728";
 
 std::string color(size_t i);
+// Colours for series that are not engines (thread counts of a bar group,
+// percentiles): dark, mid grey and ochre, none of them an engine's (nor the
+// light grey of invalid results).
+std::string shade(size_t i);
+// Marker shapes, one per model (or per run of one engine).
+const char* marker(size_t i);
 
 // One colour per series (backend, and source when several) in every chart
 // of a report, in the order the series first appear.
@@ -33,6 +38,11 @@ std::string threads_of(const results::RunResult& r);
 std::string series(const Source& s, const std::string& backend, bool many);
 std::string ms(double seconds);
 nlohmann::json axis(const std::string& title, const std::string& type = "");
+// An axis of counts (threads, processes): integer ticks only.
+nlohmann::json count_axis(const std::string& title);
+// A value axis over [lo, hi]: logarithmic where the values span a decade or
+// more (a 1 ms bar beside a 140 ms one stays visible), else linear from 0.
+nlohmann::json scale_axis(const std::string& title, double lo, double hi);
 nlohmann::json base_config(const std::string& type, const nlohmann::json& data,
                            const nlohmann::json& x, const nlohmann::json& y);
 bool many_sources(const std::vector<Source>& s);

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "compare/engines.h"
 #include "report/charts.h"
 #include "report/html.h"
 #include "util/error.h"
@@ -21,6 +23,8 @@ using nlohmann::json;
 // Draws the error bars of a bar chart (Chart.js has none built in), then,
 // once every chart is drawn, records on each canvas how many pixels it
 // painted: a blank chart is visible in the page's DOM, not only to the eye.
+// Each canvas also records its axes' types and tick labels and its series'
+// colours, so a browser test reads what a reader sees.
 constexpr const char* kScript = R"JS(
 (function () {
   const errorBars = {
@@ -50,10 +54,19 @@ constexpr const char* kScript = R"JS(
   };
   const specs = JSON.parse(
       document.getElementById('nnbench-charts').textContent);
+  const drawn = [];
   for (const s of specs) {
     const config = s.config;
     config.plugins = [errorBars];
-    new Chart(document.getElementById(s.id), config);
+    drawn.push(new Chart(document.getElementById(s.id), config));
+  }
+  for (const chart of drawn) {
+    const d = chart.canvas.dataset;
+    d.xType = chart.scales.x.type;
+    d.yType = chart.scales.y.type;
+    d.xTicks = JSON.stringify(chart.scales.x.ticks.map(t => String(t.label)));
+    d.series = JSON.stringify(chart.data.datasets.map(
+        ds => [ds.label, String(ds.borderColor || ds.backgroundColor)]));
   }
   for (const canvas of document.querySelectorAll('canvas')) {
     const d = canvas.getContext('2d')
@@ -76,6 +89,10 @@ td.n { text-align: right; }
 .chart { position: relative; height: 380px; }
 .caption { color: #555; font-size: 0.9em; }
 .invalid { color: #a00; }
+#answer { background: #eef5ea; border: 1px solid #9c9; padding: 0.2em 1em;
+          margin: 1em 0; }
+#answer h2 { margin-top: 0.5em; }
+#answer table { font-size: 0.95em; background: #fff; }
 details { margin: 0.5em 0; }
 )CSS";
 
@@ -147,6 +164,76 @@ std::string environment(const Source& s) {
          table({"", ""}, rows, false);
 }
 
+// "AMD EPYC (Zen 5), 2 logical CPUs, AVX-512 with BF16": the machine in the
+// words the studies use, from the recorded environment.
+std::string machine_line(const json& e) {
+  if (!e.is_object()) return "machine not recorded";
+  const json cpu = e.value("cpu", json::object());
+  std::vector<std::string> isa;
+  for (const auto& x : cpu.value("isa", json::array()))
+    if (x.is_string()) isa.push_back(x.get<std::string>());
+  const auto has = [&](const char* f) {
+    return std::find(isa.begin(), isa.end(), f) != isa.end();
+  };
+  std::string vec = has("avx512f")  ? "AVX-512"
+                    : has("avx2")   ? "AVX2"
+                    : has("neon")   ? "NEON"
+                                    : "no wide vectors";
+  std::vector<std::string> extra;
+  if (has("avx512_bf16")) extra.push_back("BF16");
+  if (has("avx512_vnni") || has("avx_vnni")) extra.push_back("VNNI");
+  if (has("amx_bf16")) extra.push_back("AMX");
+  for (size_t i = 0; i < extra.size(); ++i)
+    vec += (i ? ", " : " with ") + extra[i];
+  const std::string micro = text(cpu, "microarchitecture");
+  return text(cpu, "name") + (micro.empty() ? "" : " (" + micro + ")") + ", " +
+         text(e, "usable_cpus") + " usable of " + text(e, "logical_cpus") +
+         " logical CPUs, " + vec;
+}
+
+// "onednn (oneDNN 2.6.3), torch (LibTorch 1.13.1)": the engines that ran.
+std::string engines_line(const Source& s) {
+  std::map<std::string, std::string> version;
+  for (const auto& r : s.runs) version[r.backend] = r.backend_version;
+  std::string out;
+  for (const auto& [b, v] : version)
+    out += (out.empty() ? "" : ", ") + b + (v.empty() ? "" : " (" + v + ")");
+  return out;
+}
+
+// The first screen: the studies' question, the answer per model, the
+// machine it holds for; the evidence follows. Empty when no model ran on
+// two engines (nothing to choose between).
+std::string first_screen(const std::vector<Source>& sources) {
+  std::string body;
+  for (const auto& s : sources) {
+    const auto verdicts = compare::fastest_engines(s.runs);
+    bool choice = false;
+    for (const auto& v : verdicts) choice = choice || v.engines.size() > 1;
+    if (!choice) continue;
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& v : verdicts) rows.push_back({v.model, v.line});
+    if (sources.size() > 1) body += "<h3>" + escape_html(s.label) + "</h3>\n";
+    body += "<p class=\"machine\">On " +
+            escape_html(machine_line(s.environment)) + "; engines: " +
+            escape_html(engines_line(s)) + ".</p>\n" +
+            table({"model", "fastest engine"}, rows, false);
+  }
+  if (body.empty()) return "";
+  return fmt::format(
+      "<section id=\"answer\">\n<h2>Which engine is fastest on this "
+      "machine?</h2>\n{}<p class=\"caption\">Per model, from its headline "
+      "cell (one that two engines ran; training at the most threads "
+      "first): the ratio of the runner-up's "
+      "median time per mini-batch to the fastest's, with its 95 % bootstrap "
+      "interval; a difference that is not significant (Mann-Whitney, p &lt; "
+      "0.05) or under {:g} % is a tie (one process per engine: processes of "
+      "one case differ by a few per cent). Then how many of the model's "
+      "cells (mode, batch, threads) the same engine won. The evidence "
+      "follows.</p>\n</section>\n",
+      body, compare::engine_options().noise * 100);
+}
+
 std::string summary(const std::vector<Source>& sources) {
   int n = 0, ok = 0, invalid = 0;
   std::map<std::string, int> other;
@@ -208,7 +295,8 @@ std::string render_page(const std::vector<Source>& sources) {
       "<title>nnbench report: " +
       escape_html(labels) + "</title>\n<style>" + kStyle +
       "</style>\n</head><body>\n<h1>nnbench report</h1>\n<p>" +
-      escape_html(labels) + "</p>\n" + summary(sources) +
+      escape_html(labels) + "</p>\n" + first_screen(sources) +
+      summary(sources) +
       "<h2>Environment</h2>\n";
   for (const auto& s : sources) out += environment(s);
   json specs = json::array();

@@ -23,7 +23,7 @@ std::vector<Chart> scaling(const std::vector<Source>& sources,
   std::map<std::string, std::map<int, std::vector<double>>> groups;
   std::map<std::string, std::string> series_of;
   std::map<std::string, size_t> model_index;
-  std::map<std::string, std::string> model_of;
+  std::map<std::string, std::string> model_of, mode_of;
   std::vector<std::string> order;
   for (const auto& s : sources)
     for (const auto& r : s.runs) {
@@ -35,26 +35,27 @@ std::vector<Chart> scaling(const std::vector<Source>& sources,
       if (!groups.count(g)) order.push_back(g);
       series_of[g] = series(s, r.backend, many_sources(sources));
       model_of[g] = r.model;
+      mode_of[g] = k.mode;
       model_index.emplace(r.model, model_index.size());
       groups[g][std::atoi(threads_of(r).c_str())].push_back(r.stats.median);
     }
   Chart speed{"speedup",
               "Speed-up against threads",
               "Median time at 1 thread / median time at t threads (valid "
-              "results only, median over repetitions); dashed: ideal.",
+              "results only, median over repetitions). Colour: engine; marker: "
+              "model; solid: training, dotted: inference; dashed grey: ideal.",
               {},
               {"case", "threads", "median ms", "speed-up", "efficiency"},
               {}};
   Chart eff{"efficiency",
             "Parallel efficiency against threads",
-            "Speed-up / threads; dashed: ideal (1).",
+            "Speed-up / threads. Colour: engine; marker: model; solid: "
+            "training, dotted: inference; dashed grey: ideal (1).",
             {},
             {},
             {}};
   json sd = json::array(), ed = json::array();
   int max_t = 1;
-  const char* marks[] = {"circle", "rect",     "triangle",    "rectRot",
-                         "star",   "crossRot", "rectRounded", "cross"};
   for (const auto& g : order) {
     const auto& by = groups[g];
     if (by.size() < 2 || !by.count(1)) continue;
@@ -69,12 +70,15 @@ std::vector<Chart> scaling(const std::vector<Source>& sources,
                             fmt::format("{:.2f}", su),
                             fmt::format("{:.2f}", su / t)});
     }
-    const json style = {
+    // Colour: the engine; marker: the model; line: solid for training,
+    // dotted for inference (the ideal is dashed grey).
+    json style = {
         {"showLine", true},
         {"borderColor", palette.of(series_of[g])},
         {"backgroundColor", palette.of(series_of[g])},
         {"pointRadius", 5},
-        {"pointStyle", marks[model_index[model_of[g]] % std::size(marks)]}};
+        {"pointStyle", marker(model_index[model_of[g]])}};
+    if (mode_of[g] != "train") style["borderDash"] = {2, 3};
     json line = style;
     line["label"] = g;
     line["data"] = sp;
@@ -96,9 +100,9 @@ std::vector<Chart> scaling(const std::vector<Source>& sources,
       json::array({json{{"x", 1}, {"y", 1}}, json{{"x", max_t}, {"y", 1}}});
   sd.push_back(ideal);
   ed.push_back(flat);
-  speed.config = base_config("scatter", {{"datasets", sd}}, axis("threads"),
+  speed.config = base_config("scatter", {{"datasets", sd}}, count_axis("threads"),
                              axis("speed-up"));
-  eff.config = base_config("scatter", {{"datasets", ed}}, axis("threads"),
+  eff.config = base_config("scatter", {{"datasets", ed}}, count_axis("threads"),
                            axis("efficiency"));
   eff.header = speed.header;
   eff.rows = speed.rows;
@@ -169,7 +173,7 @@ std::vector<Chart> process_scaling(const std::vector<Source>& sources,
                   {"borderColor", "#555"},
                   {"pointRadius", 0},
                   {"showLine", true}});
-  c.config = base_config("scatter", {{"datasets", data}}, axis("processes"),
+  c.config = base_config("scatter", {{"datasets", data}}, count_axis("processes"),
                          axis("speed-up"));
   return {c};
 }

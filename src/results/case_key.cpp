@@ -33,7 +33,7 @@ CaseKey key_of(const std::string& what, const std::string& scenario,
 CaseKey key_of(const RunResult& r) {
   CaseKey k = key_of(r.model, r.kind, r.requested);
   k.backend = r.backend;
-  k.threads = r.effective_or("threads", k.threads);
+  if (r.effective.threads > 0) k.threads = std::to_string(r.effective.threads);
   // What ran: the ranks that measured (under a user's mpirun the request
   // does not know them).
   if (r.distributed && r.distributed->ranks > 1) {
@@ -47,9 +47,9 @@ CaseKey key_of(const TrainRun& r) {
   CaseKey k;
   k.what = r.task;
   k.backend = r.backend;
-  k.precision = r.effective_or("precision", "");
+  k.precision = r.effective.precision;
   k.mode = "training";
-  k.threads = r.effective_or("threads", "");
+  if (r.effective.threads > 0) k.threads = std::to_string(r.effective.threads);
   return k;
 }
 

@@ -103,12 +103,43 @@ CpuUsage cpu_usage_from_json(const json& j) {
   return u;
 }
 
+// One flat object, the typed settings beside the backend's extras; what a
+// backend did not report (a run that never compiled) is left out.
+json to_json(const backend::Effective& e) {
+  json j = e.extras;
+  if (e.threads > 0) j["threads"] = e.threads;
+  for (const auto& [k, v] : {std::pair{"device", &e.device},
+                             {"precision", &e.precision},
+                             {"optimizer", &e.optimizer}})
+    if (!v->empty()) j[k] = *v;
+  return j;
+}
+
+// Before the typed fields every value was a string ("threads": "2").
+backend::Effective effective_from_json(const json& j) {
+  backend::Effective e;
+  for (const auto& [k, v] : j.items()) {
+    const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    if (k == "threads")
+      e.threads = v.is_number() ? v.get<int>() : std::atoi(text.c_str());
+    else if (k == "device")
+      e.device = text;
+    else if (k == "precision")
+      e.precision = text;
+    else if (k == "optimizer")
+      e.optimizer = text;
+    else
+      e.extras[k] = text;
+  }
+  return e;
+}
+
 void write_record(const Record& r, json& j) {
   j["kind"] = r.kind;
   j["model"]["name"] = r.model;
   j["model"]["hash"] = r.model_hash;
   j["backend"] = {{"name", r.backend}, {"version", r.backend_version}};
-  j["effective"] = r.effective;
+  j["effective"] = to_json(r.effective);
   j["state"] = state_name(r.state);
   j["message"] = r.message;
   j["oom_source"] = r.oom_source.empty() ? json() : json(r.oom_source);
@@ -122,8 +153,7 @@ void read_record(const json& j, Record& r) {
   r.model_hash = j.at("model").at("hash");
   r.backend = j.at("backend").at("name");
   r.backend_version = j.at("backend").at("version");
-  // Schema 2 training files wrote effective values as JSON strings too.
-  r.effective = j.at("effective").get<std::map<std::string, std::string>>();
+  r.effective = effective_from_json(j.at("effective"));
   r.state = state_from_name(j.at("state"));
   r.message = j.at("message");
   const json& oom = j.value("oom_source", json());

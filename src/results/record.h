@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "backend/backend.h"
 #include "results/cpu_usage.h"
 #include "results/validity.h"
 
@@ -83,13 +84,7 @@ struct Record {
   std::string model, model_hash, backend, backend_version;
   // What actually ran, read from the backend's own state
   // (backend::Executable::effective).
-  std::map<std::string, std::string> effective;
-  // effective[key], or `otherwise` when the backend did not report it.
-  std::string effective_or(const std::string& key,
-                           const std::string& otherwise) const {
-    const auto it = effective.find(key);
-    return it == effective.end() ? otherwise : it->second;
-  }
+  backend::Effective effective;
   State state = State::kOk;
   std::string message;  // why, when the state is a failure or a cut-short run
   // For state oom, where it came from: "estimate" when the run was refused
@@ -110,6 +105,8 @@ struct Record {
   }
 };
 
+nlohmann::json to_json(const backend::Effective& e);
+backend::Effective effective_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const Validity& v);
 Validity validity_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const CpuUsage& u);

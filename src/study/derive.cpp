@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "results/record.h"
+
 namespace nnbench::study {
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -75,12 +77,10 @@ std::string engine_of(const ResultRow& r) {
 
 int threads_of(const ResultRow& r) {
   if (!r.record.is_object()) return r.threads;
-  const auto e = r.record.value("effective", nlohmann::json::object());
-  if (e.contains("threads") && e["threads"].is_string()) {
-    const int t = std::atoi(e["threads"].get<std::string>().c_str());
-    if (t > 0) return t;
-  }
-  return r.threads;
+  const int t = results::effective_from_json(
+                    r.record.value("effective", nlohmann::json::object()))
+                    .threads;
+  return t > 0 ? t : r.threads;
 }
 
 std::vector<DerivedRow> derive(const std::vector<ResultRow>& rows) {

@@ -62,8 +62,7 @@ std::pair<double, double> evaluate(backend::Executable& exe,
 }
 
 std::string effective_threads(const TrainRun& r) {
-  const auto it = r.effective.find("threads");
-  return it == r.effective.end() ? "1" : it->second;
+  return std::to_string(r.effective.threads > 0 ? r.effective.threads : 1);
 }
 
 class Run {
@@ -156,6 +155,10 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
   // Every batch size the run uses is compiled here, before any clock.
   backend::Shapes shapes{t.batch, {t.eval_batch}};
   if (o.latency) shapes.infer_batches.push_back(1);
+  if (t.schedule.kind != "constant" && !b.describe().can.lr_schedules)
+    throw backend::Unimplemented("learning-rate schedule '" + t.schedule.kind +
+                                 "' (the " + b.name() +
+                                 " backend cannot change the rate)");
   const auto t0 = Clock::now();
   auto exe = b.compile(m, bo, shapes);
   r.init_seconds = util::seconds_since(t0);

@@ -122,7 +122,7 @@ TEST_F(Cli, RunWritesAResultsFile) {
   EXPECT_NE(o.output.find("(75.0%)"), std::string::npos) << o.output;
   EXPECT_GT(r["throughput"]["samples_per_second"].get<double>(), 0);
   EXPECT_EQ(r["requested"]["batch"], 8);
-  EXPECT_EQ(r["effective"]["threads"], "2");
+  EXPECT_EQ(r["effective"]["threads"], 2);
   EXPECT_FALSE(j["environment"]["cpu"]["name"].get<std::string>().empty());
   EXPECT_GT(j["peak"]["gflops"].get<double>(), 0);
   // No temporary files left beside the output.
@@ -136,7 +136,7 @@ TEST_F(Cli, ThreadsZeroStaysZeroInTheRequestAndResolvesInEffective) {
   cpu_set_t mask;
   CPU_ZERO(&mask);
   ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
-  const std::string cpus = std::to_string(CPU_COUNT(&mask));
+  const int cpus = CPU_COUNT(&mask);
   for (const char* backend : {"reference", "torch", "onednn"}) {
     SCOPED_TRACE(backend);
     const std::string out = path(std::string(backend) + ".json");
@@ -369,7 +369,7 @@ TEST_F(Cli, CompareFindsAKnownSlowdownAndFailsOnIt) {
   for (auto& r : j["results"])
     if (r["kind"] == "throughput" && r["model"]["name"] == "mnist-mlp" &&
         r["backend"]["name"] == "onednn" && r["requested"]["batch"] == 32 &&
-        r["effective"]["threads"] == "1") {
+        r["effective"]["threads"] == 1) {
       for (auto& x : r["samples_seconds"]) x = x.get<double>() * 1.2;
       slowed = "mnist-mlp onednn fp32 train b32 t1";
     }

@@ -165,7 +165,7 @@ TEST(OptimizerConformance, EffectiveNamesTheSettingsApplied) {
     const auto eff = backend::make_backend(b)
                          ->compile(m, s, backend::Shapes::train(2))
                          ->effective();
-    const std::string opt = eff.at("optimizer");
+    const std::string opt = eff.optimizer;
     EXPECT_NE(opt.find("nesterov"), std::string::npos) << opt;
     EXPECT_NE(opt.find("weight_decay 0.05"), std::string::npos) << opt;
   }

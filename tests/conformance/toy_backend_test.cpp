@@ -19,7 +19,7 @@ class ToyBackend : public backend::Backend {
   std::string name() const override { return "toy"; }
   std::string version() const override { return "toy 1"; }
   backend::Description describe() const override {
-    return {name(), {}, {"cpu"}, {"fp32"}, {"sgd"}};
+    return {name(), {}, {}, {"cpu"}, {"fp32"}, {"sgd"}};
   }
   backend::Support supports(const model::Layer& l,
                             const backend::Options& o) const override {

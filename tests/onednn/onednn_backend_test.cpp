@@ -76,19 +76,19 @@ TEST(OnednnBackend, EffectiveSettings) {
   auto exe = backend::make_backend("onednn")->compile(
       model::zoo::get("mnist-cnn"), small_options(), backend::Shapes::train(2));
   const auto eff = exe->effective();
-  EXPECT_EQ(eff.at("device"), "cpu");
-  EXPECT_EQ(eff.at("threads"), "2");
-  EXPECT_EQ(eff.at("precision"), "fp32");
+  EXPECT_EQ(eff.device, "cpu");
+  EXPECT_EQ(eff.threads, 2);
+  EXPECT_EQ(eff.precision, "fp32");
   // Counted from the backend's tensors; by hand from the Keras example:
   // conv 1->32 3x3: 32*9+32 = 320; conv 32->64 3x3: 64*32*9+64 = 18496;
   // dense 12*12*64=9216 -> 128: 9216*128+128 = 1179776; dense 128->10:
   // 1290. Sum: 1199882.
-  EXPECT_EQ(eff.at("parameters"), "1199882");
-  EXPECT_EQ(eff.at("optimizer"), "SGD lr 0.01 momentum 0.9");
-  EXPECT_NE(eff.at("layout").find("conv weights"), std::string::npos);
-  EXPECT_NE(eff.at("conv_impl").find("conv2d_1"), std::string::npos);
-  EXPECT_EQ(eff.at("conv_impl").find("ref:"), std::string::npos)
-      << eff.at("conv_impl");
+  EXPECT_EQ(eff.extras.at("parameters"), "1199882");
+  EXPECT_EQ(eff.optimizer, "SGD lr 0.01 momentum 0.9");
+  EXPECT_NE(eff.extras.at("layout").find("conv weights"), std::string::npos);
+  EXPECT_NE(eff.extras.at("conv_impl").find("conv2d_1"), std::string::npos);
+  EXPECT_EQ(eff.extras.at("conv_impl").find("ref:"), std::string::npos)
+      << eff.extras.at("conv_impl");
 }
 
 // The bf16 path is read from oneDNN, and must agree with the CPU flags read
@@ -105,16 +105,16 @@ TEST(OnednnBackend, EffectiveNamesTheBf16Path) {
   const auto fp32 =
       b->compile(model::zoo::get("mnist-mlp"), o, backend::Shapes::train(2))
           ->effective();
-  EXPECT_EQ(fp32.at("bf16_path"), "not used (fp32)");
-  EXPECT_FALSE(fp32.at("cpu_isa").empty());
+  EXPECT_EQ(fp32.extras.at("bf16_path"), "not used (fp32)");
+  EXPECT_FALSE(fp32.extras.at("cpu_isa").empty());
   if (!amx && !avx512) GTEST_SKIP() << "this CPU has no bf16 instructions";
   o.precision = "bf16";
   const auto eff =
       b->compile(model::zoo::get("mnist-mlp"), o, backend::Shapes::train(2))
           ->effective();
-  EXPECT_EQ(eff.at("bf16_path"),
+  EXPECT_EQ(eff.extras.at("bf16_path"),
             amx ? "AMX (avx512_core_amx)" : "AVX-512 BF16 (avx512_core_bf16)");
-  EXPECT_EQ(eff.at("cpu_isa"), amx ? "avx512_core_amx" : "avx512_core_bf16");
+  EXPECT_EQ(eff.extras.at("cpu_isa"), amx ? "avx512_core_amx" : "avx512_core_bf16");
 }
 
 std::vector<double> losses(const model::Model& m, int steps) {
@@ -157,7 +157,7 @@ TEST(OnednnBackend, CompiledBatchSizesKeepWeightsWithoutRebuilds) {
   const model::Model m = model::zoo::get("resnet-56");
   auto exe =
       backend::make_backend("onednn")->compile(m, small_options(), {2, {3}});
-  EXPECT_EQ(exe->effective().at("graph_builds"), "2");
+  EXPECT_EQ(exe->effective().extras.at("graph_builds"), "2");
   exe->load_batches({data::synthetic_batch(m, 2, 3)});
   exe->train_step(0);
   const auto before = exe->parameters();
@@ -172,7 +172,7 @@ TEST(OnednnBackend, CompiledBatchSizesKeepWeightsWithoutRebuilds) {
   EXPECT_TRUE(std::isfinite(exe->last_loss()));
   EXPECT_NE(exe->parameters().at("fc.weight").f, before.at("fc.weight").f);
   EXPECT_THROW(exe->load_batches({data::synthetic_batch(m, 5, 7)}), Error);
-  EXPECT_EQ(exe->effective().at("graph_builds"), "2");
+  EXPECT_EQ(exe->effective().extras.at("graph_builds"), "2");
 }
 
 }  // namespace

@@ -45,8 +45,8 @@ TEST(OnednnTraining, EveryGraphIsBuiltBeforeTheClockStarts) {
       << results::state_name(r.state) << ": " << r.message;
   ASSERT_EQ(r.epochs.size(), 2u);
   // Read after the run: train 16, evaluation 32, latency 1; nothing more.
-  EXPECT_EQ(r.effective.at("graph_builds"), "3");
-  EXPECT_EQ(r.effective.at("built_for_batches"), "1, 16 (train), 32");
+  EXPECT_EQ(r.effective.extras.at("graph_builds"), "3");
+  EXPECT_EQ(r.effective.extras.at("built_for_batches"), "1, 16 (train), 32");
   // 50 items scored, the padding rows dropped: accuracy is k / 50.
   const double k = r.epochs[1].val_accuracy * 50;
   EXPECT_NEAR(k, std::round(k), 1e-9);

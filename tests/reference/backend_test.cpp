@@ -45,7 +45,7 @@ TEST(ReferenceBackend, ZooModelsStartFromCanonicalParamsAndStep) {
     const backend::Options o = small_options();
     auto exe = b->compile(m, o, {});
     // Counted from the backend's own tensors; the count by hand.
-    EXPECT_EQ(exe->effective().at("parameters"),
+    EXPECT_EQ(exe->effective().extras.at("parameters"),
               std::to_string(test::zoo_expected().at(name).params));
     const auto start = exe->parameters();
     const auto want = model::init_params(m, o.seed);
@@ -167,7 +167,7 @@ TEST(ReferenceBackend, ThreadCountDoesNotChangeTheResult) {
     std::map<std::string, host::Tensor> params[2];
     for (int threads : {1, 2}) {
       auto exe = b->compile(m, small_options(threads), {});
-      EXPECT_EQ(exe->effective().at("threads"), std::to_string(threads));
+      EXPECT_EQ(exe->effective().threads, threads);
       exe->load_batches({data::synthetic_batch(m, 4, 5)});
       exe->train_step(0);
       exe->train_step(0);
@@ -193,8 +193,8 @@ TEST(ReferenceBackend, UnsupportedSettingsAreReported) {
   o.optimizer = "lamb";
   EXPECT_THROW(b->compile(m, o, {}), backend::Unimplemented);
   const auto eff = b->compile(m, small_options(), {})->effective();
-  EXPECT_EQ(eff.at("device"), "cpu");
-  EXPECT_EQ(eff.at("precision"), "fp32");
+  EXPECT_EQ(eff.device, "cpu");
+  EXPECT_EQ(eff.precision, "fp32");
   EXPECT_EQ(b->name(), "reference");
 }
 

@@ -22,7 +22,7 @@ class Faulty : public backend::Backend {
   std::string name() const override { return "faulty"; }
   std::string version() const override { return "faulty 1"; }
   backend::Description describe() const override {
-    return {name(), {}, {"cpu"}, {"fp32"}, backend::known_optimizers()};
+    return {name(), {}, {}, {"cpu"}, {"fp32"}, backend::known_optimizers()};
   }
   backend::Support supports(const model::Layer&,
                             const backend::Options& o) const override {

@@ -59,12 +59,12 @@ TEST(TrainingSuite, RecordsWrittenAndCostsPricedPerThreads) {
   // Both training records reach --out, with their kind and epochs.
   const auto j = nlohmann::json::parse(slurp(dir / "out.json"));
   ASSERT_EQ(j["results"].size(), 2u);
-  std::map<std::string, double> seconds;  // by effective threads
+  std::map<int, double> seconds;  // by effective threads
   for (const auto& r : j["results"]) {
     EXPECT_EQ(r["kind"], "training");
     EXPECT_EQ(r["state"], "completed");
     EXPECT_EQ(r["epochs"].size(), 1u);
-    seconds[r["effective"]["threads"]] = r["total_train_seconds"];
+    seconds[r["effective"]["threads"].get<int>()] = r["total_train_seconds"];
   }
   ASSERT_EQ(seconds.size(), 2u);
 
@@ -75,13 +75,13 @@ TEST(TrainingSuite, RecordsWrittenAndCostsPricedPerThreads) {
   while (q.executeStep())
     v[q.getColumn(0).getString()][q.getColumn(1).getInt()] =
         q.getColumn(2).getDouble();
-  const double usd1 = seconds["1"] / 3600 * 0.509 * 1 / 64;
-  const double usd2 = seconds["2"] / 3600 * 0.509 * 2 / 64;
+  const double usd1 = seconds[1] / 3600 * 0.509 * 1 / 64;
+  const double usd2 = seconds[2] / 3600 * 0.509 * 2 / 64;
   EXPECT_NEAR(v["cost_usd"][1], usd1, 1e-12);
   EXPECT_NEAR(v["cost_usd"][2], usd2, 1e-12);
   EXPECT_NEAR(v["relative_cost"][1], usd1 / usd2, 1e-9);
   EXPECT_DOUBLE_EQ(v["relative_cost"][2], 1.0);
-  EXPECT_NEAR(v["relative_time"][1], seconds["1"] / seconds["2"], 1e-9);
+  EXPECT_NEAR(v["relative_time"][1], seconds[1] / seconds[2], 1e-9);
 
   // --out holds the figures the store holds, costs and the price they used
   // (before, only the store had them: a report of the file drew no cost).

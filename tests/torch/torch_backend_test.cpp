@@ -30,7 +30,7 @@ TEST(TorchBackend, EveryZooModelMatchesItsDescriptionAndSteps) {
     const model::Model m = model::zoo::get(name);
     auto exe = b->compile(m, small_options(), {});
     // Counted from the backend's own tensors; the count by hand.
-    EXPECT_EQ(exe->effective().at("parameters"),
+    EXPECT_EQ(exe->effective().extras.at("parameters"),
               std::to_string(test::zoo_expected().at(name).params));
     exe->load_batches({data::synthetic_batch(m, 2, 7)});
     exe->train_step(0);
@@ -143,7 +143,7 @@ TEST(Runner, MeasuresTrainingAndInference) {
     EXPECT_LE(r.stats.median_ci.lo, r.stats.median);
     EXPECT_NEAR(r.samples_per_second, 16 / r.stats.median, 1e-6);
     EXPECT_NEAR(r.peak_fraction, r.gflops / 100, 1e-12);
-    EXPECT_EQ(r.effective.at("threads"), "2");
+    EXPECT_EQ(r.effective.threads, 2);
     EXPECT_EQ(std::isfinite(r.last_loss), mode == backend::Mode::kTrain);
   }
 }

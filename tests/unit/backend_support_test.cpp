@@ -7,7 +7,7 @@ namespace nnbench::backend {
 namespace {
 
 Description gpu_backend() {
-  return {"x", {}, {"cpu", "cuda:0", "cuda:1"}, {"fp32", "bf16"}, {"sgd"}};
+  return {"x", {}, {}, {"cpu", "cuda:0", "cuda:1"}, {"fp32", "bf16"}, {"sgd"}};
 }
 
 TEST(Support, OptionsAreCheckedAgainstTheDescription) {
@@ -34,7 +34,7 @@ TEST(Support, OptionsAreCheckedAgainstTheDescription) {
 TEST(Support, CpuOnlyBackendRefusesCuda) {
   Options o;
   o.device = "cuda";
-  EXPECT_FALSE(supports_options({"y", {}, {"cpu"}, {"fp32"}, {"sgd"}}, o));
+  EXPECT_FALSE(supports_options({"y", {}, {}, {"cpu"}, {"fp32"}, {"sgd"}}, o));
 }
 
 }  // namespace

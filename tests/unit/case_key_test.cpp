@@ -16,7 +16,7 @@ RunResult a_run(int threads_asked, const std::string& threads_ran) {
   r.requested.batch = 32;
   r.requested.options.threads = threads_asked;
   r.requested.options.precision = "fp32";
-  if (!threads_ran.empty()) r.effective["threads"] = threads_ran;
+  if (!threads_ran.empty()) r.effective.threads = std::stoi(threads_ran);
   return r;
 }
 
@@ -58,7 +58,8 @@ TEST(CaseKey, PlannedAndMeasuredAgree) {
   TrainRun run;
   run.task = "fashion-mnist-92";
   run.backend = "torch";
-  run.effective = {{"precision", "fp32"}, {"threads", "1"}};
+  run.effective.precision = "fp32";
+  run.effective.threads = 1;
   EXPECT_EQ(key_of(run).name(),
             key_of("fashion-mnist-92", "training", t).name());
 }

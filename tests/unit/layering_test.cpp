@@ -49,7 +49,7 @@ const std::map<std::string, std::set<std::string>>& allowed() {
        {"distributed", "scenarios", "train", "bench", "verify", "machine", "results",
         "backend", "data", "cost", "tensor", "model", "util"}},
       {"report",
-       {"distributed", "study", "scenarios", "train", "bench", "verify", "machine",
+       {"compare", "distributed", "study", "scenarios", "train", "bench", "verify", "machine",
         "results", "backend", "data", "cost", "tensor", "model", "util"}},
       {"cli",
        {"distributed", "backends", "report", "compare", "scaling", "study",

@@ -25,7 +25,9 @@ RunResult sample_result() {
   r.requested.mode = backend::Mode::kInfer;
   r.requested.options.threads = 2;
   results::set_max_relative_ci(r.requested.stop, 0.01);
-  r.effective = {{"threads", "2"}, {"device", "cpu"}};
+  r.effective.threads = 2;
+  r.effective.device = "cpu";
+  r.effective.extras["layout"] = "NCHW";
   r.compile_seconds = 0.5;
   r.warmup_iterations = 7;
   r.warmup_seconds = 1.01;
@@ -144,7 +146,7 @@ TEST(Results, TrainRunRoundTripsWithTheSharedFields) {
   r.model_hash = "sha256:def";
   r.backend = "onednn";
   r.backend_version = "oneDNN 2.6.3";
-  r.effective = {{"threads", "2"}};
+  r.effective.threads = 2;
   r.state = State::kConverged;
   r.task = "fashion-mnist-92";
   r.seed = 3;
@@ -168,6 +170,20 @@ TEST(Results, TrainRunRoundTripsWithTheSharedFields) {
     EXPECT_TRUE(t.contains(key)) << key;
   }
   EXPECT_EQ(to_json(train_run_from_json(j)), j);
+}
+
+// Typed settings beside the backend's extras, in one flat object; records
+// written before the typed fields (every value a string) read the same.
+TEST(Results, EffectiveIsTypedAndReadsTheOldStrings) {
+  const auto j = to_json(sample_result())["effective"];
+  EXPECT_EQ(j, (nlohmann::json{{"threads", 2}, {"device", "cpu"},
+                               {"layout", "NCHW"}}));
+  const auto old = effective_from_json(
+      {{"threads", "4"}, {"precision", "bf16"}, {"graph_builds", "2"}});
+  EXPECT_EQ(old.threads, 4);
+  EXPECT_EQ(old.precision, "bf16");
+  EXPECT_EQ(old.extras, (std::map<std::string, std::string>{{"graph_builds", "2"}}));
+  EXPECT_EQ(to_json(backend::Effective{}), nlohmann::json::object());
 }
 
 // One mapping from exceptions to states for every harness.

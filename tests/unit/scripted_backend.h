@@ -89,8 +89,8 @@ class ScriptedExecutable : public backend::Executable {
   double last_loss() override { return at(s_.loss, epoch()); }
   void set_learning_rate(double) override {}
   void synchronize() override {}
-  std::map<std::string, std::string> effective() const override {
-    return {{"backend", "scripted"}};
+  backend::Effective effective() const override {
+    return {1, "cpu", "fp32", "sgd", {{"backend", "scripted"}}};
   }
   host::Tensor output() override { return output_; }
   std::map<std::string, host::Tensor> parameters() override { return {}; }
@@ -132,7 +132,7 @@ class ScriptedBackend : public backend::Backend {
   std::string name() const override { return "scripted"; }
   std::string version() const override { return "test"; }
   backend::Description describe() const override {
-    return {name(), {}, {"cpu"}, {"fp32"}, {"sgd"}};
+    return {name(), {.lr_schedules = true}, {}, {"cpu"}, {"fp32"}, {"sgd"}};
   }
   backend::Support supports(const model::Layer&,
                             const backend::Options& o) const override {

@@ -128,7 +128,7 @@ class OnednnExecutable : public backend::Executable {
     return graph().params->grads(graph().net->stream());
   }
 
-  std::map<std::string, std::string> effective() const override;
+  backend::Effective effective() const override;
 
  private:
   Graph& graph() { return graphs_.at(active_); }
@@ -208,7 +208,7 @@ std::string note_or(const std::map<std::string, std::string>& notes,
   return it == notes.end() ? fallback : it->second;
 }
 
-std::map<std::string, std::string> OnednnExecutable::effective() const {
+backend::Effective OnednnExecutable::effective() const {
   const auto& notes = graph().net->notes();
   const bool bf16 = dt_ == Dt::bf16;
   std::string built;
@@ -216,10 +216,12 @@ std::map<std::string, std::string> OnednnExecutable::effective() const {
     built += (built.empty() ? "" : ", ") + std::to_string(size) +
              (size == train_batch_ ? " (train)" : "");
   return {
-      {"device", "cpu"},
-      {"threads", std::to_string(max_threads())},
-      {"precision", bf16 ? "bf16" : "fp32"},
-      {"cpu_isa", cpu_isa_name()},
+      max_threads(),
+      "cpu",
+      bf16 ? "bf16" : "fp32",
+      backend::describe_optimizer(rule_.options()) +
+          (bf16 ? ", fp32 master weights, bf16 copies" : ""),
+      {{"cpu_isa", cpu_isa_name()},
       {"bf16_path", bf16 ? bf16_path() : "not used (fp32)"},
       {"layout",
        "oneDNN blocked (format_tag::any), e.g. " +
@@ -228,11 +230,8 @@ std::map<std::string, std::string> OnednnExecutable::effective() const {
       {"conv_impl", note_or(notes, "conv_impl", "no convolution")},
       {"built_for_batches", built},
       {"graph_builds", std::to_string(builds_)},
-      {"reference_kernels", note_or(notes, "ref_impls", "none")},
-      {"optimizer", backend::describe_optimizer(rule_.options()) +
-                        (bf16 ? ", fp32 master weights, bf16 copies" : "")},
-      {"parameters", std::to_string(graph().params->count())},
-  };
+       {"reference_kernels", note_or(notes, "ref_impls", "none")},
+       {"parameters", std::to_string(graph().params->count())}}};
 }
 
 }  // namespace

@@ -42,6 +42,7 @@ class OnednnBackend : public backend::Backend {
     std::vector<std::string> precisions = {"fp32"};
     if (cpu_has_bf16()) precisions.push_back("bf16");
     return {name(),
+            {.data_parallel = true, .overlap = false, .lr_schedules = true},
             {{"oneDNN", library()}},
             {"cpu"},
             precisions,

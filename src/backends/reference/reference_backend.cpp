@@ -93,16 +93,14 @@ class ReferenceExecutable : public backend::Executable {
     return by_name(net_.grads());
   }
 
-  std::map<std::string, std::string> effective() const override {
+  backend::Effective effective() const override {
     int64_t count = 0;
     for (const auto& p : net_.params()) count += p.numel();
-    return {
-        {"device", "cpu"},
-        {"threads", std::to_string(omp_get_max_threads())},
-        {"precision", "fp32"},
-        {"layout", "NCHW"},
-        {"optimizer", backend::describe_optimizer(update_.rule().options())},
-        {"parameters", std::to_string(count)}};
+    return {omp_get_max_threads(),
+            "cpu",
+            "fp32",
+            backend::describe_optimizer(update_.rule().options()),
+            {{"layout", "NCHW"}, {"parameters", std::to_string(count)}}};
   }
 
  private:
@@ -127,7 +125,12 @@ class ReferenceBackend : public backend::Backend {
   std::string name() const override { return "reference"; }
   std::string version() const override { return "nnbench reference 1"; }
   backend::Description describe() const override {
-    return {name(), {}, {"cpu"}, {"fp32"}, backend::known_optimizers()};
+    return {name(),
+            {.data_parallel = true, .overlap = false, .lr_schedules = true},
+            {},
+            {"cpu"},
+            {"fp32"},
+            backend::known_optimizers()};
   }
   // Every op of the description: it is the oracle.
   backend::Support supports(const model::Layer& /*layer*/,

@@ -160,15 +160,15 @@ class TorchExecutable : public backend::Executable {
     return out;
   }
 
-  std::map<std::string, std::string> effective() const override {
+  backend::Effective effective() const override {
     return {
-        {"device", device_.str()},
-        {"threads", std::to_string(torch::get_num_threads())},
-        {"interop_threads", std::to_string(torch::get_num_interop_threads())},
-        {"precision", "fp32"},
-        {"layout", "NCHW (LibTorch default)"},
-        {"optimizer", backend::describe_optimizer(options_)},
-        {"parameters", std::to_string(count_parameters())}};
+        torch::get_num_threads(),
+        device_.str(),
+        "fp32",
+        backend::describe_optimizer(options_),
+        {{"interop_threads", std::to_string(torch::get_num_interop_threads())},
+         {"layout", "NCHW (LibTorch default)"},
+         {"parameters", std::to_string(count_parameters())}}};
   }
 
  private:
@@ -249,6 +249,7 @@ class TorchBackend : public backend::Backend {
     for (int i = 0; i < static_cast<int>(torch::cuda::device_count()); ++i)
       devices.push_back("cuda:" + std::to_string(i));
     return {name(),
+            {.data_parallel = true, .overlap = true, .lr_schedules = true},
             {{"LibTorch", TORCH_VERSION}},
             devices,
             {"fp32"},
