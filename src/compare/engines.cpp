@@ -75,7 +75,8 @@ std::string sentence(const ModelVerdict& v) {
 std::vector<ModelVerdict> fastest_engines(
     const std::vector<results::RunResult>& runs, const Options& o) {
   struct CellRuns {
-    results::CaseKey key;  // of its last result; the backend left out
+    results::CaseKey key;  // as ran where one ran; the backend left out
+    bool ran = false;
     std::map<std::string, Engine> engines;
   };
   // model -> cell name -> its runs by engine
@@ -83,12 +84,23 @@ std::vector<ModelVerdict> fastest_engines(
   std::vector<std::string> models;
   for (const auto& r : runs) {
     if (r.kind != "throughput") continue;
-    results::CaseKey k = results::key_of(r);
-    k.what = "";
-    const std::string cell = k.name(results::CaseKey::kBackend);
+    // Cells by the threads asked: a run that failed before its backend
+    // said how many threads it runs ("0": every CPU) shares the cell of
+    // the runs that did; the cell is named by the threads that ran.
+    results::CaseKey asked = results::key_of(r.model, r.kind, r.requested);
+    asked.what = "";
+    if (r.distributed && r.distributed->ranks > 1) {
+      asked.ranks = r.distributed->ranks;
+      asked.engine = r.distributed->engine;
+    }
     if (!by.count(r.model)) models.push_back(r.model);
-    CellRuns& c = by[r.model][cell];
-    c.key = k;
+    CellRuns& c = by[r.model][asked.name(results::CaseKey::kBackend)];
+    if (!c.ran) c.key = asked;
+    if (r.state == results::State::kOk) {
+      c.key = results::key_of(r);
+      c.key.what = "";
+      c.ran = true;
+    }
     Engine& e = c.engines[r.backend];
     if (r.state == results::State::kOk && r.validity.valid() &&
         !r.samples.empty())
@@ -116,7 +128,8 @@ std::vector<ModelVerdict> fastest_engines(
       if (!head || rank(c) > rank(*head)) head = &c;
     std::vector<Cell> judged;
     for (auto& [name, c] : by[m]) {
-      judged.push_back(judge(name.substr(name.find(' ') + 1), c.engines, o));
+      const std::string shown = c.key.name(results::CaseKey::kBackend);
+      judged.push_back(judge(shown.substr(1), c.engines, o));
       for (const auto& [e, x] : c.engines) {
         if (x.side.repetitions.empty()) {
           if (&c == head) v.missing.push_back(e + ": " + x.state);
