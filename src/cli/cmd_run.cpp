@@ -13,6 +13,7 @@
 #include "machine/threads.h"
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
+#include "results/kinds.h"
 #include "scenarios/scenario.h"
 #include "study/launch.h"
 #include "util/atomic_file.h"
@@ -41,7 +42,7 @@ results::RunResult measure(backend::Backend& b, const RunArgs& a,
   c.request = a.request;
   auto rec =
       scenarios::make_scenario(a.scenario)->run(b, c, {peak, a.group.get()});
-  return dynamic_cast<results::RunResult&>(*rec);  // both scenarios of run
+  return results::as<results::RunResult>(*rec);  // both scenarios of run
 }
 
 // Verification against the reference before measuring: a backend that

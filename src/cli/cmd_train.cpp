@@ -13,6 +13,8 @@
 #include "cli/session.h"
 #include "cli/train_report.h"
 #include "machine/threads.h"
+#include "results/kinds.h"
+#include "scenarios/scenario.h"
 #include "train/aggregate.h"
 #include "train/exports.h"
 #include "util/atomic_file.h"
@@ -89,6 +91,29 @@ void write_exports(const TrainArgs& a, const train::Task& task,
                                 inference->dump(2) + "\n");
 }
 
+// The case the training scenario runs: the request's options and the
+// scenario's settings, as a suite file would give them.
+scenarios::Case training_case(const TrainArgs& a, const train::TrainOptions& o) {
+  scenarios::Case c;
+  c.task = a.task;
+  c.request.backend = a.backend;
+  c.request.options.seed = o.seed;
+  c.request.options.device = o.device;
+  c.request.options.threads = o.threads;
+  c.request.options.precision = o.precision;
+  c.request.contention.rule = o.contention;
+  const auto number = [](double x) { return fmt::format("{:.17g}", x); };
+  if (!a.data.empty()) c.settings["data"] = a.data;
+  if (o.epochs > 0) c.settings["epochs"] = std::to_string(o.epochs);
+  if (o.target >= 0) c.settings["target"] = number(o.target);
+  if (o.max_seconds > 0) c.settings["max_seconds"] = number(o.max_seconds);
+  c.settings["include_eval_time"] = o.include_eval_time ? "true" : "false";
+  c.settings["latency"] = o.latency ? "true" : "false";
+  if (o.latency_items > 0)
+    c.settings["latency_items"] = std::to_string(o.latency_items);
+  return c;
+}
+
 int train_command(TrainArgs& a) {
   if (a.list) return list_tasks();
   if (a.task.empty()) throw Error("--task is required (see --list)");
@@ -116,10 +141,15 @@ int train_command(TrainArgs& a) {
   fmt::print(stderr, "nnbench: {} ({} train, {} test) loaded in {:.2f} s\n",
              d.name, d.train.size, d.test.size, load_seconds);
   std::vector<train::TrainRun> runs;
+  const auto training = scenarios::make_scenario("training");
+  scenarios::Context ctx;
+  ctx.dataset = &d;  // loaded once for every seed
   for (uint64_t seed : train::seeds_for(a.seed, a.seeds)) {
     train::TrainOptions o = a.options;
     o.seed = seed;
-    runs.push_back(train::train_task(*b, task, d, o));
+    // Through the training scenario, as a suite runs it.
+    auto rec = training->run(*b, training_case(a, o), ctx);
+    runs.push_back(results::as<train::TrainRun>(*rec));
     print_run(runs.back(), o);
     if (!runs.back().validity.valid() && o.on_contention == "fail") {
       fmt::print(stderr,

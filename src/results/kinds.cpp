@@ -67,6 +67,10 @@ bool known_kind(const std::string& name) {
   return t.kinds.count(name) > 0;
 }
 
+void throw_kind_mismatch(const std::string& kind) {
+  throw Error("a record of kind '" + kind + "' is not the kind asked for");
+}
+
 std::unique_ptr<Record> make_record(const std::string& kind) {
   return find(kind).make();
 }

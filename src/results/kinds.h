@@ -24,6 +24,16 @@ void register_kind(Kind k);
 bool known_kind(const std::string& name);
 // An empty record of the kind (its `kind` set); throws for an unknown one.
 std::unique_ptr<Record> make_record(const std::string& kind);
+// The record as the type its kind is made of (RunResult, TrainRun ...):
+// the one checked downcast, for a caller that asked a scenario of a known
+// kind. Throws nnbench::Error naming the kind it holds.
+[[noreturn]] void throw_kind_mismatch(const std::string& kind);
+template <typename T>
+T& as(Record& r) {
+  if (auto* t = dynamic_cast<T*>(&r)) return *t;
+  throw_kind_mismatch(r.kind);
+}
+
 // The record a JSON object holds, by its "kind" ("throughput" when absent,
 // as schema 2 wrote). Throws nnbench::Error naming an unknown kind.
 std::unique_ptr<Record> record_from_json(const nlohmann::json& j);

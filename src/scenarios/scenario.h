@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "data/dataset.h"
 #include "distributed/group.h"
 #include "machine/peak.h"
 #include "results/record.h"
@@ -35,6 +36,9 @@ struct Context {
   // Data-parallel runs: this process's group (not owned), else null. Only
   // the throughput scenario takes one; the others refuse it.
   distributed::Group* group = nullptr;
+  // Training: the task's dataset already loaded (not owned), so that runs
+  // of several seeds read it once; null: the scenario loads it.
+  const data::Dataset* dataset = nullptr;
 };
 
 class Scenario {

@@ -74,6 +74,9 @@ class Training : public Scenario {
       std::string data;
       const train::TrainOptions o = options_of(c, data);
       const train::Task& t = train::task(c.task);
+      if (ctx.dataset && ctx.dataset->name == t.dataset)
+        return std::make_unique<train::TrainRun>(
+            train::train_task(b, t, *ctx.dataset, o));
       data::DatasetOptions dopt;
       dopt.seq_len = t.seq_len;
       const data::Dataset d = data::load_dataset(t.dataset, data, dopt);
