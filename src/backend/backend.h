@@ -60,6 +60,14 @@ class Unimplemented : public std::runtime_error {
 class OutOfMemory : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// A backend whose work runs in another process (a framework worker): the
+// process died (state crashed) or stopped answering (state timeout).
+class ProcessDied : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+class ProcessHung : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // What a backend can do beyond running layers: each is a method of
 // Executable that throws Unimplemented when false (the conformance suite
@@ -123,6 +131,19 @@ class Executable {
   }
   // Returns when all submitted work has finished.
   virtual void synchronize() = 0;
+  // Steps timed where they run (a framework worker in another process,
+  // whose every call crosses a pipe): `n` steps of `mode` on batches
+  // first, first + 1, ... (modulo the batches loaded), each timed around
+  // the step and the framework's own synchronisation. The harness times
+  // the whole call and checks that the steps fit in it. Backends it can
+  // time itself return false from self_timed() and never get this call.
+  virtual bool self_timed() const { return false; }
+  // Other processes doing this executable's work (a worker's pid), whose
+  // CPU time is the run's own for the contention judgement.
+  virtual std::vector<int> processes() const { return {}; }
+  virtual std::vector<double> timed_steps(Mode mode, int first, int n) {
+    throw Unimplemented("self-timed steps");
+  }
   // From the next train_step on, gradients go through `r` (not owned;
   // null: single process) after backward and before the update.
   virtual void set_gradient_reducer(GradientReducer* r) {
@@ -156,6 +177,10 @@ struct Description {
   std::vector<std::string> devices;     // usable in this process
   std::vector<std::string> precisions;  // compile() accepts these
   std::vector<std::string> optimizers;  // Options::optimizer names it runs
+  // "" when the backend can run here; else why not and how to set it up
+  // (a framework engine whose environment is missing). Such a backend is
+  // listed but left out of "all", and running it is a usage error.
+  std::string unavailable;
 };
 
 // Whether a backend runs something exactly; `why` names the gap.

@@ -10,6 +10,9 @@
 #ifdef NNBENCH_WITH_ONEDNN
 #include "backends/onednn/onednn_backend.h"
 #endif
+#ifdef NNBENCH_WITH_WORKER
+#include "backends/worker/worker_backend.h"
+#endif
 
 namespace nnbench::backend {
 namespace {
@@ -31,6 +34,10 @@ std::vector<Entry>& entries() {
 #endif
 #ifdef NNBENCH_WITH_ONEDNN
       {"onednn", backends::onednn::make_backend},
+#endif
+#ifdef NNBENCH_WITH_WORKER
+      // Frameworks through their own front ends, each in a worker process.
+      {"pytorch", backends::worker::make_pytorch},
 #endif
   };
   return list;

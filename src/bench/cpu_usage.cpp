@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <tuple>
 
@@ -98,7 +99,36 @@ bool judge_contention(const results::CpuUsage& u,
   return false;
 }
 
-UsageProbe::Counters UsageProbe::read() {
+namespace {
+
+// Another process's CPU seconds and context switches (0 when it is gone).
+void add_process(int pid, double* cpu, long* nivcsw, long* nvcsw) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), {});
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return;
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  // Fields 3.. after the name; utime and stime are the 14th and 15th.
+  double utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::atof(field.c_str());
+    if (i == 15) stime = std::atof(field.c_str());
+  }
+  *cpu += (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    long v = 0;
+    if (std::sscanf(line.c_str(), "voluntary_ctxt_switches: %ld", &v) == 1)
+      *nvcsw += v;
+    if (std::sscanf(line.c_str(), "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+      *nivcsw += v;
+  }
+}
+
+}  // namespace
+
+UsageProbe::Counters UsageProbe::read() const {
   Counters c;
   c.wall = std::chrono::duration<double>(
                std::chrono::steady_clock::now().time_since_epoch())
@@ -108,6 +138,7 @@ UsageProbe::Counters UsageProbe::read() {
   c.cpu = tv_seconds(ru.ru_utime) + tv_seconds(ru.ru_stime);
   c.nivcsw = ru.ru_nivcsw;
   c.nvcsw = ru.ru_nvcsw;
+  for (int pid : helpers_) add_process(pid, &c.cpu, &c.nivcsw, &c.nvcsw);
   std::tie(c.busy, c.steal) = proc_stat_seconds();
   return c;
 }

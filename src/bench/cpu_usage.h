@@ -3,6 +3,8 @@
 // threads got their CPUs while it was measured.
 #include <sched.h>
 
+#include <vector>
+
 #include "results/cpu_usage.h"
 #include "results/request.h"
 #include "results/validity.h"
@@ -23,8 +25,14 @@ bool judge_contention(const results::CpuUsage& u,
                       results::Validity& v);
 
 // Samples the counters at start() and returns the difference at stop().
+// The run's own CPU time is this process's plus that of the processes
+// doing its backend's work (a framework worker: Executable::processes()),
+// read from /proc/PID/stat and status: otherwise a worker's busy threads
+// would count as another process's load.
 class UsageProbe {
  public:
+  explicit UsageProbe(std::vector<int> helpers = {})
+      : helpers_(std::move(helpers)) {}
   void start();
   results::CpuUsage stop(int threads) const;
 
@@ -34,7 +42,8 @@ class UsageProbe {
     long nivcsw = 0, nvcsw = 0;
     double busy = -1, steal = -1;  // /proc/stat seconds over the mask
   };
-  static Counters read();
+  Counters read() const;
+  std::vector<int> helpers_;
   Counters start_;
 };
 

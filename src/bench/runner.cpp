@@ -63,12 +63,25 @@ class Loop {
 
   // One step, timed by the caller; the same path for warm-up and measurement.
   void step() {
+    if (exe_.self_timed()) {
+      chunk(1);
+      return;
+    }
     if (train_)
       exe_.train_step(i_++ % n_);
     else
       exe_.infer(i_++ % n_);
     exe_.synchronize();
   }
+  // `n` steps timed by a self-timed backend: their seconds.
+  std::vector<double> chunk(int n) {
+    auto s = exe_.timed_steps(
+        train_ ? backend::Mode::kTrain : backend::Mode::kInfer, i_ % n_, n);
+    i_ += n;
+    return s;
+  }
+  bool self_timed() const { return exe_.self_timed(); }
+  std::vector<int> processes() const { return exe_.processes(); }
   int steps() const { return i_; }
 
  private:
@@ -114,15 +127,64 @@ int effective_threads(const results::RunResult& res,
 // judged: a run whose threads did not get their CPUs is invalid.
 // Ranks of a data-parallel run record the slowest rank's time of each step
 // (they run in lockstep) and stop together.
+// A self-timed backend's steps in chunks, 1, 2, 4 ... at most 64 steps or
+// about a quarter second each: the pipe is crossed once per chunk, and the
+// criteria are asked after every sample. nnbench's clock around each chunk
+// checks the backend's: its steps cannot take longer than the call did.
+void measure_chunks(Loop& loop, const results::RunRequest& r,
+                    const stopping::Rule& stop, results::RunResult& res,
+                    Clock::time_point t0) {
+  results::WorkerClock wc;
+  int k = 1;
+  for (bool done = false; !done;) {
+    // No more steps than a maximum allows, nor, before the minimums hold,
+    // than they still need (by iterations, and by time at the mean step):
+    // steps past the end of the measurement would be run for nothing.
+    const int have = static_cast<int>(res.samples.size());
+    int n = std::min(k, r.stop.max_iterations - have);
+    const double elapsed = seconds_since(t0);
+    if (have < r.stop.min_iterations || elapsed < r.stop.min_seconds) {
+      double need = r.stop.min_iterations - have;
+      if (have > 0 && elapsed < r.stop.min_seconds)
+        need = std::max(need, std::ceil((r.stop.min_seconds - elapsed) /
+                                        (wc.step_seconds / have)));
+      n = std::min<double>(n, std::max(1.0, need));
+    }
+    n = std::max(1, n);
+    const auto t = Clock::now();
+    const auto s = loop.chunk(n);
+    const double wall = seconds_since(t);
+    double sum = 0;
+    for (double x : s) sum += x;
+    if (sum > wall * 1.000001 + 1e-6)
+      throw results::RunError(
+          State::kFailed,
+          fmt::format("the backend's {} step times sum to {:.6f} s, more than "
+                      "the {:.6f} s nnbench measured around them",
+                      s.size(), sum, wall));
+    ++wc.chunks;
+    wc.wall_seconds += wall;
+    wc.step_seconds += sum;
+    for (double x : s) {
+      res.samples.push_back(x);
+      res.stopped_by = stop.ended_by({res.samples, seconds_since(t0)});
+      if ((done = !res.stopped_by.empty())) break;
+    }
+    if (sum / n * 2 * k <= 0.25) k = std::min(2 * k, 64);
+  }
+  res.worker_clock = wc;
+}
+
 void measure(Loop& loop, const results::RunRequest& r, Parallel& par,
              results::RunResult& res) {
   const stopping::Rule stop = stopping::from_rule(r.stop);
   res.stop_criterion = r.stop.criterion;
   res.stop_parameters = stopping::resolved(r.stop);
-  UsageProbe probe;
+  UsageProbe probe(loop.processes());
   probe.start();
   const auto t0 = Clock::now();
-  for (bool done = false; !done;) {
+  if (loop.self_timed()) measure_chunks(loop, r, stop, res, t0);
+  for (bool done = loop.self_timed(); !done;) {
     const auto t = Clock::now();
     loop.step();
     res.samples.push_back(seconds_since(t));

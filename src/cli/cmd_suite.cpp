@@ -45,7 +45,11 @@ study::PlanOptions plan_options(const SuiteArgs& a, const CLI::App& app) {
   study::PlanOptions o;
   o.default_backend = a.request.backend;
   for (const auto& b : backend::backend_names())
-    if (b != backend::kOracle) o.all_backends.push_back(b);
+    // "all": every engine that can run here (a framework whose
+    // environment is missing is left out; naming it runs it, and fails).
+    if (b != backend::kOracle &&
+        backend::make_backend(b)->describe().unavailable.empty())
+      o.all_backends.push_back(b);
   o.base = a.request;
   // Rules given on the command line replace the suite file's.
   for (const char* w : {"--warmup-iters", "--warmup-time"})

@@ -42,6 +42,10 @@ Outcome classify(std::exception_ptr e) {
     return {State::kUnimplemented, x.what(), ""};
   } catch (const backend::OutOfMemory& x) {
     return {State::kOom, x.what(), "allocation"};
+  } catch (const backend::ProcessDied& x) {
+    return {State::kCrashed, x.what(), ""};
+  } catch (const backend::ProcessHung& x) {
+    return {State::kTimeout, x.what(), ""};
   } catch (const std::bad_alloc& x) {
     return {State::kOom, std::string("allocation failed: ") + x.what(),
             "allocation"};

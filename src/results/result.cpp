@@ -171,6 +171,13 @@ json to_json(const RunResult& r) {
                {"last", finite_or_null(r.last_loss)}};
   j["verification"] = r.verification ? to_json(*r.verification) : json();
   if (r.distributed) j["distributed"] = to_json(*r.distributed);
+  if (r.worker_clock)
+    j["worker_clock"] = {
+        {"chunks", r.worker_clock->chunks},
+        {"wall_seconds", r.worker_clock->wall_seconds},
+        {"step_seconds", r.worker_clock->step_seconds},
+        {"gap_seconds",
+         r.worker_clock->wall_seconds - r.worker_clock->step_seconds}};
   return j;
 }
 
@@ -208,6 +215,9 @@ RunResult run_result_from_json(const json& j) {
   r.theoretical_fraction = t.value("theoretical_fraction", 0.0);
   r.first_loss = number_or_nan(j.at("loss").at("first"));
   r.last_loss = number_or_nan(j.at("loss").at("last"));
+  if (const auto w = j.find("worker_clock"); w != j.end())
+    r.worker_clock = WorkerClock{w->at("chunks"), w->at("wall_seconds"),
+                                 w->at("step_seconds")};
   const json v = j.value("verification", json());
   if (!v.is_null()) r.verification = verification_from_json(v);
   const json d = j.value("distributed", json());

@@ -27,6 +27,15 @@ inline constexpr int kOldestReadableSchema = 2;
 
 // A throughput measurement: time per mini-batch of one model on one backend
 // at one batch size (bench/runner.h runs it).
+// A self-timed backend's (framework worker's) steps against nnbench's
+// clock: `chunks` calls took `wall_seconds` as the harness measured them,
+// of which the worker's step times sum to `step_seconds`; the rest is the
+// pipe and the worker's loop.
+struct WorkerClock {
+  int chunks = 0;
+  double wall_seconds = 0, step_seconds = 0;
+};
+
 struct RunResult : Record {
   RunResult() { kind = "throughput"; }
   nlohmann::json serialize() const override;
@@ -64,6 +73,7 @@ struct RunResult : Record {
   // Data-parallel runs: the times above are the slowest rank's per step,
   // the throughput counts the global batch.
   std::optional<DistributedRun> distributed;
+  std::optional<WorkerClock> worker_clock;  // self-timed backends only
 };
 
 nlohmann::json optimizer_json(const backend::Options& o);

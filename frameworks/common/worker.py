@@ -1,0 +1,108 @@
+"""A framework engine's worker: nnbench's C++ harness drives it.
+
+Requests arrive as JSON lines on fd 3, replies leave as JSON lines on fd 4,
+so that whatever the framework prints to stdout or stderr (both go to a
+log the harness reads on failure) never corrupts the protocol. Tensors
+travel in files (tensors.py). The harness owns every rule; the worker only
+builds, runs and times steps:
+
+  hello                        -> framework, version, devices, precisions,
+                                  optimizers, python
+  compile {model, params, options, shapes}
+                               -> effective
+  load_batches {file}          -> ok
+  steps {mode, first, n}       -> seconds (one per step, timed around the
+                                  step and the framework's synchronisation),
+                                  loss (the last step's, training)
+  output|parameters|gradients {file} -> ok (the tensors written)
+  quit
+
+A failure is {"ok": false, "state": "unimplemented" | "oom" | "invalid_args"
+| "failed", "message"}: NotImplementedError is unimplemented, MemoryError
+oom, ValueError invalid_args.
+
+Usage: python worker.py ENGINE.py
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tensors  # noqa: E402
+
+
+def load_engine(path: str):
+    spec = importlib.util.spec_from_file_location("nnbench_engine", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Engine()
+
+
+def environment() -> str:
+    """The Python environment as a package count and the hash of its list."""
+    import hashlib
+    from importlib import metadata
+    pkgs = sorted({f"{d.metadata['Name']}=={d.version}"
+                   for d in metadata.distributions() if d.metadata["Name"]})
+    digest = hashlib.sha256("\n".join(pkgs).encode()).hexdigest()[:16]
+    return f"{sys.prefix}: {len(pkgs)} packages, sha256 {digest}"
+
+
+def state_of(e: BaseException) -> str:
+    if isinstance(e, NotImplementedError):
+        return "unimplemented"
+    if isinstance(e, MemoryError) or "out of memory" in str(e).lower():
+        return "oom"
+    if isinstance(e, ValueError):
+        return "invalid_args"
+    return "failed"
+
+
+def handle(engine, req: dict) -> dict:
+    op = req.get("op")
+    if op == "hello":
+        return {**engine.hello(), "environment": environment()}
+    if op == "compile":
+        params = tensors.read(req["params"])
+        return {"effective": engine.compile(req["model"], params,
+                                            req["options"], req["shapes"])}
+    if op == "load_batches":
+        engine.load_batches(tensors.read(req["file"]))
+        return {}
+    if op == "steps":
+        seconds, loss = engine.steps(req["mode"], int(req["first"]),
+                                     int(req["n"]))
+        return {"seconds": seconds, "loss": loss}
+    if op in ("output", "parameters", "gradients"):
+        tensors.write(req["file"], getattr(engine, op)())
+        return {}
+    if op == "effective":
+        return {"effective": engine.effective()}
+    raise ValueError(f"unknown request '{op}'")
+
+
+def main() -> int:
+    requests = os.fdopen(3, "r", encoding="utf-8")
+    replies = os.fdopen(4, "w", encoding="utf-8")
+    engine = load_engine(sys.argv[1])
+    for line in requests:
+        req = json.loads(line)
+        if req.get("op") == "quit":
+            break
+        try:
+            reply = {"ok": True, **handle(engine, req)}
+        except BaseException as e:  # noqa: BLE001 -- every failure is a state
+            traceback.print_exc(file=sys.stderr)
+            reply = {"ok": False, "state": state_of(e),
+                     "message": f"{type(e).__name__}: {e}"}
+        replies.write(json.dumps(reply) + "\n")
+        replies.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

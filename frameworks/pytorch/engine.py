@@ -1,0 +1,351 @@
+"""PyTorch through Python, eager: nnbench's `pytorch` engine.
+
+Builds the model from nnbench's description with torch.nn modules (the
+layouts of model/params.h are PyTorch's, so weights load as they are),
+runs nnbench's optimizers as torch.optim's own where the formula is the
+same (sgd, adam, rmsprop) and Adadelta with learning_rate scaling the
+update, as nnbench defines it. Each step is timed with perf_counter around
+the step and the loss read to the host (training) or one output element
+read to the host (inference).
+"""
+from __future__ import annotations
+
+import math
+import platform
+import time
+from typing import Dict, List, Tuple
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+def layer_inputs(model: dict, i: int) -> List[int]:
+    ins = model["layers"][i].get("inputs") or []
+    return list(ins) if ins else [i - 1]
+
+
+def attr(layer: dict, key: str, default):
+    return layer.get(key, default)
+
+
+class Net(torch.nn.Module):
+    def __init__(self, model: dict):
+        super().__init__()
+        self.model = model
+        self.layers = model["layers"]
+        self.mods = torch.nn.ModuleDict()
+        self.canonical: Dict[str, torch.nn.Parameter] = {}
+        shapes = self._shapes()
+        for i, l in enumerate(self.layers):
+            first = layer_inputs(model, i)[0]
+            shape = model["input"]["shape"] if first < 0 else shapes[first]
+            m = self._module(l, shape)
+            if m is not None:
+                self.mods[str(i)] = m
+                self._map(l, m)
+
+    def _shapes(self) -> List[list]:
+        """Per-sample output shapes, as model/analysis.cpp infers them."""
+        out: List[list] = []
+        for i, l in enumerate(self.layers):
+            ins = [self.model["input"]["shape"] if j < 0 else out[j]
+                   for j in layer_inputs(self.model, i)]
+            s = list(ins[0])
+            op = l["op"]
+            k = attr(l, "kernel", [1, 1])
+            st = attr(l, "stride", [1, 1])
+            p = attr(l, "pad", [0, 0])
+            if op == "linear":
+                s = s[:-1] + [l["out"]]
+            elif op in ("conv2d", "max_pool2d", "avg_pool2d"):
+                def dim(n, a):
+                    span = n + 2 * p[a] - k[a]
+                    if op != "conv2d" and attr(l, "ceil_mode", False):
+                        o = -(-span // st[a]) + 1
+                        if (o - 1) * st[a] >= n + p[a]:
+                            o -= 1
+                        return o
+                    return span // st[a] + 1
+                s = [l["out"] if op == "conv2d" else s[0], dim(s[1], 0),
+                     dim(s[2], 1)]
+            elif op == "global_avg_pool":
+                s = [s[0]]
+            elif op == "seq_mean":
+                s = [s[1]]
+            elif op == "flatten":
+                s = [int(np.prod(s))]
+            elif op == "concat":
+                s = [sum(x[0] for x in ins)] + s[1:]
+            elif op == "zero_pad_shortcut":
+                s = [l["out"], -(-s[1] // st[0]), -(-s[2] // st[1])]
+            elif op == "embedding":
+                s = s + [l["out"]]
+            elif op == "one_hot":
+                s = s + [l["vocab"]]
+            elif op == "lstm":
+                width = l["out"] * (2 if attr(l, "bidirectional", False) else 1)
+                s = [s[0], width] if attr(l, "sequences", True) else [width]
+            out.append(s)
+        return out
+
+    def _module(self, l: dict, shape: list):
+        op = l["op"]
+        if op == "linear":
+            return torch.nn.Linear(shape[-1], l["out"],
+                                   bias=attr(l, "bias", True))
+        if op == "conv2d":
+            return torch.nn.Conv2d(shape[0], l["out"], tuple(l["kernel"]),
+                                   stride=tuple(attr(l, "stride", [1, 1])),
+                                   padding=tuple(attr(l, "pad", [0, 0])),
+                                   groups=attr(l, "groups", 1),
+                                   bias=attr(l, "bias", True))
+        if op == "batch_norm":
+            cls = torch.nn.BatchNorm2d if len(shape) == 3 else torch.nn.BatchNorm1d
+            return cls(shape[0], eps=attr(l, "eps", 1e-5),
+                       momentum=attr(l, "momentum", 0.1))
+        if op == "dropout":
+            return torch.nn.Dropout(attr(l, "p", 0.0))
+        if op == "embedding":
+            return torch.nn.Embedding(l["vocab"], l["out"])
+        if op == "lstm":
+            m = torch.nn.LSTM(shape[1], l["out"],
+                              num_layers=attr(l, "num_layers", 1),
+                              bidirectional=attr(l, "bidirectional", False),
+                              batch_first=True)
+            if attr(l, "lstm_biases", 1) == 1:
+                # One bias per gate (Keras): PyTorch's second is held at 0.
+                for name, p in m.named_parameters():
+                    if "bias_hh" in name:
+                        with torch.no_grad():
+                            p.zero_()
+                        p.requires_grad_(False)
+            return m
+        return None
+
+    def _map(self, l: dict, m: torch.nn.Module) -> None:
+        name = l["name"]
+        if l["op"] != "lstm":
+            for suffix, p in m.named_parameters():
+                self.canonical[f"{name}.{suffix}"] = p
+            return
+        dirs = ["", "_reverse"] if attr(l, "bidirectional", False) else [""]
+        for k in range(attr(l, "num_layers", 1)):
+            for d in dirs:
+                base = f"{name}.l{k}{d}"
+                self.canonical[f"{base}.w_ih"] = getattr(m, f"weight_ih_l{k}{d}")
+                self.canonical[f"{base}.w_hh"] = getattr(m, f"weight_hh_l{k}{d}")
+                self.canonical[f"{base}.b_ih"] = getattr(m, f"bias_ih_l{k}{d}")
+                if attr(l, "lstm_biases", 1) == 2:
+                    self.canonical[f"{base}.b_hh"] = getattr(m, f"bias_hh_l{k}{d}")
+
+    def forward(self, x):
+        outs = []
+        for i, l in enumerate(self.layers):
+            ins = [x if j < 0 else outs[j] for j in layer_inputs(self.model, i)]
+            outs.append(self._run(i, l, ins))
+        return outs[-1]
+
+    def _run(self, i: int, l: dict, ins):
+        op, x = l["op"], ins[0]
+        k = tuple(attr(l, "kernel", [1, 1]))
+        st = tuple(attr(l, "stride", [1, 1]))
+        p = tuple(attr(l, "pad", [0, 0]))
+        if op == "max_pool2d":
+            return F.max_pool2d(x, k, st, p, ceil_mode=attr(l, "ceil_mode", False))
+        if op == "avg_pool2d":
+            return F.avg_pool2d(x, k, st, p, ceil_mode=attr(l, "ceil_mode", False),
+                                count_include_pad=True)
+        if op == "global_avg_pool":
+            return x.mean((2, 3))
+        if op == "seq_mean":
+            return x.mean(1)
+        if op == "relu":
+            return torch.relu(x)
+        if op == "sigmoid":
+            return torch.sigmoid(x)
+        if op == "tanh":
+            return torch.tanh(x)
+        if op == "softmax":
+            return torch.softmax(x, -1)
+        if op == "lrn":
+            return F.local_response_norm(x, attr(l, "size", 5), attr(l, "alpha", 1e-4),
+                                         attr(l, "beta", 0.75), attr(l, "k", 1.0))
+        if op == "flatten":
+            return x.flatten(1)
+        if op == "add":
+            return ins[0] + ins[1]
+        if op == "concat":
+            return torch.cat(ins, 1)
+        if op == "zero_pad_shortcut":
+            y = x[:, :, ::st[0], ::st[1]]
+            extra = l["out"] - x.shape[1]
+            lo = extra // 2
+            return F.pad(y, (0, 0, 0, 0, lo, extra - lo))
+        if op == "one_hot":
+            return F.one_hot(x, l["vocab"]).to(torch.float32)
+        if op == "lstm":
+            seq, (h, _) = self.mods[str(i)](x)
+            if attr(l, "sequences", True):
+                return seq
+            if not attr(l, "bidirectional", False):
+                return h[-1]
+            return torch.cat([h[-2], h[-1]], 1)
+        if str(i) in self.mods:
+            return self.mods[str(i)](x)
+        raise NotImplementedError(f"layer '{l['name']}' ({op})")
+
+
+class Adadelta(torch.optim.Optimizer):
+    """torch.optim.Adadelta's formula with learning_rate scaling the update."""
+
+    def __init__(self, params, lr, rho, eps, weight_decay):
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps,
+                                      weight_decay=weight_decay))
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p.grad is None:
+                    continue
+                grad = p.grad
+                if g["weight_decay"]:
+                    grad = grad.add(p, alpha=g["weight_decay"])
+                s = self.state[p]
+                if not s:
+                    s["sq"] = torch.zeros_like(p)
+                    s["acc"] = torch.zeros_like(p)
+                s["sq"].mul_(g["rho"]).addcmul_(grad, grad, value=1 - g["rho"])
+                delta = (s["acc"].add(g["eps"]).sqrt_()
+                         .div_(s["sq"].add(g["eps"]).sqrt_()).mul_(grad))
+                s["acc"].mul_(g["rho"]).addcmul_(delta, delta, value=1 - g["rho"])
+                p.add_(delta, alpha=-g["lr"])
+
+
+def make_optimizer(params, o: dict):
+    name = o["optimizer"]
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=o["learning_rate"], momentum=o["momentum"],
+                               nesterov=o["nesterov"], weight_decay=o["weight_decay"])
+    if name == "adam":
+        return torch.optim.Adam(params, lr=o["learning_rate"],
+                                betas=(o["beta1"], o["beta2"]), eps=o["eps"],
+                                weight_decay=o["weight_decay"])
+    if name == "rmsprop":
+        return torch.optim.RMSprop(params, lr=o["learning_rate"], alpha=o["alpha"],
+                                   eps=o["eps"], momentum=o["momentum"],
+                                   weight_decay=o["weight_decay"])
+    if name == "adadelta":
+        return Adadelta(params, o["learning_rate"], o["rho"], o["eps"],
+                        o["weight_decay"])
+    raise NotImplementedError(f"optimizer '{name}'")
+
+
+def describe_optimizer(o: dict) -> str:
+    name = o["optimizer"]
+    extra = {"sgd": f"momentum {o['momentum']:g}" + (" nesterov" if o["nesterov"] else ""),
+             "adam": f"betas {o['beta1']:g} {o['beta2']:g} eps {o['eps']:g}",
+             "rmsprop": f"alpha {o['alpha']:g} eps {o['eps']:g} momentum {o['momentum']:g}",
+             "adadelta": f"rho {o['rho']:g} eps {o['eps']:g}"}[name]
+    wd = f" weight decay {o['weight_decay']:g}" if o["weight_decay"] else ""
+    impl = "nnbench's formula in Python" if name == "adadelta" else f"torch.optim.{type_name(name)}"
+    return f"{name} lr {o['learning_rate']:g} {extra}{wd} ({impl})"
+
+
+def type_name(name: str) -> str:
+    return {"sgd": "SGD", "adam": "Adam", "rmsprop": "RMSprop"}[name]
+
+
+class Engine:
+    def __init__(self):
+        self.net = None
+        self.batches: List[Tuple[torch.Tensor, torch.Tensor]] = []
+        self.out = None
+        self.options: dict = {}
+
+    def hello(self) -> dict:
+        devices = ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+        return {"framework": "PyTorch", "version": torch.__version__,
+                "python": platform.python_version(), "devices": devices,
+                "precisions": ["fp32"],
+                "optimizers": ["sgd", "adam", "rmsprop", "adadelta"]}
+
+    def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
+        if options["precision"] != "fp32":
+            raise NotImplementedError(f"precision {options['precision']} "
+                                      "(the pytorch engine runs fp32)")
+        self.options = options
+        self.device = torch.device(options["device"])
+        if options["threads"] > 0:
+            torch.set_num_threads(options["threads"])
+        torch.manual_seed(options["seed"])
+        self.model = model
+        self.net = Net(model)
+        with torch.no_grad():
+            for name, p in self.net.canonical.items():
+                if name not in params:
+                    raise ValueError(f"no initial value for parameter {name}")
+                p.copy_(torch.from_numpy(params[name]))
+        self.net.to(self.device)
+        self.opt = make_optimizer([p for p in self.net.parameters()
+                                   if p.requires_grad], options)
+        self.bce = model["loss"] == "sigmoid_binary_cross_entropy"
+        return self.effective()
+
+    def effective(self) -> dict:
+        return {"threads": torch.get_num_threads(), "device": str(self.device),
+                "precision": "fp32",
+                "optimizer": describe_optimizer(self.options),
+                "interop_threads": str(torch.get_num_interop_threads()),
+                "framework": f"PyTorch {torch.__version__} (eager, Python "
+                             f"{platform.python_version()})"}
+
+    def load_batches(self, t: dict) -> None:
+        self.batches = []
+        n = sum(1 for k in t if k.startswith("input."))
+        for i in range(n):
+            x = torch.from_numpy(t[f"input.{i}"]).to(self.device)
+            y = torch.from_numpy(t[f"labels.{i}"]).to(self.device)
+            if self.bce:
+                y = y.to(torch.float32)
+            self.batches.append((x, y))
+
+    def loss(self, out, y):
+        if self.bce:
+            return F.binary_cross_entropy_with_logits(out, y)
+        return F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
+
+    def steps(self, mode: str, first: int, n: int):
+        seconds = []
+        loss = None
+        train = mode == "train"
+        self.net.train(train)
+        for s in range(n):
+            x, y = self.batches[(first + s) % len(self.batches)]
+            t0 = time.perf_counter()
+            if train:
+                self.opt.zero_grad()
+                self.out = self.net(x)
+                lt = self.loss(self.out, y)
+                lt.backward()
+                self.opt.step()
+                loss = lt.item()  # to the host: the step is done
+            else:
+                with torch.inference_mode():
+                    self.out = self.net(x)
+                    self.out.reshape(-1)[0].item()
+            seconds.append(time.perf_counter() - t0)
+        if loss is not None and not math.isfinite(loss):
+            loss = None
+        return seconds, loss
+
+    def output(self) -> dict:
+        return {"output": self.out.detach().cpu().float().numpy()}
+
+    def parameters(self) -> dict:
+        return {k: p.detach().cpu().numpy() for k, p in self.net.canonical.items()}
+
+    def gradients(self) -> dict:
+        return {k: p.grad.detach().cpu().numpy()
+                for k, p in self.net.canonical.items() if p.grad is not None}

@@ -1,0 +1,198 @@
+#include "backends/worker/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include "backend/backend.h"
+#include "util/error.h"
+#include "util/lifeline.h"
+
+extern char** environ;
+
+namespace nnbench::backends::worker {
+namespace {
+
+void set_cloexec(int fd) { fcntl(fd, F_SETFD, FD_CLOEXEC); }
+
+}  // namespace
+
+Process::Process(const std::vector<std::string>& argv,
+                 const std::map<std::string, std::string>& env,
+                 const std::string& log_path)
+    : log_(log_path) {
+  // A worker that died makes writes to its pipe fail with EPIPE, which
+  // request() reports; the signal would end nnbench instead.
+  signal(SIGPIPE, SIG_IGN);
+  int req[2], rep[2];
+  if (pipe(req) != 0 || pipe(rep) != 0)
+    throw Error(std::string("cannot make the worker's pipes: ") +
+                std::strerror(errno));
+  for (int fd : {req[0], req[1], rep[0], rep[1]}) set_cloexec(fd);
+  // Everything the child needs is prepared before fork: after it, only
+  // async-signal-safe calls.
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv(*e);
+    if (!env.count(kv.substr(0, kv.find('=')))) env_text.push_back(kv);
+  }
+  for (const auto& [k, v] : env) env_text.push_back(k + "=" + v);
+  std::vector<char*> envp, args;
+  for (auto& s : env_text) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& s : argv_copy) args.push_back(s.data());
+  args.push_back(nullptr);
+  const int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log_fd < 0)
+    throw Error("cannot write the worker's log " + log_path + ": " +
+                std::strerror(errno));
+  const pid_t parent = getpid();
+  pid_ = fork();
+  if (pid_ < 0) throw Error(std::string("fork: ") + std::strerror(errno));
+  if (pid_ == 0) {
+    util::lifeline::die_with_parent(parent);
+    // Copies above 10 first (close-on-exec): a pipe end may already be fd
+    // 3 or 4, and dup2 onto itself would keep its close-on-exec flag.
+    // dup2 clears the flag on the descriptors the worker keeps.
+    const int a = fcntl(req[0], F_DUPFD_CLOEXEC, 10);
+    const int b = fcntl(rep[1], F_DUPFD_CLOEXEC, 10);
+    const int c = fcntl(log_fd, F_DUPFD_CLOEXEC, 10);
+    if (a < 0 || b < 0 || c < 0 || dup2(a, 3) < 0 || dup2(b, 4) < 0 ||
+        dup2(c, 1) < 0 || dup2(c, 2) < 0)
+      _exit(127);
+    const int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) dup2(null_fd, 0);
+    execve(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  close(log_fd);
+  close(req[0]);
+  close(rep[1]);
+  to_ = req[1];
+  from_ = rep[0];
+  util::lifeline::add_child(pid_, false);
+}
+
+Process::~Process() {
+  if (to_ >= 0) {
+    const char quit[] = "{\"op\":\"quit\"}\n";
+    [[maybe_unused]] ssize_t n = write(to_, quit, sizeof quit - 1);
+    close(to_);
+  }
+  if (from_ >= 0) close(from_);
+  if (pid_ > 0 && !reaped_) {
+    // A moment to exit on its own, then killed.
+    for (int i = 0; i < 50 && !reaped_; ++i) {
+      if (waitpid(pid_, &status_, WNOHANG) == pid_) reaped_ = true;
+      else usleep(20000);
+    }
+    if (!reaped_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status_, 0);
+    }
+  }
+  if (pid_ > 0) util::lifeline::remove_child(pid_);
+}
+
+std::string Process::log_tail(int n) const {
+  std::ifstream in(log_);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty()) lines.push_back(l);
+  std::string out;
+  for (size_t i = lines.size() > size_t(n) ? lines.size() - n : 0;
+       i < lines.size(); ++i)
+    out += (out.empty() ? "" : " | ") + lines[i];
+  return out;
+}
+
+std::string Process::died() {
+  if (!reaped_) {
+    // Closed its pipe: give it a moment to finish exiting.
+    for (int i = 0; i < 100 && !reaped_; ++i) {
+      if (waitpid(pid_, &status_, WNOHANG) == pid_) reaped_ = true;
+      else usleep(10000);
+    }
+  }
+  if (!reaped_) return "the worker closed its pipe";
+  if (WIFSIGNALED(status_))
+    return "the worker was killed by signal " +
+           std::to_string(WTERMSIG(status_)) + " (" +
+           strsignal(WTERMSIG(status_)) + ")";
+  return "the worker exited with code " + std::to_string(WEXITSTATUS(status_));
+}
+
+nlohmann::json Process::request(const nlohmann::json& req,
+                                double timeout_seconds) {
+  const auto tail = [&] {
+    const std::string t = log_tail(5);
+    return t.empty() ? std::string() : "; its last output: " + t;
+  };
+  std::string line = req.dump() + "\n";
+  for (size_t done = 0; done < line.size();) {
+    const ssize_t n = write(to_, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw backend::ProcessDied(died() + tail());
+    done += static_cast<size_t>(n);
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto deadline =
+      Clock::now() + std::chrono::duration<double>(timeout_seconds);
+  size_t eol;
+  while ((eol = buffer_.find('\n')) == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - Clock::now())
+                          .count();
+    if (left <= 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status_, 0);
+      reaped_ = true;
+      throw backend::ProcessHung(
+          "the worker did not answer '" + req.value("op", "") + "' within " +
+          std::to_string(static_cast<int>(timeout_seconds)) +
+          " s and was killed" + tail());
+    }
+    pollfd p{from_, POLLIN, 0};
+    const int r = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    if (r < 0 && errno == EINTR) {
+      util::lifeline::check();
+      continue;
+    }
+    if (r <= 0) continue;
+    char buf[65536];
+    const ssize_t n = read(from_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw backend::ProcessDied(died() + tail());
+    buffer_.append(buf, static_cast<size_t>(n));
+  }
+  const std::string text = buffer_.substr(0, eol);
+  buffer_.erase(0, eol + 1);
+  nlohmann::json reply;
+  try {
+    reply = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    reply = nullptr;
+  }
+  if (!reply.is_object() || !reply.contains("ok"))
+    throw std::runtime_error("the worker answered '" + req.value("op", "") +
+                             "' with garbage: '" + text.substr(0, 200) + "'" +
+                             tail());
+  if (reply["ok"] == true) return reply;
+  const std::string state = reply.value("state", "failed");
+  const std::string message = reply.value("message", "no message");
+  if (state == "unimplemented") throw backend::Unimplemented(message);
+  if (state == "oom") throw backend::OutOfMemory(message);
+  if (state == "invalid_args") throw Error(message);
+  throw std::runtime_error(message + tail());
+}
+
+}  // namespace nnbench::backends::worker

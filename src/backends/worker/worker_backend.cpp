@@ -1,0 +1,319 @@
+#include "backends/worker/worker_backend.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "backend/optimizer.h"
+#include "backends/worker/process.h"
+#include "backends/worker/tensor_file.h"
+#include "model/model_file.h"
+#include "model/params.h"
+#include "util/error.h"
+#include "util/paths.h"
+
+namespace nnbench::backends::worker {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// How long a request may take before the worker counts as hung: generous,
+// since one chunk of a slow model's steps is one request.
+double timeout_seconds() {
+  if (const char* t = std::getenv("NNBENCH_WORKER_TIMEOUT"); t && *t)
+    return std::atof(t);
+  return 600;
+}
+
+std::string frameworks_dir() {
+  if (const char* d = std::getenv("NNBENCH_FRAMEWORKS"); d && *d) return d;
+  return util::shipped_path("frameworks", "frameworks");
+}
+
+// The interpreter that runs the framework's worker, "" when none exists.
+std::string python_of(const Framework& f) {
+  for (const auto& p : f.pythons) {
+    const std::string path =
+        p.rfind("venv:", 0) == 0
+            ? venvs_dir() + "/" + p.substr(5) + "/bin/python"
+            : p;
+    if (access(path.c_str(), X_OK) == 0) return path;
+  }
+  return "";
+}
+
+// A folder of its own for the tensors handed to one worker and its log.
+class Scratch {
+ public:
+  Scratch() {
+    std::string t = (fs::temp_directory_path() / "nnbench-worker-XXXXXX");
+    if (!mkdtemp(t.data()))
+      throw Error("cannot make a folder for the worker in " +
+                  fs::temp_directory_path().string());
+    dir_ = t;
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string file(const std::string& name) const { return dir_ + "/" + name; }
+
+ private:
+  std::string dir_;
+};
+
+std::unique_ptr<Process> start(const Framework& f, const std::string& python,
+                               const Scratch& s) {
+  const std::string dir = frameworks_dir();
+  if (dir.empty() || !fs::exists(dir + "/common/worker.py"))
+    throw Error("the framework workers are not found (frameworks/ beside the "
+                "binary or in its source tree; NNBENCH_FRAMEWORKS names "
+                "another)");
+  return std::make_unique<Process>(
+      std::vector<std::string>{python, "-u", dir + "/common/worker.py",
+                               dir + "/" + f.folder + "/engine.py"},
+      std::map<std::string, std::string>{{"PYTHONDONTWRITEBYTECODE", "1"}},
+      s.file("worker.log"));
+}
+
+backend::Effective effective_of(const json& j) {
+  backend::Effective e;
+  for (const auto& [k, v] : j.items()) {
+    if (k == "threads")
+      e.threads = v.get<int>();
+    else if (k == "device")
+      e.device = v;
+    else if (k == "precision")
+      e.precision = v;
+    else if (k == "optimizer")
+      e.optimizer = v;
+    else
+      e.extras[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  }
+  return e;
+}
+
+json options_json(const backend::Options& o) {
+  return {{"device", o.device},         {"threads", o.threads},
+          {"seed", o.seed},             {"precision", o.precision},
+          {"optimizer", o.optimizer},   {"learning_rate", o.learning_rate},
+          {"momentum", o.momentum},     {"nesterov", o.nesterov},
+          {"weight_decay", o.weight_decay}, {"beta1", o.beta1},
+          {"beta2", o.beta2},           {"alpha", o.alpha},
+          {"rho", o.rho},               {"eps", o.eps}};
+}
+
+class WorkerExecutable : public backend::Executable {
+ public:
+  WorkerExecutable(const Framework& f, const std::string& python,
+                   const model::Model& m, const backend::Options& o,
+                   const backend::Shapes& shapes)
+      : process_(start(f, python, scratch_)) {
+    std::map<std::string, host::Tensor> params;
+    for (auto& p : model::init_params(m, o.seed)) {
+      host::Tensor t;
+      t.shape = p.spec.shape;
+      t.f = std::move(p.data);
+      params[p.spec.name] = std::move(t);
+    }
+    write_tensors(scratch_.file("params"), params);
+    json sizes = json::array();
+    for (int64_t b : shapes.infer_batches) sizes.push_back(b);
+    const json reply = process_->request(
+        {{"op", "compile"},
+         {"model", model::to_json(m)},
+         {"params", scratch_.file("params")},
+         {"options", options_json(o)},
+         {"shapes", {{"train_batch", shapes.train_batch},
+                     {"infer_batches", sizes}}}},
+        timeout_seconds());
+    effective_ = effective_of(reply.at("effective"));
+    effective_.extras["python"] = python;
+    effective_.extras["worker"] = f.folder + "/engine.py";
+  }
+
+  void load_batches(const std::vector<host::Batch>& batches) override {
+    std::map<std::string, host::Tensor> t;
+    for (size_t i = 0; i < batches.size(); ++i) {
+      t["input." + std::to_string(i)] = batches[i].input;
+      t["labels." + std::to_string(i)] = batches[i].labels;
+    }
+    write_tensors(scratch_.file("batches"), t);
+    process_->request({{"op", "load_batches"}, {"file", scratch_.file("batches")}},
+                      timeout_seconds());
+    count_ = static_cast<int>(batches.size());
+  }
+
+  void infer(int batch) override { timed_steps(backend::Mode::kInfer, batch, 1); }
+  void train_step(int batch) override {
+    timed_steps(backend::Mode::kTrain, batch, 1);
+  }
+  double last_loss() override { return loss_; }
+  void synchronize() override {}  // every reply comes after the work
+  bool self_timed() const override { return true; }
+  std::vector<int> processes() const override { return {process_->pid()}; }
+
+  std::vector<double> timed_steps(backend::Mode mode, int first,
+                                  int n) override {
+    const json reply = process_->request(
+        {{"op", "steps"},
+         {"mode", mode == backend::Mode::kTrain ? "train" : "infer"},
+         {"first", first},
+         {"n", n}},
+        timeout_seconds());
+    std::vector<double> s;
+    try {
+      s = reply.at("seconds").get<std::vector<double>>();
+      const json& l = reply.at("loss");
+      if (mode == backend::Mode::kTrain)
+        loss_ = l.is_null() ? std::nan("") : l.get<double>();
+    } catch (const json::exception& e) {
+      throw std::runtime_error(std::string("the worker's steps reply: ") +
+                               e.what());
+    }
+    if (static_cast<int>(s.size()) != n)
+      throw std::runtime_error("the worker ran " + std::to_string(s.size()) +
+                               " steps for " + std::to_string(n) + " asked");
+    for (double x : s)
+      if (!(x >= 0)) throw std::runtime_error("the worker timed a step at " +
+                                              std::to_string(x) + " s");
+    return s;
+  }
+
+  backend::Effective effective() const override { return effective_; }
+
+  host::Tensor output() override { return fetch("output").at("output"); }
+  std::map<std::string, host::Tensor> parameters() override {
+    return fetch("parameters");
+  }
+  std::map<std::string, host::Tensor> gradients() override {
+    return fetch("gradients");
+  }
+
+ private:
+  std::map<std::string, host::Tensor> fetch(const std::string& what) {
+    const std::string file = scratch_.file(what);
+    process_->request({{"op", what}, {"file", file}}, timeout_seconds());
+    return read_tensors(file);
+  }
+
+  Scratch scratch_;  // before the process: it outlives it
+  std::unique_ptr<Process> process_;
+  backend::Effective effective_;
+  int count_ = 0;
+  double loss_ = std::nan("");
+};
+
+// What hello said, once per framework per process: starting Python and
+// importing a framework takes a second or more.
+struct Hello {
+  std::string python, unavailable;
+  json reply;
+};
+
+const Hello& hello(const Framework& f) {
+  static std::mutex mu;
+  static std::map<std::string, Hello> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  if (const auto it = cache.find(f.name); it != cache.end()) return it->second;
+  Hello h;
+  h.python = python_of(f);
+  if (h.python.empty()) {
+    h.unavailable = "no Python environment for " + f.name + ": run " + f.setup;
+  } else {
+    try {
+      Scratch s;
+      auto p = start(f, h.python, s);
+      h.reply = p->request({{"op", "hello"}}, timeout_seconds());
+    } catch (const std::exception& e) {
+      h.unavailable = f.name + " does not start in " + h.python + " (" +
+                      e.what() + "): run " + f.setup;
+    }
+  }
+  return cache.emplace(f.name, std::move(h)).first->second;
+}
+
+class WorkerBackend : public backend::Backend {
+ public:
+  explicit WorkerBackend(Framework f) : f_(std::move(f)) {}
+  std::string name() const override { return f_.name; }
+  std::string version() const override {
+    const Hello& h = hello(f_);
+    if (!h.unavailable.empty()) return f_.name + " (not set up)";
+    return h.reply.value("framework", f_.name) + " " +
+           h.reply.value("version", "?") + " (Python " +
+           h.reply.value("python", "?") + ")";
+  }
+  backend::Description describe() const override {
+    const Hello& h = hello(f_);
+    backend::Description d;
+    d.name = f_.name;
+    d.can = f_.can;
+    d.unavailable = h.unavailable;
+    if (!h.unavailable.empty()) return d;
+    const json& r = h.reply;
+    d.libraries = {{r.value("framework", f_.name), r.value("version", "?")},
+                   {"Python", r.value("python", "?")}};
+    if (r.contains("environment"))
+      d.libraries["environment"] = r["environment"].get<std::string>();
+    d.devices = r.value("devices", std::vector<std::string>{"cpu"});
+    d.precisions = r.value("precisions", std::vector<std::string>{"fp32"});
+    d.optimizers = r.value("optimizers", std::vector<std::string>{});
+    return d;
+  }
+  backend::Support supports(const model::Layer& l,
+                            const backend::Options& o) const override {
+    const auto d = describe();
+    if (!d.unavailable.empty()) return backend::Support::no(d.unavailable);
+    const json ops = hello(f_).reply.value("unsupported_ops", json::object());
+    const std::string op(model::op_name(l.op));
+    if (ops.contains(op))
+      return backend::Support::no("layer '" + l.name + "' (" + op + "): " +
+                                  ops[op].get<std::string>());
+    return backend::supports_options(d, o);
+  }
+  std::unique_ptr<backend::Executable> compile(
+      const model::Model& m, const backend::Options& o,
+      const backend::Shapes& shapes) override {
+    const Hello& h = hello(f_);
+    if (!h.unavailable.empty()) throw Error(h.unavailable);
+    if (const auto s = backend::supports_model(*this, m, o); !s)
+      throw backend::Unimplemented(s.why);
+    return std::make_unique<WorkerExecutable>(f_, h.python, m, o, shapes);
+  }
+
+ private:
+  Framework f_;
+};
+
+}  // namespace
+
+std::string venvs_dir() {
+  if (const char* d = std::getenv("NNBENCH_VENVS"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x)
+    return std::string(x) + "/nnbench/venvs";
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/tmp") + "/.local/share/nnbench/venvs";
+}
+
+std::unique_ptr<backend::Backend> make_worker_backend(Framework f) {
+  return std::make_unique<WorkerBackend>(std::move(f));
+}
+
+std::unique_ptr<backend::Backend> make_pytorch() {
+  // PyTorch 2.x in its own environment when set up (scripts/setup
+  // pytorch: a several-GB CUDA build from the index), else Debian's
+  // python3-torch 1.13, which scripts/setup installs everywhere.
+  return make_worker_backend(
+      {"pytorch",
+       "pytorch",
+       {"venv:pytorch", "/usr/bin/python3"},
+       "scripts/setup (Debian's python3-torch) or scripts/setup pytorch",
+       {.data_parallel = false, .overlap = false, .lr_schedules = false}});
+}
+
+}  // namespace nnbench::backends::worker

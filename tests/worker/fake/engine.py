@@ -1,0 +1,70 @@
+"""A fake framework engine for the worker protocol's tests.
+
+FAKE_MODE picks its behaviour:
+  sleep    each step sleeps FAKE_STEP seconds (default 0.01) and reports it;
+  crash    dies by SIGSEGV at the first step;
+  hang     never answers the first step;
+  garbage  answers the first step with a line that is not JSON;
+  chatty   prints to stdout and stderr around every answer (harmless);
+  liar     reports each step as 10 s (more than the call took);
+  unimpl   refuses to compile with NotImplementedError naming a layer.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+
+MODE = os.environ.get("FAKE_MODE", "sleep")
+STEP = float(os.environ.get("FAKE_STEP", "0.01"))
+
+
+class Engine:
+    def hello(self):
+        return {"framework": "Fake", "version": "0.1", "python": "3",
+                "devices": ["cpu"], "precisions": ["fp32"],
+                "optimizers": ["sgd"]}
+
+    def compile(self, model, params, options, shapes):
+        if MODE == "unimpl":
+            raise NotImplementedError("layer 'dense_1' (linear): fake refuses it")
+        self.params = params
+        self.out = np.zeros((2, 10), np.float32)
+        return {"threads": options["threads"], "device": "cpu",
+                "precision": "fp32", "optimizer": "none (fake)"}
+
+    def load_batches(self, t):
+        self.n = sum(1 for k in t if k.startswith("input."))
+
+    def steps(self, mode, first, n):
+        if MODE == "crash":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if MODE == "hang":
+            time.sleep(3600)
+        if MODE == "garbage":
+            os.write(4, b"this is not json\n")
+            time.sleep(3600)
+        if MODE == "chatty":
+            print("a framework's chatter on stdout", flush=True)
+            print("and on stderr", file=sys.stderr, flush=True)
+        out = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            time.sleep(STEP)
+            out.append(10.0 if MODE == "liar" else time.perf_counter() - t0)
+        return out, (0.5 if mode == "train" else None)
+
+    def output(self):
+        return {"output": self.out}
+
+    def parameters(self):
+        return self.params
+
+    def gradients(self):
+        return {}
+
+    def effective(self):
+        return {}

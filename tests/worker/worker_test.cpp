@@ -1,0 +1,124 @@
+// The framework worker protocol with fake workers (fake_engine.py): steps
+// timed by the worker arrive in chunks and are checked against nnbench's
+// clock; a worker that crashes, hangs, writes garbage, lies about its times
+// or refuses a layer ends in the state a native backend's failure would;
+// one that prints to stdout does not disturb the protocol.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <numeric>
+
+#include "backends/worker/worker_backend.h"
+#include "bench/runner.h"
+#include "model/zoo/zoo.h"
+#include "util/error.h"
+
+namespace nnbench::backends::worker {
+namespace {
+
+std::unique_ptr<backend::Backend> fake() {
+  // The fake engine lives in tests/worker, not in frameworks/.
+  return make_worker_backend({"fake",
+                              "../tests/worker/fake",
+                              {"/usr/bin/python3"},
+                              "nothing (a test engine)",
+                              {}});
+}
+
+results::RunResult run(const char* mode, int iterations = 20) {
+  setenv("FAKE_MODE", mode, 1);
+  results::RunRequest r;
+  r.backend = "fake";
+  r.batch = 2;
+  r.distinct_batches = 2;
+  r.options.threads = 1;
+  r.warmup = {1, 0, 30};
+  r.stop.min_iterations = iterations;
+  r.stop.min_seconds = 0;
+  r.contention.action = results::ContentionPolicy::Action::kWarn;
+  auto b = fake();
+  return bench::run(*b, model::zoo::get("mnist-mlp"), r, machine::Peak{});
+}
+
+class Worker : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // tests/worker/fake/engine.py is found as frameworks/<folder>/engine.py.
+    setenv("NNBENCH_FRAMEWORKS", NNBENCH_SOURCE_DIR "/frameworks", 1);
+    unsetenv("NNBENCH_WORKER_TIMEOUT");
+    setenv("FAKE_STEP", "0.01", 1);
+  }
+};
+
+TEST_F(Worker, StepsComeInChunksTimedByTheWorkerAndCheckedByTheHarness) {
+  const auto r = run("sleep");
+  ASSERT_EQ(r.state, results::State::kOk) << r.message;
+  ASSERT_EQ(r.samples.size(), 20u);
+  for (double s : r.samples) {
+    EXPECT_GE(s, 0.01);  // the fake sleeps 10 ms a step
+    EXPECT_LT(s, 0.5);
+  }
+  ASSERT_TRUE(r.worker_clock);
+  // 1 + 2 + 4 + 8 + 5: five chunks for 20 steps, not 20 round trips.
+  EXPECT_EQ(r.worker_clock->chunks, 5);
+  EXPECT_NEAR(r.worker_clock->step_seconds,
+              std::accumulate(r.samples.begin(), r.samples.end(), 0.0), 1e-9);
+  EXPECT_LE(r.worker_clock->step_seconds, r.worker_clock->wall_seconds);
+  EXPECT_EQ(r.stopped_by, "minimums");
+  EXPECT_EQ(r.effective.optimizer, "none (fake)");
+  EXPECT_EQ(r.effective.extras.at("worker"), "../tests/worker/fake/engine.py");
+  EXPECT_DOUBLE_EQ(r.first_loss, 0.5);
+}
+
+TEST_F(Worker, ChatterOnStdoutDoesNotDisturbTheProtocol) {
+  const auto r = run("chatty", 5);
+  EXPECT_EQ(r.state, results::State::kOk) << r.message;
+  EXPECT_EQ(r.samples.size(), 5u);
+}
+
+TEST_F(Worker, ACrashedWorkerIsACrashedRunNamingTheSignal) {
+  const auto r = run("crash");
+  EXPECT_EQ(r.state, results::State::kCrashed);
+  EXPECT_NE(r.message.find("signal 11"), std::string::npos) << r.message;
+}
+
+TEST_F(Worker, AHungWorkerIsKilledAndTheRunTimesOut) {
+  setenv("NNBENCH_WORKER_TIMEOUT", "2", 1);
+  const auto r = run("hang");
+  EXPECT_EQ(r.state, results::State::kTimeout);
+  EXPECT_NE(r.message.find("did not answer 'steps' within 2 s"),
+            std::string::npos)
+      << r.message;
+}
+
+TEST_F(Worker, GarbageIsAFailedRunQuotingIt) {
+  const auto r = run("garbage");
+  EXPECT_EQ(r.state, results::State::kFailed);
+  EXPECT_NE(r.message.find("garbage: 'this is not json'"), std::string::npos)
+      << r.message;
+}
+
+TEST_F(Worker, StepTimesLongerThanTheCallAreRefused) {
+  const auto r = run("liar");
+  EXPECT_EQ(r.state, results::State::kFailed);
+  EXPECT_NE(r.message.find("more than"), std::string::npos) << r.message;
+}
+
+TEST_F(Worker, ARefusedLayerIsUnimplementedNamingIt) {
+  const auto r = run("unimpl");
+  EXPECT_EQ(r.state, results::State::kUnimplemented);
+  EXPECT_NE(r.message.find("layer 'dense_1' (linear)"), std::string::npos)
+      << r.message;
+}
+
+TEST_F(Worker, AMissingEnvironmentSaysHowToSetItUp) {
+  auto b = make_worker_backend(
+      {"nothing", "pytorch", {"venv:no-such-env"}, "scripts/setup nothing", {}});
+  const auto d = b->describe();
+  EXPECT_EQ(d.unavailable,
+            "no Python environment for nothing: run scripts/setup nothing");
+  EXPECT_THROW(b->compile(model::zoo::get("mnist-mlp"), {}, {}), Error);
+}
+
+}  // namespace
+}  // namespace nnbench::backends::worker
