@@ -80,6 +80,9 @@ def handle(engine, req: dict) -> dict:
     if op in ("output", "parameters", "gradients"):
         tensors.write(req["file"], getattr(engine, op)())
         return {}
+    if op == "check":
+        engine.check(req["model"])
+        return {}
     if op == "effective":
         return {"effective": engine.effective()}
     raise ValueError(f"unknown request '{op}'")

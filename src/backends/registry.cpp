@@ -38,6 +38,7 @@ std::vector<Entry>& entries() {
 #ifdef NNBENCH_WITH_WORKER
       // Frameworks through their own front ends, each in a worker process.
       {"pytorch", backends::worker::make_pytorch},
+      {"tensorflow", backends::worker::make_tensorflow},
 #endif
   };
   return list;

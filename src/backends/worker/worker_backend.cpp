@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 
@@ -12,6 +13,7 @@
 #include "backends/worker/tensor_file.h"
 #include "model/model_file.h"
 #include "model/params.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/paths.h"
 
@@ -209,11 +211,65 @@ class WorkerExecutable : public backend::Executable {
 };
 
 // What hello said, once per framework per process: starting Python and
-// importing a framework takes a second or more.
+// importing a framework takes a second or more (TensorFlow about three),
+// and every nnbench command describes every backend. The answer is also
+// kept on disk, keyed by what could change it: the interpreter, its
+// environment's packages folder and the worker's files, by path and
+// modification time.
 struct Hello {
   std::string python, unavailable;
   json reply;
 };
+
+std::string cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    return std::string(x) + "/nnbench";
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/tmp") + "/.cache/nnbench";
+}
+
+std::string stamp(const std::string& path) {
+  std::error_code ec;
+  const auto t = fs::last_write_time(path, ec);
+  return path + "@" +
+         (ec ? "missing" : std::to_string(t.time_since_epoch().count()));
+}
+
+std::string hello_key(const Framework& f, const std::string& python) {
+  const std::string dir = frameworks_dir();
+  const fs::path env = fs::path(python).parent_path().parent_path();
+  std::string key = stamp(python) + " " + stamp(dir + "/common/worker.py") +
+                    " " + stamp(dir + "/" + f.folder + "/engine.py");
+  // The environment's packages (pip and apt touch these folders).
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(env / "lib", ec))
+    if (e.path().filename().string().rfind("python", 0) == 0)
+      for (const char* sub : {"site-packages", "dist-packages"})
+        if (fs::exists(e.path() / sub))
+          key += " " + stamp((e.path() / sub).string());
+  return key;
+}
+
+json cached_hello(const Framework& f, const std::string& key) {
+  std::ifstream in(cache_dir() + "/hello-" + f.name + ".json");
+  if (!in) return nullptr;
+  try {
+    const json j = json::parse(in);
+    if (j.value("key", "") == key) return j.at("reply");
+  } catch (const std::exception&) {
+  }
+  return nullptr;
+}
+
+void keep_hello(const Framework& f, const std::string& key, const json& reply) {
+  try {
+    fs::create_directories(cache_dir());
+    util::write_file_atomically(cache_dir() + "/hello-" + f.name + ".json",
+                                json{{"key", key}, {"reply", reply}}.dump());
+  } catch (const std::exception&) {
+    // A cache that cannot be written costs the next command a second.
+  }
+}
 
 const Hello& hello(const Framework& f) {
   static std::mutex mu;
@@ -226,9 +282,14 @@ const Hello& hello(const Framework& f) {
     h.unavailable = "no Python environment for " + f.name + ": run " + f.setup;
   } else {
     try {
-      Scratch s;
-      auto p = start(f, h.python, s);
-      h.reply = p->request({{"op", "hello"}}, timeout_seconds());
+      const std::string key = hello_key(f, h.python);
+      h.reply = cached_hello(f, key);
+      if (h.reply.is_null()) {
+        Scratch s;
+        auto p = start(f, h.python, s);
+        h.reply = p->request({{"op", "hello"}}, timeout_seconds());
+        keep_hello(f, key, h.reply);
+      }
     } catch (const std::exception& e) {
       h.unavailable = f.name + " does not start in " + h.python + " (" +
                       e.what() + "): run " + f.setup;
@@ -265,24 +326,60 @@ class WorkerBackend : public backend::Backend {
     d.optimizers = r.value("optimizers", std::vector<std::string>{});
     return d;
   }
+  // The gaps the engine declares in hello: an op, optionally only with
+  // one attribute value ({"op", "attribute", "value", "why"}).
   backend::Support supports(const model::Layer& l,
                             const backend::Options& o) const override {
     const auto d = describe();
     if (!d.unavailable.empty()) return backend::Support::no(d.unavailable);
-    const json ops = hello(f_).reply.value("unsupported_ops", json::object());
     const std::string op(model::op_name(l.op));
-    if (ops.contains(op))
+    model::Model one;
+    one.layers = {l};
+    const json attrs = model::to_json(one).at("layers").at(0);
+    for (const auto& gap :
+         hello(f_).reply.value("unsupported", json::array())) {
+      if (gap.value("op", "") != op) continue;
+      const std::string a = gap.value("attribute", "");
+      if (!a.empty() && (!attrs.contains(a) || attrs[a] != gap["value"]))
+        continue;
       return backend::Support::no("layer '" + l.name + "' (" + op + "): " +
-                                  ops[op].get<std::string>());
+                                  gap.value("why", "not supported"));
+    }
     return backend::supports_options(d, o);
+  }
+  // Gaps that depend on shapes: the engine builds the model without
+  // weights and names what it cannot build (once per model per process).
+  backend::Support supports_shapes(const model::Model& m,
+                                   const backend::Options& o) const override {
+    const Hello& h = hello(f_);
+    if (!h.unavailable.empty() || !h.reply.value("checks_shapes", false))
+      return backend::Support::yes();
+    static std::mutex mu;
+    static std::map<std::string, backend::Support> checked;
+    const std::string key = f_.name + " " + model::model_hash(m);
+    std::lock_guard<std::mutex> lock(mu);
+    if (const auto it = checked.find(key); it != checked.end())
+      return it->second;
+    backend::Support s = backend::Support::yes();
+    try {
+      Scratch scratch;
+      auto p = start(f_, h.python, scratch);
+      p->request({{"op", "check"}, {"model", model::to_json(m)}},
+                 timeout_seconds());
+    } catch (const backend::Unimplemented& e) {
+      s = backend::Support::no(e.what());
+    }
+    return checked.emplace(key, s).first->second;
   }
   std::unique_ptr<backend::Executable> compile(
       const model::Model& m, const backend::Options& o,
       const backend::Shapes& shapes) override {
     const Hello& h = hello(f_);
     if (!h.unavailable.empty()) throw Error(h.unavailable);
-    if (const auto s = backend::supports_model(*this, m, o); !s)
-      throw backend::Unimplemented(s.why);
+    // Layers and attributes only: a shape gap is the worker's own refusal
+    // when it builds (asking supports_shapes would start a second worker).
+    for (const auto& l : m.layers)
+      if (const auto s = supports(l, o); !s) throw backend::Unimplemented(s.why);
     return std::make_unique<WorkerExecutable>(f_, h.python, m, o, shapes);
   }
 
@@ -314,6 +411,16 @@ std::unique_ptr<backend::Backend> make_pytorch() {
        {"venv:pytorch", "/usr/bin/python3"},
        "scripts/setup (Debian's python3-torch) or scripts/setup pytorch",
        {.data_parallel = false, .overlap = false, .lr_schedules = false}});
+}
+
+std::unique_ptr<backend::Backend> make_tensorflow() {
+  // Keras 3 on TensorFlow's CPU build, in its own environment (its numpy
+  // is not MXNet's): frameworks/tensorflow/requirements.txt.
+  return make_worker_backend({"tensorflow",
+                              "tensorflow",
+                              {"venv:tensorflow"},
+                              "scripts/setup tensorflow",
+                              {}});
 }
 
 }  // namespace nnbench::backends::worker
