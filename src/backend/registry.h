@@ -16,6 +16,9 @@ inline constexpr const char* kOracle = "reference";
 std::vector<std::string> backend_names();
 // Throws nnbench::Error listing the built backends.
 std::unique_ptr<Backend> make_backend(const std::string& name);
+// make_backend, refusing one that cannot run here (a framework engine whose
+// environment is missing) with nnbench::Error saying how to set it up.
+std::unique_ptr<Backend> make_ready_backend(const std::string& name);
 // What runs when no --backend is given: the first built backend after the
 // oracle in the registry's order, else the oracle.
 std::string default_backend();

@@ -60,6 +60,13 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
   throw Error("unknown backend '" + name + "'; built backends:" + known);
 }
 
+std::unique_ptr<Backend> make_ready_backend(const std::string& name) {
+  auto b = make_backend(name);
+  if (const std::string why = b->describe().unavailable; !why.empty())
+    throw Error("backend '" + name + "' cannot run here: " + why);
+  return b;
+}
+
 std::string default_backend() {
   for (const auto& e : entries())
     if (e.name != kOracle) return e.name;

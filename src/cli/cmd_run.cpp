@@ -185,7 +185,7 @@ int run_command(RunArgs& a) {
   check_request(a);
   const model::Model m = resolve_model(a.model, a.model_file);
   a.request.mode = backend::mode_from_name(a.mode);
-  auto b = backend::make_backend(a.request.backend);
+  auto b = backend::make_ready_backend(a.request.backend);
   if (!a.out.empty()) util::check_writable(a.out);
   if (int code = 0; start_distributed(*b, m, a, &code)) return code;
   if (a.group && a.group->rank() != 0) return run_quiet_rank(*b, m, a);

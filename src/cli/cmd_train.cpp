@@ -120,7 +120,7 @@ int train_command(TrainArgs& a) {
   if (a.options.target == 0)
     throw Error("--target must be a validation accuracy in (0, 1]");
   const train::Task& task = train::task(a.task);
-  auto b = backend::make_backend(a.backend);
+  auto b = backend::make_ready_backend(a.backend);
   const machine::Environment env = capture_and_warn();
   const int threads = machine::resolve_threads(a.options.threads);
   a.who = train::with_defaults(a.who);

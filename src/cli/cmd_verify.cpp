@@ -26,13 +26,19 @@ struct VerifyArgs {
 std::vector<std::string> candidates(const std::string& list) {
   std::vector<std::string> out;
   if (list.empty()) {
-    for (const auto& n : backend::backend_names())
-      if (n != backend::kOracle) out.push_back(n);
+    for (const auto& n : backend::backend_names()) {
+      if (n == backend::kOracle) continue;
+      const std::string why = backend::make_backend(n)->describe().unavailable;
+      if (why.empty())
+        out.push_back(n);
+      else
+        fmt::print(stderr, "nnbench: {} not checked: {}\n", n, why);
+    }
     return out;
   }
   std::stringstream in(list);
   for (std::string n; std::getline(in, n, ',');) {
-    backend::make_backend(n);  // unknown names are usage errors
+    backend::make_ready_backend(n);  // unknown or not set up: usage errors
     out.push_back(n);
   }
   return out;
@@ -69,7 +75,7 @@ int verify_command(VerifyArgs& a) {
   nlohmann::json all = nlohmann::json::array();
   bool failed = false;
   for (const auto& name : names) {
-    auto candidate = backend::make_backend(name);
+    auto candidate = backend::make_ready_backend(name);
     const auto v = verify::verify(*oracle, *candidate, m, a.options);
     print_verification(v, a.verbose);
     failed |= v.verdict == verify::Verdict::kFail;

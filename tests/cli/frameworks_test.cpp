@@ -1,0 +1,56 @@
+// The framework engines as a user meets them: run through their own front
+// ends with short rules, listed by `nnbench env`, and a clear usage error
+// where an environment is missing.
+#include <nlohmann/json.hpp>
+
+#include "cli_util.h"
+
+namespace nnbench_cli_test {
+namespace {
+
+using nlohmann::json;
+
+class Frameworks : public Cli, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(Frameworks, RunThroughTheirWorkerAndRecordWhatRan) {
+  const std::string engine = GetParam();
+  const auto o = nnbench("run --model mnist-cnn --batch 8 --backend " + engine +
+                         kFast + kNoContention + " --out " + path("r.json"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  const json r = json::parse(slurp(path("r.json")))["results"][0];
+  EXPECT_EQ(r["state"], "ok");
+  EXPECT_EQ(r["backend"]["name"], engine);
+  EXPECT_EQ(r["effective"]["threads"], 2);  // as the framework reports it
+  EXPECT_EQ(r["effective"]["worker"], engine + "/engine.py");
+  EXPECT_GE(r["samples_seconds"].size(), 3u);
+  // The worker's step times fit in the time nnbench measured around them.
+  EXPECT_LE(r["worker_clock"]["step_seconds"].get<double>(),
+            r["worker_clock"]["wall_seconds"].get<double>());
+  // Its CPU time is the run's own: two busy threads, not "other load".
+  EXPECT_GT(r["cpu_usage"]["process_cpu_seconds"].get<double>(), 0.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, Frameworks,
+                         ::testing::Values("pytorch", "tensorflow"));
+
+TEST_F(Cli, AMissingFrameworkEnvironmentIsAUsageErrorSayingHowToSetItUp) {
+  const std::string env = "NNBENCH_VENVS=" + path("none") +
+                          " XDG_CACHE_HOME=" + path("cache") + " ";
+  const auto o = shell(env + NNBENCH_EXE + " run --model mnist-mlp --batch 8"
+                       " --backend tensorflow" + kFast);
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("no Python environment for tensorflow: run "
+                          "scripts/setup tensorflow"),
+            std::string::npos)
+      << o.output;
+  const auto e = shell(env + NNBENCH_EXE + " env --json --no-peak");
+  ASSERT_EQ(e.code, 0) << e.output;
+  const auto j = json::parse(e.output.substr(e.output.find('{')));
+  EXPECT_NE(j["environment"]["backends"]["tensorflow"]["unavailable"]
+                .get<std::string>()
+                .find("scripts/setup tensorflow"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace nnbench_cli_test
