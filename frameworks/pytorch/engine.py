@@ -248,7 +248,7 @@ def describe_optimizer(o: dict) -> str:
              "adam": f"betas {o['beta1']:g} {o['beta2']:g} eps {o['eps']:g}",
              "rmsprop": f"alpha {o['alpha']:g} eps {o['eps']:g} momentum {o['momentum']:g}",
              "adadelta": f"rho {o['rho']:g} eps {o['eps']:g}"}[name]
-    wd = f" weight decay {o['weight_decay']:g}" if o["weight_decay"] else ""
+    wd = f" weight_decay {o['weight_decay']:g}" if o["weight_decay"] else ""
     impl = "nnbench's formula in Python" if name == "adadelta" else f"torch.optim.{type_name(name)}"
     return f"{name} lr {o['learning_rate']:g} {extra}{wd} ({impl})"
 

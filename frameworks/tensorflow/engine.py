@@ -335,7 +335,7 @@ class Engine:
         if o["nesterov"]:
             opt += " nesterov"
         if o["weight_decay"]:
-            opt += f" weight decay {o['weight_decay']:g} (L2 added to the gradients)"
+            opt += f" weight_decay {o['weight_decay']:g} (L2 added to the gradients)"
         return {"threads": tf.config.threading.get_intra_op_parallelism_threads(),
                 "inter_op_threads": str(tf.config.threading.get_inter_op_parallelism_threads()),
                 "device": o["device"], "precision": "fp32",

@@ -36,9 +36,25 @@ std::vector<Entry>& entries() {
       {"onednn", backends::onednn::make_backend},
 #endif
 #ifdef NNBENCH_WITH_WORKER
-      // Frameworks through their own front ends, each in a worker process.
-      {"pytorch", backends::worker::make_pytorch},
-      {"tensorflow", backends::worker::make_tensorflow},
+      // Frameworks through their own front ends, each in a worker process
+      // (frameworks/NAME: its engine.py and pinned requirements.txt).
+      // PyTorch 2.x in its own environment when set up (`scripts/setup
+      // pytorch`: a several-GB CUDA build from the index), else Debian's
+      // python3-torch 1.13, which scripts/setup installs everywhere.
+      {"pytorch",
+       [] {
+         return backends::worker::make_worker_backend(
+             {"pytorch", "pytorch", {"venv:pytorch", "/usr/bin/python3"},
+              "scripts/setup (Debian's python3-torch) or scripts/setup "
+              "pytorch", {}});
+       }},
+      // Keras 3 on TensorFlow's CPU build, its own environment.
+      {"tensorflow",
+       [] {
+         return backends::worker::make_worker_backend(
+             {"tensorflow", "tensorflow", {"venv:tensorflow"},
+              "scripts/setup tensorflow", {}});
+       }},
 #endif
   };
   return list;

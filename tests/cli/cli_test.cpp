@@ -28,8 +28,8 @@ TEST_F(Cli, UnknownModelNamesIt) {
 }
 
 TEST_F(Cli, UnknownBackendNamesIt) {
-  expect_usage_error(nnbench("run --model mnist-mlp --backend tensorflow"),
-                     "unknown backend 'tensorflow'");
+  expect_usage_error(nnbench("run --model mnist-mlp --backend caffe2"),
+                     "unknown backend 'caffe2'");
 }
 
 TEST_F(Cli, BatchMustBePositive) {

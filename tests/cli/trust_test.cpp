@@ -204,8 +204,8 @@ TEST_F(Trust, CheckNamesEveryUnknownNameAndBadNumberAtItsLine) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"models = [\"mnist-mlp\", \"resnet-9000\"]",
        "s.toml:2:24: unknown model 'resnet-9000'"},
-      {"models = [\"mnist-mlp\"]\nbackends = [\"tensorflow\"]",
-       "s.toml:3:13: unknown backend 'tensorflow'; known: reference"},
+      {"models = [\"mnist-mlp\"]\nbackends = [\"caffe2\"]",
+       "s.toml:3:13: unknown backend 'caffe2'; known: reference"},
       {"models = [\"mnist-mlp\"]\nprecisions = [\"fp64\"]",
        "s.toml:3:15: unknown precision 'fp64'"},
       {"models = [\"mnist-mlp\"]\nthreads = [-1]",

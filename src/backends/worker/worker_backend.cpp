@@ -401,26 +401,4 @@ std::unique_ptr<backend::Backend> make_worker_backend(Framework f) {
   return std::make_unique<WorkerBackend>(std::move(f));
 }
 
-std::unique_ptr<backend::Backend> make_pytorch() {
-  // PyTorch 2.x in its own environment when set up (scripts/setup
-  // pytorch: a several-GB CUDA build from the index), else Debian's
-  // python3-torch 1.13, which scripts/setup installs everywhere.
-  return make_worker_backend(
-      {"pytorch",
-       "pytorch",
-       {"venv:pytorch", "/usr/bin/python3"},
-       "scripts/setup (Debian's python3-torch) or scripts/setup pytorch",
-       {.data_parallel = false, .overlap = false, .lr_schedules = false}});
-}
-
-std::unique_ptr<backend::Backend> make_tensorflow() {
-  // Keras 3 on TensorFlow's CPU build, in its own environment (its numpy
-  // is not MXNet's): frameworks/tensorflow/requirements.txt.
-  return make_worker_backend({"tensorflow",
-                              "tensorflow",
-                              {"venv:tensorflow"},
-                              "scripts/setup tensorflow",
-                              {}});
-}
-
 }  // namespace nnbench::backends::worker

@@ -32,8 +32,5 @@ std::string venvs_dir();
 
 std::unique_ptr<backend::Backend> make_worker_backend(Framework f);
 
-// The built-in frameworks, one factory each (the registry's lines).
-std::unique_ptr<backend::Backend> make_pytorch();
-std::unique_ptr<backend::Backend> make_tensorflow();
 
 }  // namespace nnbench::backends::worker
