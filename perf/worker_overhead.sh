@@ -3,13 +3,17 @@
 # plain script (docs/performance.md): the MNIST MLP's training step, batch
 # 128, 2 threads, alternated over ROUNDS rounds on an idle machine. Prints
 # one line per run: nnbench's median (the worker's own step times) and the
-# plain loop's.
+# plain loop's. The plain loops get the environment nnbench gives its
+# workers: the OpenMP OpenBLAS first on LD_LIBRARY_PATH (nnbench's fix for
+# two fighting thread pools; without it Debian's PyTorch takes the
+# pthreads OpenBLAS and its MLP step is 1.5x slower).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${NNBENCH:-build/release/bin/nnbench}
 rounds=${ROUNDS:-3}
 venvs=${NNBENCH_VENVS:-${XDG_DATA_HOME:-$HOME/.local/share}/nnbench/venvs}
 median() { python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["results"][0]["stats_seconds"]["median"]*1e3))' "$1"; }
+export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for r in $(seq "$rounds"); do

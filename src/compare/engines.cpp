@@ -63,9 +63,18 @@ std::string sentence(const ModelVerdict& v) {
                     h.speedup_ci.hi);
   }
   s += ", " + h.name;
-  if (v.cells > 1)
-    s += fmt::format("; fastest in {} of {} cells{}", v.wins, v.cells,
+  if (v.cells > 1) {
+    // The cells each engine won, most first.
+    std::vector<std::pair<int, std::string>> won;
+    for (const auto& [e, n] : v.wins_by) won.push_back({-n, e});
+    std::sort(won.begin(), won.end());
+    std::string list;
+    for (const auto& [n, e] : won)
+      list += (list.empty() ? "" : ", ") + e + " " + std::to_string(-n);
+    s += fmt::format("; cells won of {}: {}{}", v.cells,
+                     list.empty() ? "none" : list,
                      v.ties ? fmt::format(", {} tied", v.ties) : "");
+  }
   for (const auto& m : v.missing) s += "; " + m;
   return s;
 }
@@ -143,10 +152,12 @@ std::vector<ModelVerdict> fastest_engines(
     for (const Cell& c : judged) {
       if (c.runner_up.empty()) continue;
       ++v.cells;
-      if (c.tie)
+      if (c.tie) {
         ++v.ties;
-      else if (c.fastest == v.headline.fastest)
-        ++v.wins;
+      } else {
+        ++v.wins_by[c.fastest];
+        if (c.fastest == v.headline.fastest) ++v.wins;
+      }
     }
     v.line = sentence(v);
     out.push_back(std::move(v));

@@ -7,6 +7,7 @@
 // headline cell (one two engines ran in; training at the most threads, the
 // studies' figure) and a count over its other cells. A difference the
 // statistics cannot support is called a tie.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,7 @@ struct ModelVerdict {
   std::string model;
   Cell headline;
   int cells = 0, wins = 0, ties = 0;  // over cells with two engines or more
+  std::map<std::string, int> wins_by;  // cells each engine won outright
   std::vector<std::string> engines;   // that measured any valid time
   // Engines that ran no valid time in the headline cell: "onednn:
   // unimplemented (layer 'lstm_1' (lstm))".

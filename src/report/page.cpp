@@ -229,7 +229,7 @@ std::string first_screen(const std::vector<Source>& sources) {
       "interval; a difference that is not significant (Mann-Whitney, p &lt; "
       "0.05) or under {:g} % is a tie (one process per engine: processes of "
       "one case differ by a few per cent). Then how many of the model's "
-      "cells (mode, batch, threads) the same engine won. The evidence "
+      "cells (mode, batch, threads) each engine won. The evidence "
       "follows.</p>\n</section>\n",
       body, compare::engine_options().noise * 100);
 }
