@@ -16,6 +16,19 @@ const std::vector<std::string>& known_optimizers() {
   return names;
 }
 
+nlohmann::json optimizer_json(const Options& o) {
+  return {{"name", o.optimizer},
+          {"learning_rate", o.learning_rate},
+          {"momentum", o.momentum},
+          {"nesterov", o.nesterov},
+          {"weight_decay", o.weight_decay},
+          {"beta1", o.beta1},
+          {"beta2", o.beta2},
+          {"alpha", o.alpha},
+          {"rho", o.rho},
+          {"eps", o.eps}};
+}
+
 std::string describe_optimizer(const Options& o) {
   const std::string wd = o.weight_decay != 0
                              ? fmt::format(" weight_decay {}", o.weight_decay)

@@ -5,6 +5,7 @@
 // these rules; LibTorch runs torch::optim itself, and the conformance tests
 // check both sides against each other.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ namespace nnbench::backend {
 // "SGD lr 0.01 momentum 0.9 nesterov weight_decay 0.0005", from the
 // settings that the optimizer named in `o` uses, and only those.
 std::string describe_optimizer(const Options& o);
+// The optimizer and its settings as JSON: {"name", "learning_rate",
+// "momentum", ...} (records, and the framework workers' options).
+nlohmann::json optimizer_json(const Options& o);
 // The optimizers HostOptimizer applies (and LibTorch's backend too):
 // sgd adam rmsprop adadelta.
 const std::vector<std::string>& known_optimizers();

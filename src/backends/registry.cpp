@@ -44,16 +44,22 @@ std::vector<Entry>& entries() {
       {"pytorch",
        [] {
          return backends::worker::make_worker_backend(
-             {"pytorch", "pytorch", {"venv:pytorch", "/usr/bin/python3"},
+             {"pytorch",
+              "pytorch",
+              {"venv:pytorch", "/usr/bin/python3"},
               "scripts/setup (Debian's python3-torch) or scripts/setup "
-              "pytorch", {}});
+              "pytorch",
+              {}});
        }},
       // Keras 3 on TensorFlow's CPU build, its own environment.
       {"tensorflow",
        [] {
          return backends::worker::make_worker_backend(
-             {"tensorflow", "tensorflow", {"venv:tensorflow"},
-              "scripts/setup tensorflow", {}});
+             {"tensorflow",
+              "tensorflow",
+              {"venv:tensorflow"},
+              "scripts/setup tensorflow",
+              {}});
        }},
 #endif
   };

@@ -2,8 +2,8 @@
 // The data-parallel side of one run of the harness (runner.cpp): with a
 // group, this process is one rank; it checks that every rank was asked the
 // same thing, trains on its shard of each global batch, has its gradients
-// averaged between backward and the update (distributed::MeanReducer), and agrees
-// with the other ranks after every step on whether to go on, so that no
+// averaged between backward and the update (distributed::MeanReducer), and
+// agrees with the other ranks after every step on whether to go on, so that no
 // rank waits in an all-reduce that the others never join. Without a group
 // every call passes through.
 #include <memory>

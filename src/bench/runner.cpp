@@ -336,7 +336,8 @@ namespace {
 
 results::RunResult run_once(backend::Backend& b, const model::Model& m,
                             const results::RunRequest& r,
-                            const machine::Peak& peak, distributed::Group* group) {
+                            const machine::Peak& peak,
+                            distributed::Group* group) {
   results::RunResult res = describe(b, m, r);
   try {
     Parallel par(group, r);

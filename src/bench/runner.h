@@ -18,7 +18,8 @@ namespace nnbench::bench {
 // stop; every rank returns the whole run's record.
 results::RunResult run(backend::Backend& backend, const model::Model& m,
                        const results::RunRequest& request,
-                       const machine::Peak& peak, distributed::Group* group = nullptr);
+                       const machine::Peak& peak,
+                       distributed::Group* group = nullptr);
 
 // A result that was not measured, with its state and why.
 results::RunResult failed_result(backend::Backend& backend,

@@ -1,9 +1,9 @@
 // `nnbench run`: one model, one backend, one mode.
 #include <fmt/core.h>
 
-#include "bench/stopping/registry.h"
 #include "backend/registry.h"
 #include "bench/runner.h"
+#include "bench/stopping/registry.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -167,7 +167,8 @@ int run_quiet_rank(backend::Backend& b, const model::Model& m, RunArgs& a) {
 // Settings that contradict each other are usage errors, before anything
 // runs: never a run that silently does something else.
 void check_request(const RunArgs& a) {
-  if (const auto why = bench::stopping::rules_problem(a.request.warmup, a.request.stop);
+  if (const auto why =
+          bench::stopping::rules_problem(a.request.warmup, a.request.stop);
       !why.empty())
     throw Error(why);
   if (a.scenario != "latency") return;

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "bench/stopping/registry.h"
 #include "backend/registry.h"
+#include "bench/stopping/registry.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -152,7 +152,8 @@ std::string training_table(const std::vector<results::TrainRun>& runs) {
   Table t({"task", "backend", "threads", "state", "validity", "epochs",
            "train s", "to target s", "val accuracy"});
   for (const auto& r : runs) {
-    t.add({r.task, r.backend, r.effective.threads > 0 ? std::to_string(r.effective.threads) : "?",
+    t.add({r.task, r.backend,
+           r.effective.threads > 0 ? std::to_string(r.effective.threads) : "?",
            results::state_name(r.state), r.validity.summary(),
            std::to_string(r.epochs.size()),
            fmt::format("{:.1f}", r.total_train_seconds),

@@ -93,7 +93,8 @@ void write_exports(const TrainArgs& a, const train::Task& task,
 
 // The case the training scenario runs: the request's options and the
 // scenario's settings, as a suite file would give them.
-scenarios::Case training_case(const TrainArgs& a, const train::TrainOptions& o) {
+scenarios::Case training_case(const TrainArgs& a,
+                              const train::TrainOptions& o) {
   scenarios::Case c;
   c.task = a.task;
   c.request.backend = a.backend;

@@ -18,7 +18,9 @@ struct Engine {
   std::string state;  // the last failure, when nothing valid ran
 };
 
-int threads_in(const results::CaseKey& k) { return std::atoi(k.threads.c_str()); }
+int threads_in(const results::CaseKey& k) {
+  return std::atoi(k.threads.c_str());
+}
 
 Cell judge(const std::string& name, std::map<std::string, Engine>& engines,
            const Options& o) {
@@ -36,8 +38,8 @@ Cell judge(const std::string& name, std::map<std::string, Engine>& engines,
   if (ranked.size() < 2) return c;
   c.runner_up = ranked[1].second;
   // A is the runner-up, B the fastest: the ratio B/A is below 1.
-  const Comparison cmp = compare_case(name, engines[c.runner_up].side,
-                                      engines[c.fastest].side, o);
+  const Comparison cmp =
+      compare_case(name, engines[c.runner_up].side, engines[c.fastest].side, o);
   c.speedup = 1 / cmp.ratio;
   c.speedup_ci = {1 / cmp.ratio_ci.hi, 1 / cmp.ratio_ci.lo,
                   cmp.ratio_ci.coverage};

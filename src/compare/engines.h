@@ -27,7 +27,7 @@ inline Options engine_options() {
 }
 
 struct Cell {
-  std::string name;  // "train b64 t2"
+  std::string name;                // "train b64 t2"
   std::string fastest, runner_up;  // "" when fewer than two engines ran
   double speedup = 0;              // runner-up's median / fastest's
   results::Interval speedup_ci;    // 95 %, bootstrap
@@ -38,9 +38,9 @@ struct Cell {
 struct ModelVerdict {
   std::string model;
   Cell headline;
-  int cells = 0, wins = 0, ties = 0;  // over cells with two engines or more
+  int cells = 0, wins = 0, ties = 0;   // over cells with two engines or more
   std::map<std::string, int> wins_by;  // cells each engine won outright
-  std::vector<std::string> engines;   // that measured any valid time
+  std::vector<std::string> engines;    // that measured any valid time
   // Engines that ran no valid time in the headline cell: "onednn:
   // unimplemented (layer 'lstm_1' (lstm))".
   std::vector<std::string> missing;

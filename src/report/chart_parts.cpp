@@ -16,7 +16,7 @@ using nlohmann::json;
 
 static const char* kShades[] = {"#2b2b2b", "#6b6b6b", "#a6761d", "#4d4d80"};
 static const char* kMarkers[] = {"circle", "rect",     "triangle",    "rectRot",
-                          "star",   "crossRot", "rectRounded", "cross"};
+                                 "star",   "crossRot", "rectRounded", "cross"};
 
 std::string color(size_t i) { return kPalette[i % std::size(kPalette)]; }
 std::string shade(size_t i) { return kShades[i % std::size(kShades)]; }

@@ -200,8 +200,7 @@ std::vector<Chart> training_time_cost(const std::vector<Source>& sources) {
       const std::string g =
           r.task + " " + series(s, r.backend, many_sources(sources));
       if (!groups.count(g)) order.push_back(g);
-      groups[g][r.effective.threads].push_back(
-          *sec);
+      groups[g][r.effective.threads].push_back(*sec);
     }
     for (const auto& d : s.derived) {
       const std::string g =

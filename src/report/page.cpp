@@ -175,10 +175,10 @@ std::string machine_line(const json& e) {
   const auto has = [&](const char* f) {
     return std::find(isa.begin(), isa.end(), f) != isa.end();
   };
-  std::string vec = has("avx512f")  ? "AVX-512"
-                    : has("avx2")   ? "AVX2"
-                    : has("neon")   ? "NEON"
-                                    : "no wide vectors";
+  std::string vec = has("avx512f") ? "AVX-512"
+                    : has("avx2")  ? "AVX2"
+                    : has("neon")  ? "NEON"
+                                   : "no wide vectors";
   std::vector<std::string> extra;
   if (has("avx512_bf16")) extra.push_back("BF16");
   if (has("avx512_vnni") || has("avx_vnni")) extra.push_back("VNNI");
@@ -215,8 +215,8 @@ std::string first_screen(const std::vector<Source>& sources) {
     for (const auto& v : verdicts) rows.push_back({v.model, v.line});
     if (sources.size() > 1) body += "<h3>" + escape_html(s.label) + "</h3>\n";
     body += "<p class=\"machine\">On " +
-            escape_html(machine_line(s.environment)) + "; engines: " +
-            escape_html(engines_line(s)) + ".</p>\n" +
+            escape_html(machine_line(s.environment)) +
+            "; engines: " + escape_html(engines_line(s)) + ".</p>\n" +
             table({"model", "fastest engine"}, rows, false);
   }
   if (body.empty()) return "";
@@ -296,8 +296,7 @@ std::string render_page(const std::vector<Source>& sources) {
       escape_html(labels) + "</title>\n<style>" + kStyle +
       "</style>\n</head><body>\n<h1>nnbench report</h1>\n<p>" +
       escape_html(labels) + "</p>\n" + first_screen(sources) +
-      summary(sources) +
-      "<h2>Environment</h2>\n";
+      summary(sources) + "<h2>Environment</h2>\n";
   for (const auto& s : sources) out += environment(s);
   json specs = json::array();
   for (const auto& f : figures) {

@@ -72,12 +72,11 @@ std::vector<Chart> scaling(const std::vector<Source>& sources,
     }
     // Colour: the engine; marker: the model; line: solid for training,
     // dotted for inference (the ideal is dashed grey).
-    json style = {
-        {"showLine", true},
-        {"borderColor", palette.of(series_of[g])},
-        {"backgroundColor", palette.of(series_of[g])},
-        {"pointRadius", 5},
-        {"pointStyle", marker(model_index[model_of[g]])}};
+    json style = {{"showLine", true},
+                  {"borderColor", palette.of(series_of[g])},
+                  {"backgroundColor", palette.of(series_of[g])},
+                  {"pointRadius", 5},
+                  {"pointStyle", marker(model_index[model_of[g]])}};
     if (mode_of[g] != "train") style["borderDash"] = {2, 3};
     json line = style;
     line["label"] = g;
@@ -100,8 +99,8 @@ std::vector<Chart> scaling(const std::vector<Source>& sources,
       json::array({json{{"x", 1}, {"y", 1}}, json{{"x", max_t}, {"y", 1}}});
   sd.push_back(ideal);
   ed.push_back(flat);
-  speed.config = base_config("scatter", {{"datasets", sd}}, count_axis("threads"),
-                             axis("speed-up"));
+  speed.config = base_config("scatter", {{"datasets", sd}},
+                             count_axis("threads"), axis("speed-up"));
   eff.config = base_config("scatter", {{"datasets", ed}}, count_axis("threads"),
                            axis("efficiency"));
   eff.header = speed.header;
@@ -173,8 +172,8 @@ std::vector<Chart> process_scaling(const std::vector<Source>& sources,
                   {"borderColor", "#555"},
                   {"pointRadius", 0},
                   {"showLine", true}});
-  c.config = base_config("scatter", {{"datasets", data}}, count_axis("processes"),
-                         axis("speed-up"));
+  c.config = base_config("scatter", {{"datasets", data}},
+                         count_axis("processes"), axis("speed-up"));
   return {c};
 }
 

@@ -10,19 +10,6 @@
 namespace nnbench::results {
 using nlohmann::json;
 
-json optimizer_json(const backend::Options& o) {
-  return {{"name", o.optimizer},
-          {"learning_rate", o.learning_rate},
-          {"momentum", o.momentum},
-          {"nesterov", o.nesterov},
-          {"weight_decay", o.weight_decay},
-          {"beta1", o.beta1},
-          {"beta2", o.beta2},
-          {"alpha", o.alpha},
-          {"rho", o.rho},
-          {"eps", o.eps}};
-}
-
 void optimizer_from_json(const json& j, backend::Options& o) {
   o.optimizer = j.at("name");
   o.learning_rate = j.at("learning_rate");
@@ -172,12 +159,11 @@ json to_json(const RunResult& r) {
   j["verification"] = r.verification ? to_json(*r.verification) : json();
   if (r.distributed) j["distributed"] = to_json(*r.distributed);
   if (r.worker_clock)
-    j["worker_clock"] = {
-        {"chunks", r.worker_clock->chunks},
-        {"wall_seconds", r.worker_clock->wall_seconds},
-        {"step_seconds", r.worker_clock->step_seconds},
-        {"gap_seconds",
-         r.worker_clock->wall_seconds - r.worker_clock->step_seconds}};
+    j["worker_clock"] = {{"chunks", r.worker_clock->chunks},
+                         {"wall_seconds", r.worker_clock->wall_seconds},
+                         {"step_seconds", r.worker_clock->step_seconds},
+                         {"gap_seconds", r.worker_clock->wall_seconds -
+                                             r.worker_clock->step_seconds}};
   return j;
 }
 
@@ -203,7 +189,8 @@ RunResult run_result_from_json(const json& j) {
   r.stats = stats_from_json(j.at("stats_seconds"));
   if (const auto s = j.find("stopping"); s != j.end()) {
     r.stop_criterion = s->at("criterion");
-    r.stop_parameters = s->at("parameters").get<std::map<std::string, double>>();
+    r.stop_parameters =
+        s->at("parameters").get<std::map<std::string, double>>();
     r.stopped_by = s->at("ended_by");
   }
 

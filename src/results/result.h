@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/optimizer.h"
 #include "model/analysis.h"
 #include "results/record.h"
 #include "results/request.h"
@@ -76,7 +77,7 @@ struct RunResult : Record {
   std::optional<WorkerClock> worker_clock;  // self-timed backends only
 };
 
-nlohmann::json optimizer_json(const backend::Options& o);
+using backend::optimizer_json;
 // A request as recorded under "requested" (and as a case is handed to a
 // child process), both ways.
 nlohmann::json request_json(const RunRequest& r);

@@ -1,5 +1,5 @@
-#include "scenarios/scenario.h"
 #include "results/kinds.h"
+#include "scenarios/scenario.h"
 #include "util/error.h"
 
 namespace nnbench::scenarios {

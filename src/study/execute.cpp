@@ -1,4 +1,3 @@
-#include "results/kinds.h"
 #include "study/execute.h"
 
 #include <signal.h>
@@ -13,6 +12,7 @@
 #include "backend/registry.h"
 #include "distributed/engines.h"
 #include "machine/peak.h"
+#include "results/kinds.h"
 #include "results/result.h"
 #include "results/training.h"
 #include "study/launch.h"

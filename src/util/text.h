@@ -3,8 +3,8 @@
 // "3 losses".
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace nnbench::util {

@@ -10,7 +10,8 @@ namespace {
 
 using nlohmann::json;
 
-class Frameworks : public Cli, public ::testing::WithParamInterface<const char*> {};
+class Frameworks : public Cli,
+                   public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(Frameworks, RunThroughTheirWorkerAndRecordWhatRan) {
   const std::string engine = GetParam();
@@ -36,8 +37,10 @@ INSTANTIATE_TEST_SUITE_P(Engines, Frameworks,
 TEST_F(Cli, AMissingFrameworkEnvironmentIsAUsageErrorSayingHowToSetItUp) {
   const std::string env = "NNBENCH_VENVS=" + path("none") +
                           " XDG_CACHE_HOME=" + path("cache") + " ";
-  const auto o = shell(env + NNBENCH_EXE + " run --model mnist-mlp --batch 8"
-                       " --backend tensorflow" + kFast);
+  const auto o = shell(env + NNBENCH_EXE +
+                       " run --model mnist-mlp --batch 8"
+                       " --backend tensorflow" +
+                       kFast);
   EXPECT_EQ(o.code, 2) << o.output;
   EXPECT_NE(o.output.find("no Python environment for tensorflow: run "
                           "scripts/setup tensorflow"),

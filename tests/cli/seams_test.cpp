@@ -17,7 +17,8 @@ TEST_F(Cli, RunRecordsTheCriterionAndWhatEndedTheMeasurement) {
       std::string("run --model mnist-mlp --batch 8 --backend reference") +
       kFast + kNoContention +
       " --max-iters 200 --criterion median-ci --criterion-param max_rel=0.5"
-      " --out " + path("ci.json"));
+      " --out " +
+      path("ci.json"));
   ASSERT_EQ(o.code, 0) << o.output;
   const json r = json::parse(slurp(path("ci.json")))["results"][0];
   EXPECT_EQ(r["requested"]["stop"]["criterion"], "median-ci");

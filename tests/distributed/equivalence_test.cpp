@@ -2,10 +2,10 @@
 // B must reach the parameters one process reaches with batch B. Every rank
 // of this program (started by mpirun, see run_ranks.sh) trains the model
 // twice: alone on the whole global batches, and as one rank of the group on
-// its shards with distributed::MeanReducer; both must end at the same parameters.
-// Models have dropout off (masks differ per process) and no batch norm
-// (its statistics are per rank: not the same function; PyTorch DDP does not
-// synchronise them either, short of SyncBatchNorm).
+// its shards with distributed::MeanReducer; both must end at the same
+// parameters. Models have dropout off (masks differ per process) and no batch
+// norm (its statistics are per rank: not the same function; PyTorch DDP does
+// not synchronise them either, short of SyncBatchNorm).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -82,7 +82,8 @@ void check_equivalent(const std::string& backend_name,
   const int p = group->size();
   const auto global = global_batches(m);
   std::vector<host::Batch> mine;
-  for (const auto& g : global) mine.push_back(distributed::shard(g, group->rank(), p));
+  for (const auto& g : global)
+    mine.push_back(distributed::shard(g, group->rank(), p));
 
   const Params init =
       b->compile(m, options(), backend::Shapes::train(kGlobalBatch / p))

@@ -114,7 +114,8 @@ TEST(OnednnBackend, EffectiveNamesTheBf16Path) {
           ->effective();
   EXPECT_EQ(eff.extras.at("bf16_path"),
             amx ? "AMX (avx512_core_amx)" : "AVX-512 BF16 (avx512_core_bf16)");
-  EXPECT_EQ(eff.extras.at("cpu_isa"), amx ? "avx512_core_amx" : "avx512_core_bf16");
+  EXPECT_EQ(eff.extras.at("cpu_isa"),
+            amx ? "avx512_core_amx" : "avx512_core_bf16");
 }
 
 std::vector<double> losses(const model::Model& m, int steps) {

@@ -40,17 +40,24 @@ TEST(Engines, FastestPerModelFromTheTrainingCellAtTheMostThreads) {
   std::vector<results::RunResult> runs = {
       // mlp: onednn twice as fast training at 2 threads; torch faster at
       // inference on 1 thread.
-      run("mlp", "torch", "train", 2, 10, 1), run("mlp", "onednn", "train", 2, 5, 2),
-      run("mlp", "torch", "train", 1, 18, 3), run("mlp", "onednn", "train", 1, 9, 4),
-      run("mlp", "torch", "infer", 1, 2, 5), run("mlp", "onednn", "infer", 1, 4, 6),
+      run("mlp", "torch", "train", 2, 10, 1),
+      run("mlp", "onednn", "train", 2, 5, 2),
+      run("mlp", "torch", "train", 1, 18, 3),
+      run("mlp", "onednn", "train", 1, 9, 4),
+      run("mlp", "torch", "infer", 1, 2, 5),
+      run("mlp", "onednn", "infer", 1, 4, 6),
       // cnn: 3 % apart, under the 10 % tie threshold.
-      run("cnn", "torch", "train", 2, 10, 7), run("cnn", "onednn", "train", 2, 10.3, 8),
+      run("cnn", "torch", "train", 2, 10, 7),
+      run("cnn", "onednn", "train", 2, 10.3, 8),
       // resnet: onednn out of memory training at 2 threads; the headline
       // is the cell both ran.
-      run("resnet", "torch", "train", 2, 50, 11), run("resnet", "onednn", "train", 2, 0, 12, 0),
-      run("resnet", "torch", "train", 1, 90, 13), run("resnet", "onednn", "train", 1, 60, 14),
+      run("resnet", "torch", "train", 2, 50, 11),
+      run("resnet", "onednn", "train", 2, 0, 12, 0),
+      run("resnet", "torch", "train", 1, 90, 13),
+      run("resnet", "onednn", "train", 1, 60, 14),
       // lstm: onednn refuses the layer.
-      run("lstm", "torch", "train", 0, 30, 9), run("lstm", "onednn", "train", 0, 0, 10, 0)};
+      run("lstm", "torch", "train", 0, 30, 9),
+      run("lstm", "onednn", "train", 0, 0, 10, 0)};
   // Every CPU asked (0); torch ran 2 threads, onednn never said.
   runs[12].effective.threads = 2;
   runs.back().effective.threads = 0;
@@ -90,8 +97,9 @@ TEST(Engines, FastestPerModelFromTheTrainingCellAtTheMostThreads) {
 
   EXPECT_EQ(v[3].headline.fastest, "torch");
   EXPECT_TRUE(v[3].headline.runner_up.empty());
-  EXPECT_EQ(v[3].line, "torch only, fp32 train b64 t2; onednn: unimplemented "
-                       "(layer 'lstm_1' (lstm))");
+  EXPECT_EQ(v[3].line,
+            "torch only, fp32 train b64 t2; onednn: unimplemented "
+            "(layer 'lstm_1' (lstm))");
 }
 
 // Time per mini-batch: a log axis once the medians span a decade; thread

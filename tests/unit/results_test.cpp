@@ -176,13 +176,14 @@ TEST(Results, TrainRunRoundTripsWithTheSharedFields) {
 // written before the typed fields (every value a string) read the same.
 TEST(Results, EffectiveIsTypedAndReadsTheOldStrings) {
   const auto j = to_json(sample_result())["effective"];
-  EXPECT_EQ(j, (nlohmann::json{{"threads", 2}, {"device", "cpu"},
-                               {"layout", "NCHW"}}));
+  EXPECT_EQ(j, (nlohmann::json{
+                   {"threads", 2}, {"device", "cpu"}, {"layout", "NCHW"}}));
   const auto old = effective_from_json(
       {{"threads", "4"}, {"precision", "bf16"}, {"graph_builds", "2"}});
   EXPECT_EQ(old.threads, 4);
   EXPECT_EQ(old.precision, "bf16");
-  EXPECT_EQ(old.extras, (std::map<std::string, std::string>{{"graph_builds", "2"}}));
+  EXPECT_EQ(old.extras,
+            (std::map<std::string, std::string>{{"graph_builds", "2"}}));
   EXPECT_EQ(to_json(backend::Effective{}), nlohmann::json::object());
 }
 

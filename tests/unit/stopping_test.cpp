@@ -137,21 +137,23 @@ TEST(Stopping, UnknownCriteriaAndParametersAreNamed) {
 // (LoadGen's minimum query count) would be: chosen by name, with its own
 // parameter and default, ending the loop under its name.
 TEST(Stopping, AToyCriterionPlugsInByName) {
-  register_criterion(
-      {"toy-count",
-       "stop after `n` samples",
-       {{"n", 6, 1, 1000, "samples"}},
-       [](const Values& v) -> std::unique_ptr<Criterion> {
-         struct Toy : Criterion {
-           explicit Toy(size_t n) : n(n) {}
-           size_t n;
-           std::string name() const override { return "toy-count"; }
-           bool may_stop(const Progress& p) const override {
-             return p.samples.size() >= n;
-           }
-         };
-         return std::make_unique<Toy>(static_cast<size_t>(v.at("n")));
-       }});
+  register_criterion({"toy-count",
+                      "stop after `n` samples",
+                      {{"n", 6, 1, 1000, "samples"}},
+                      [](const Values& v) -> std::unique_ptr<Criterion> {
+                        struct Toy : Criterion {
+                          explicit Toy(size_t n) : n(n) {}
+                          size_t n;
+                          std::string name() const override {
+                            return "toy-count";
+                          }
+                          bool may_stop(const Progress& p) const override {
+                            return p.samples.size() >= n;
+                          }
+                        };
+                        return std::make_unique<Toy>(
+                            static_cast<size_t>(v.at("n")));
+                      }});
   EXPECT_THROW(register_criterion({"toy-count", "", {}, nullptr}), Error);
   results::StopRule s;
   s.min_iterations = 1, s.min_seconds = 0;

@@ -328,22 +328,28 @@ TEST_F(SuiteFile, StopCriterionByNameWithItsParameters) {
             "criterion = \"median-ci\"\nmax_rel = 0.05\n"));
   EXPECT_EQ(s.stop.min_iterations, 3);
   EXPECT_EQ(s.stop.criterion, "median-ci");
-  EXPECT_EQ(s.stop.parameters, (std::map<std::string, double>{{"max_rel", 0.05}}));
-  const auto old = parse_suite_file(
-      write("[grid]\nmodels = [\"mnist-mlp\"]\n[stop]\nmax_relative_ci = 0.02\n"));
+  EXPECT_EQ(s.stop.parameters,
+            (std::map<std::string, double>{{"max_rel", 0.05}}));
+  const auto old = parse_suite_file(write(
+      "[grid]\nmodels = [\"mnist-mlp\"]\n[stop]\nmax_relative_ci = 0.02\n"));
   EXPECT_EQ(old.stop.criterion, "median-ci");
   EXPECT_EQ(old.stop.parameters.at("max_rel"), 0.02);
-  std::string e = error_of(
-      "[grid]\nmodels = [\"a\"]\n[stop]\ncriterion = \"ci\"\n");
-  EXPECT_EQ(e.rfind(file + ":4:13: [stop] criterion (--criterion) 'ci' is unknown", 0),
-            0u)
+  std::string e =
+      error_of("[grid]\nmodels = [\"a\"]\n[stop]\ncriterion = \"ci\"\n");
+  EXPECT_EQ(
+      e.rfind(file + ":4:13: [stop] criterion (--criterion) 'ci' is unknown",
+              0),
+      0u)
       << e;
   e = error_of(
-      "[grid]\nmodels = [\"a\"]\n[stop]\ncriterion = \"median-ci\"\nmax_noise = 1\n");
-  EXPECT_EQ(e.rfind(file + ":5:1: unknown key 'max_noise' in [stop]", 0), 0u) << e;
+      "[grid]\nmodels = [\"a\"]\n[stop]\ncriterion = \"median-ci\"\nmax_noise "
+      "= 1\n");
+  EXPECT_EQ(e.rfind(file + ":5:1: unknown key 'max_noise' in [stop]", 0), 0u)
+      << e;
   EXPECT_NE(e.find("parameter of criterion 'median-ci'"), std::string::npos);
   e = error_of(
-      "[grid]\nmodels = [\"a\"]\n[stop]\ncriterion = \"median-ci\"\nmax_rel = 2\n");
+      "[grid]\nmodels = [\"a\"]\n[stop]\ncriterion = \"median-ci\"\nmax_rel = "
+      "2\n");
   EXPECT_EQ(e.rfind(file + ":5:1: [stop] max_rel (--criterion-param) 2 of "
                            "criterion 'median-ci' must be in [1e-06, 0.5]",
                     0),

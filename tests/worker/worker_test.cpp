@@ -112,8 +112,11 @@ TEST_F(Worker, ARefusedLayerIsUnimplementedNamingIt) {
 }
 
 TEST_F(Worker, AMissingEnvironmentSaysHowToSetItUp) {
-  auto b = make_worker_backend(
-      {"nothing", "pytorch", {"venv:no-such-env"}, "scripts/setup nothing", {}});
+  auto b = make_worker_backend({"nothing",
+                                "pytorch",
+                                {"venv:no-such-env"},
+                                "scripts/setup nothing",
+                                {}});
   const auto d = b->describe();
   EXPECT_EQ(d.unavailable,
             "no Python environment for nothing: run scripts/setup nothing");

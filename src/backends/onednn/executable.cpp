@@ -215,23 +215,22 @@ backend::Effective OnednnExecutable::effective() const {
   for (const auto& [size, g] : graphs_)
     built += (built.empty() ? "" : ", ") + std::to_string(size) +
              (size == train_batch_ ? " (train)" : "");
-  return {
-      max_threads(),
-      "cpu",
-      bf16 ? "bf16" : "fp32",
-      backend::describe_optimizer(rule_.options()) +
-          (bf16 ? ", fp32 master weights, bf16 copies" : ""),
-      {{"cpu_isa", cpu_isa_name()},
-      {"bf16_path", bf16 ? bf16_path() : "not used (fp32)"},
-      {"layout",
-       "oneDNN blocked (format_tag::any), e.g. " +
-           note_or(notes, "conv_layout",
-                   note_or(notes, "linear_layout", "no conv or linear"))},
-      {"conv_impl", note_or(notes, "conv_impl", "no convolution")},
-      {"built_for_batches", built},
-      {"graph_builds", std::to_string(builds_)},
-       {"reference_kernels", note_or(notes, "ref_impls", "none")},
-       {"parameters", std::to_string(graph().params->count())}}};
+  return {max_threads(),
+          "cpu",
+          bf16 ? "bf16" : "fp32",
+          backend::describe_optimizer(rule_.options()) +
+              (bf16 ? ", fp32 master weights, bf16 copies" : ""),
+          {{"cpu_isa", cpu_isa_name()},
+           {"bf16_path", bf16 ? bf16_path() : "not used (fp32)"},
+           {"layout",
+            "oneDNN blocked (format_tag::any), e.g. " +
+                note_or(notes, "conv_layout",
+                        note_or(notes, "linear_layout", "no conv or linear"))},
+           {"conv_impl", note_or(notes, "conv_impl", "no convolution")},
+           {"built_for_batches", built},
+           {"graph_builds", std::to_string(builds_)},
+           {"reference_kernels", note_or(notes, "ref_impls", "none")},
+           {"parameters", std::to_string(graph().params->count())}}};
 }
 
 }  // namespace

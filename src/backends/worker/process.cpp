@@ -51,7 +51,8 @@ Process::Process(const std::vector<std::string>& argv,
   std::vector<std::string> argv_copy = argv;
   for (auto& s : argv_copy) args.push_back(s.data());
   args.push_back(nullptr);
-  const int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int log_fd =
+      open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (log_fd < 0)
     throw Error("cannot write the worker's log " + log_path + ": " +
                 std::strerror(errno));
@@ -92,8 +93,10 @@ Process::~Process() {
   if (pid_ > 0 && !reaped_) {
     // A moment to exit on its own, then killed.
     for (int i = 0; i < 50 && !reaped_; ++i) {
-      if (waitpid(pid_, &status_, WNOHANG) == pid_) reaped_ = true;
-      else usleep(20000);
+      if (waitpid(pid_, &status_, WNOHANG) == pid_)
+        reaped_ = true;
+      else
+        usleep(20000);
     }
     if (!reaped_) {
       kill(pid_, SIGKILL);
@@ -119,8 +122,10 @@ std::string Process::died() {
   if (!reaped_) {
     // Closed its pipe: give it a moment to finish exiting.
     for (int i = 0; i < 100 && !reaped_; ++i) {
-      if (waitpid(pid_, &status_, WNOHANG) == pid_) reaped_ = true;
-      else usleep(10000);
+      if (waitpid(pid_, &status_, WNOHANG) == pid_)
+        reaped_ = true;
+      else
+        usleep(10000);
     }
   }
   if (!reaped_) return "the worker closed its pipe";
@@ -162,7 +167,8 @@ nlohmann::json Process::request(const nlohmann::json& req,
           " s and was killed" + tail());
     }
     pollfd p{from_, POLLIN, 0};
-    const int r = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    const int r =
+        poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
     if (r < 0 && errno == EINTR) {
       util::lifeline::check();
       continue;

@@ -72,9 +72,10 @@ std::unique_ptr<Process> start(const Framework& f, const std::string& python,
                                const Scratch& s) {
   const std::string dir = frameworks_dir();
   if (dir.empty() || !fs::exists(dir + "/common/worker.py"))
-    throw Error("the framework workers are not found (frameworks/ beside the "
-                "binary or in its source tree; NNBENCH_FRAMEWORKS names "
-                "another)");
+    throw Error(
+        "the framework workers are not found (frameworks/ beside the "
+        "binary or in its source tree; NNBENCH_FRAMEWORKS names "
+        "another)");
   return std::make_unique<Process>(
       std::vector<std::string>{python, "-u", dir + "/common/worker.py",
                                dir + "/" + f.folder + "/engine.py"},
@@ -99,14 +100,17 @@ backend::Effective effective_of(const json& j) {
   return e;
 }
 
+// The options as the workers read them: the optimizer's settings at the
+// top level, its name under "optimizer".
 json options_json(const backend::Options& o) {
-  return {{"device", o.device},         {"threads", o.threads},
-          {"seed", o.seed},             {"precision", o.precision},
-          {"optimizer", o.optimizer},   {"learning_rate", o.learning_rate},
-          {"momentum", o.momentum},     {"nesterov", o.nesterov},
-          {"weight_decay", o.weight_decay}, {"beta1", o.beta1},
-          {"beta2", o.beta2},           {"alpha", o.alpha},
-          {"rho", o.rho},               {"eps", o.eps}};
+  json j = backend::optimizer_json(o);
+  j.erase("name");
+  j.update({{"device", o.device},
+            {"threads", o.threads},
+            {"seed", o.seed},
+            {"precision", o.precision},
+            {"optimizer", o.optimizer}});
+  return j;
 }
 
 class WorkerExecutable : public backend::Executable {
@@ -130,8 +134,8 @@ class WorkerExecutable : public backend::Executable {
          {"model", model::to_json(m)},
          {"params", scratch_.file("params")},
          {"options", options_json(o)},
-         {"shapes", {{"train_batch", shapes.train_batch},
-                     {"infer_batches", sizes}}}},
+         {"shapes",
+          {{"train_batch", shapes.train_batch}, {"infer_batches", sizes}}}},
         timeout_seconds());
     effective_ = effective_of(reply.at("effective"));
     effective_.extras["python"] = python;
@@ -145,12 +149,15 @@ class WorkerExecutable : public backend::Executable {
       t["labels." + std::to_string(i)] = batches[i].labels;
     }
     write_tensors(scratch_.file("batches"), t);
-    process_->request({{"op", "load_batches"}, {"file", scratch_.file("batches")}},
-                      timeout_seconds());
+    process_->request(
+        {{"op", "load_batches"}, {"file", scratch_.file("batches")}},
+        timeout_seconds());
     count_ = static_cast<int>(batches.size());
   }
 
-  void infer(int batch) override { timed_steps(backend::Mode::kInfer, batch, 1); }
+  void infer(int batch) override {
+    timed_steps(backend::Mode::kInfer, batch, 1);
+  }
   void train_step(int batch) override {
     timed_steps(backend::Mode::kTrain, batch, 1);
   }
@@ -181,8 +188,9 @@ class WorkerExecutable : public backend::Executable {
       throw std::runtime_error("the worker ran " + std::to_string(s.size()) +
                                " steps for " + std::to_string(n) + " asked");
     for (double x : s)
-      if (!(x >= 0)) throw std::runtime_error("the worker timed a step at " +
-                                              std::to_string(x) + " s");
+      if (!(x >= 0))
+        throw std::runtime_error("the worker timed a step at " +
+                                 std::to_string(x) + " s");
     return s;
   }
 
@@ -342,8 +350,8 @@ class WorkerBackend : public backend::Backend {
       const std::string a = gap.value("attribute", "");
       if (!a.empty() && (!attrs.contains(a) || attrs[a] != gap["value"]))
         continue;
-      return backend::Support::no("layer '" + l.name + "' (" + op + "): " +
-                                  gap.value("why", "not supported"));
+      return backend::Support::no("layer '" + l.name + "' (" + op +
+                                  "): " + gap.value("why", "not supported"));
     }
     return backend::supports_options(d, o);
   }
@@ -379,7 +387,8 @@ class WorkerBackend : public backend::Backend {
     // Layers and attributes only: a shape gap is the worker's own refusal
     // when it builds (asking supports_shapes would start a second worker).
     for (const auto& l : m.layers)
-      if (const auto s = supports(l, o); !s) throw backend::Unimplemented(s.why);
+      if (const auto s = supports(l, o); !s)
+        throw backend::Unimplemented(s.why);
     return std::make_unique<WorkerExecutable>(f_, h.python, m, o, shapes);
   }
 

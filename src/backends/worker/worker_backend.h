@@ -32,5 +32,4 @@ std::string venvs_dir();
 
 std::unique_ptr<backend::Backend> make_worker_backend(Framework f);
 
-
 }  // namespace nnbench::backends::worker

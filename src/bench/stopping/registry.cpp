@@ -11,7 +11,9 @@ namespace {
 
 std::vector<Type> builtins() {
   return {
-      {"minimums", "the iterations and time minimums are enough", {},
+      {"minimums",
+       "the iterations and time minimums are enough",
+       {},
        [](const Values&) { return minimums(); }},
       {"median-ci",
        "the median's 95 % CI (order statistics) within +-max_rel of the "
@@ -64,8 +66,9 @@ std::string problem(const results::StopRule& s) {
   if (!t) {
     std::string known;
     for (const auto& n : criterion_names()) known += " " + n;
-    return fmt::format("[stop] criterion (--criterion) '{}' is unknown; known:{}",
-                       s.criterion, known);
+    return fmt::format(
+        "[stop] criterion (--criterion) '{}' is unknown; known:{}", s.criterion,
+        known);
   }
   for (const auto& [name, value] : s.parameters) {
     const Parameter* p = nullptr;

@@ -18,7 +18,7 @@ namespace nnbench::bench::stopping {
 
 struct Parameter {
   std::string name;
-  double value = 0;  // the default
+  double value = 0;       // the default
   double lo = 0, hi = 0;  // valid range, both ends included
   std::string help;
 };
