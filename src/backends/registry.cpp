@@ -61,6 +61,30 @@ std::vector<Entry>& entries() {
               "scripts/setup tensorflow",
               {}});
        }},
+      // The studies' frameworks that no package offers here: listed, never
+      // run, so that their rows say why.
+      {"caffe",
+       [] {
+         return backends::worker::make_worker_backend(
+             {"caffe",
+              "caffe",
+              {},
+              "",
+              {},
+              "no Debian 12 package, and the name 'caffe' on the Python "
+              "package index is an empty placeholder"});
+       }},
+      {"cntk",
+       [] {
+         return backends::worker::make_worker_backend(
+             {"cntk",
+              "cntk",
+              {},
+              "",
+              {},
+              "CNTK's last wheels (2.7) are for Python 3.6 and older; this "
+              "machine has Python 3.11"});
+       }},
 #endif
   };
   return list;

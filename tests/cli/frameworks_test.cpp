@@ -55,5 +55,25 @@ TEST_F(Cli, AMissingFrameworkEnvironmentIsAUsageErrorSayingHowToSetItUp) {
             std::string::npos);
 }
 
+// The studies' frameworks that cannot be installed here are listed with
+// the reason, left out of "all", and a usage error when named.
+TEST_F(Cli, CaffeAndCntkAreListedAsUnavailableWithTheReason) {
+  const auto e = nnbench("env --json --no-peak");
+  ASSERT_EQ(e.code, 0) << e.output;
+  const auto j = json::parse(e.output.substr(e.output.find('{')));
+  for (const char* name : {"caffe", "cntk"})
+    EXPECT_EQ(j["environment"]["backends"][name]["unavailable"]
+                  .get<std::string>()
+                  .rfind("cannot be installed here: ", 0),
+              0u)
+        << name;
+  expect_usage_error(nnbench("run --model mnist-mlp --backend cntk"),
+                     "Python 3.6 and older");
+  write("all.toml", "[grid]\nmodels = [\"mnist-mlp\"]\nbackends = [\"all\"]\n");
+  const auto list = nnbench("suite " + path("all.toml") + " --check");
+  ASSERT_EQ(list.code, 0) << list.output;
+  EXPECT_EQ(list.output.find("caffe"), std::string::npos) << list.output;
+}
+
 }  // namespace
 }  // namespace nnbench_cli_test

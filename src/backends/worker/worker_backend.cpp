@@ -285,8 +285,10 @@ const Hello& hello(const Framework& f) {
   std::lock_guard<std::mutex> lock(mu);
   if (const auto it = cache.find(f.name); it != cache.end()) return it->second;
   Hello h;
-  h.python = python_of(f);
-  if (h.python.empty()) {
+  h.python = f.impossible.empty() ? python_of(f) : "";
+  if (!f.impossible.empty()) {
+    h.unavailable = "cannot be installed here: " + f.impossible;
+  } else if (h.python.empty()) {
     h.unavailable = "no Python environment for " + f.name + ": run " + f.setup;
   } else {
     try {

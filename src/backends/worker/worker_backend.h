@@ -23,6 +23,10 @@ struct Framework {
   std::vector<std::string> pythons;
   std::string setup;  // the command that makes it ready
   backend::Capabilities can;
+  // Why it cannot be installed on this platform at all (a framework of
+  // the studies listed so that their tables show it as not run): its
+  // description says "cannot be installed here: " and this.
+  std::string impossible = "";
 };
 
 // Where `scripts/setup FRAMEWORK` makes the environments:
