@@ -88,6 +88,9 @@ model::Model small_cnn() {
 std::vector<std::string> backends_running(const model::Model& m) {
   std::vector<std::string> out;
   for (const auto& b : backend::backend_names()) {
+    // Engines that cannot be installed here (caffe, cntk) run nothing; the
+    // coverage test holds the others to being ready.
+    if (!backend::make_backend(b)->describe().unavailable.empty()) continue;
     try {
       backend::make_backend(b)->compile(m, {}, backend::Shapes::train(2));
       out.push_back(b);
