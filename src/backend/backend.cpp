@@ -1,5 +1,7 @@
 #include "backend/backend.h"
 
+#include <cstdlib>
+
 #include "util/error.h"
 
 namespace nnbench::backend {
@@ -48,6 +50,37 @@ Support supports_model(const Backend& b, const model::Model& m,
   for (const auto& l : m.layers)
     if (Support s = b.supports(l, o); !s) return s;
   return b.supports_shapes(m, o);
+}
+
+// One flat object, the typed settings beside the backend's extras; what a
+// backend did not report (a run that never compiled) is left out.
+nlohmann::json to_json(const backend::Effective& e) {
+  nlohmann::json j = e.extras;
+  if (e.threads > 0) j["threads"] = e.threads;
+  for (const auto& [k, v] : {std::pair{"device", &e.device},
+                             {"precision", &e.precision},
+                             {"optimizer", &e.optimizer}})
+    if (!v->empty()) j[k] = *v;
+  return j;
+}
+
+// Before the typed fields every value was a string ("threads": "2").
+backend::Effective effective_from_json(const nlohmann::json& j) {
+  backend::Effective e;
+  for (const auto& [k, v] : j.items()) {
+    const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    if (k == "threads")
+      e.threads = v.is_number() ? v.get<int>() : std::atoi(text.c_str());
+    else if (k == "device")
+      e.device = text;
+    else if (k == "precision")
+      e.precision = text;
+    else if (k == "optimizer")
+      e.optimizer = text;
+    else
+      e.extras[k] = text;
+  }
+  return e;
 }
 
 }  // namespace nnbench::backend

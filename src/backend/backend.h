@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -168,6 +169,13 @@ class Executable {
 // What a backend is and what it can run, answered without compiling
 // anything: the conformance suite, `nnbench env` and the results read it
 // instead of knowing backends by name.
+// Effective settings as one flat JSON object, the typed ones beside the
+// extras (what a backend did not report is left out), and back; records
+// written before the typed fields (every value a string) read the same.
+// The framework workers answer in the same shape.
+nlohmann::json to_json(const Effective& e);
+Effective effective_from_json(const nlohmann::json& j);
+
 struct Description {
   std::string name;
   Capabilities can;

@@ -124,9 +124,6 @@ int effective_threads(const results::RunResult& res,
 }
 
 // The operating system's view of the measured interval is recorded and
-// judged: a run whose threads did not get their CPUs is invalid.
-// Ranks of a data-parallel run record the slowest rank's time of each step
-// (they run in lockstep) and stop together.
 // A self-timed backend's steps in chunks, 1, 2, 4 ... at most 64 steps or
 // about a quarter second each: the pipe is crossed once per chunk, and the
 // criteria are asked after every sample. nnbench's clock around each chunk
@@ -175,6 +172,10 @@ void measure_chunks(Loop& loop, const results::RunRequest& r,
   res.worker_clock = wc;
 }
 
+// The operating system's view of the measured interval is recorded and
+// judged: a run whose threads did not get their CPUs is invalid.
+// Ranks of a data-parallel run record the slowest rank's time of each step
+// (they run in lockstep) and stop together.
 void measure(Loop& loop, const results::RunRequest& r, Parallel& par,
              results::RunResult& res) {
   const stopping::Rule stop = stopping::from_rule(r.stop);
@@ -183,14 +184,17 @@ void measure(Loop& loop, const results::RunRequest& r, Parallel& par,
   UsageProbe probe(loop.processes());
   probe.start();
   const auto t0 = Clock::now();
-  if (loop.self_timed()) measure_chunks(loop, r, stop, res, t0);
-  for (bool done = loop.self_timed(); !done;) {
-    const auto t = Clock::now();
-    loop.step();
-    res.samples.push_back(seconds_since(t));
-    res.stopped_by = stop.ended_by({res.samples, seconds_since(t0)});
-    done = !res.stopped_by.empty();
-    par.agree(&res.samples.back(), &done, true);
+  if (loop.self_timed()) {
+    measure_chunks(loop, r, stop, res, t0);
+  } else {
+    for (bool done = false; !done;) {
+      const auto t = Clock::now();
+      loop.step();
+      res.samples.push_back(seconds_since(t));
+      res.stopped_by = stop.ended_by({res.samples, seconds_since(t0)});
+      done = !res.stopped_by.empty();
+      par.agree(&res.samples.back(), &done, true);
+    }
   }
   const double elapsed = seconds_since(t0);
   // Ranks stop together on the slowest times; one that did not decide

@@ -107,37 +107,6 @@ CpuUsage cpu_usage_from_json(const json& j) {
   return u;
 }
 
-// One flat object, the typed settings beside the backend's extras; what a
-// backend did not report (a run that never compiled) is left out.
-json to_json(const backend::Effective& e) {
-  json j = e.extras;
-  if (e.threads > 0) j["threads"] = e.threads;
-  for (const auto& [k, v] : {std::pair{"device", &e.device},
-                             {"precision", &e.precision},
-                             {"optimizer", &e.optimizer}})
-    if (!v->empty()) j[k] = *v;
-  return j;
-}
-
-// Before the typed fields every value was a string ("threads": "2").
-backend::Effective effective_from_json(const json& j) {
-  backend::Effective e;
-  for (const auto& [k, v] : j.items()) {
-    const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
-    if (k == "threads")
-      e.threads = v.is_number() ? v.get<int>() : std::atoi(text.c_str());
-    else if (k == "device")
-      e.device = text;
-    else if (k == "precision")
-      e.precision = text;
-    else if (k == "optimizer")
-      e.optimizer = text;
-    else
-      e.extras[k] = text;
-  }
-  return e;
-}
-
 void write_record(const Record& r, json& j) {
   j["kind"] = r.kind;
   j["model"]["name"] = r.model;

@@ -105,8 +105,8 @@ struct Record {
   }
 };
 
-nlohmann::json to_json(const backend::Effective& e);
-backend::Effective effective_from_json(const nlohmann::json& j);
+using backend::effective_from_json;
+using backend::to_json;
 nlohmann::json to_json(const Validity& v);
 Validity validity_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const CpuUsage& u);

@@ -83,23 +83,6 @@ std::unique_ptr<Process> start(const Framework& f, const std::string& python,
       s.file("worker.log"));
 }
 
-backend::Effective effective_of(const json& j) {
-  backend::Effective e;
-  for (const auto& [k, v] : j.items()) {
-    if (k == "threads")
-      e.threads = v.get<int>();
-    else if (k == "device")
-      e.device = v;
-    else if (k == "precision")
-      e.precision = v;
-    else if (k == "optimizer")
-      e.optimizer = v;
-    else
-      e.extras[k] = v.is_string() ? v.get<std::string>() : v.dump();
-  }
-  return e;
-}
-
 // The options as the workers read them: the optimizer's settings at the
 // top level, its name under "optimizer".
 json options_json(const backend::Options& o) {
@@ -137,7 +120,7 @@ class WorkerExecutable : public backend::Executable {
          {"shapes",
           {{"train_batch", shapes.train_batch}, {"infer_batches", sizes}}}},
         timeout_seconds());
-    effective_ = effective_of(reply.at("effective"));
+    effective_ = backend::effective_from_json(reply.at("effective"));
     effective_.extras["python"] = python;
     effective_.extras["worker"] = f.folder + "/engine.py";
   }
@@ -152,7 +135,6 @@ class WorkerExecutable : public backend::Executable {
     process_->request(
         {{"op", "load_batches"}, {"file", scratch_.file("batches")}},
         timeout_seconds());
-    count_ = static_cast<int>(batches.size());
   }
 
   void infer(int batch) override {
@@ -214,7 +196,6 @@ class WorkerExecutable : public backend::Executable {
   Scratch scratch_;  // before the process: it outlives it
   std::unique_ptr<Process> process_;
   backend::Effective effective_;
-  int count_ = 0;
   double loss_ = std::nan("");
 };
 
