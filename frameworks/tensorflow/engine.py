@@ -1,27 +1,17 @@
 """Keras 3 on TensorFlow: nnbench's `tensorflow` engine.
 
-The model is built with Keras layers from nnbench's description, images
-channels-last as Keras users run them (batches are transposed to NHWC
-when they are loaded, before any clock); the weights are nnbench's seeded
-values moved into Keras's layouts (conv HWIO, dense [in, out], LSTM
-kernels transposed; a dense layer after a flatten of an image takes its
-input in H, W, C order, so its weight columns are permuted). The training
-step is one tf.function (XLA with NNBENCH_TF_XLA=1): forward, loss,
-gradients, the update; the loss is read to the host to end each step.
-
-The update is Keras's SGD, whose momentum and Nesterov forms compute
-PyTorch's (with the rate constant); L2 weight decay is added to the
-gradients in the step, PyTorch's way (Keras's own weight_decay is
-decoupled). Adam, RMSprop and Adadelta are refused: Keras's formulas place
-epsilon differently.
+The model is built by frameworks/common/keras_model.py (channels-last,
+nnbench's weights moved into Keras's layouts, Keras's SGD with L2 added
+PyTorch's way). The training step is one tf.function (XLA with
+NNBENCH_TF_XLA=1): forward, loss, gradients, the update; the loss is read
+to the host to end each step. --threads sets TensorFlow's intra-op pool,
+the inter-op pool is one thread.
 """
 from __future__ import annotations
 
-import math
 import os
 import platform
 import time
-from typing import Dict, List
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -29,224 +19,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
-from keras import layers as L  # noqa: E402
 
-
-TWO_BIASES = ("two biases per gate (Keras's LSTM has one: their sum "
-              "computes the same function but trains differently)")
-
-
-def layer_inputs(model: dict, i: int) -> List[int]:
-    ins = model["layers"][i].get("inputs") or []
-    return list(ins) if ins else [i - 1]
-
-
-def attr(layer: dict, key: str, default):
-    return layer.get(key, default)
-
-
-def pool_out(n: int, k: int, s: int, p: int, ceil: bool) -> int:
-    span = n + 2 * p - k
-    if ceil:
-        o = -(-span // s) + 1
-        if (o - 1) * s >= n + p:
-            o -= 1
-        return o
-    return span // s + 1
-
-
-class Builder:
-    """Keras tensors for nnbench's layers, with the weight mappings."""
-
-    def __init__(self, model: dict):
-        self.model = model
-        self.loads = {}   # canonical name -> (keras variable getter, to_keras, from_keras)
-        self.layout = []  # per layer: "nhwc", ("flat", C, H, W) or "plain"
-        self.shape = []   # per layer: per-sample shape, nnbench's order
-
-    def build(self):
-        m = self.model
-        shape = m["input"]["shape"]
-        if m["input"]["dtype"] == "int64":
-            inp = keras.Input(shape=tuple(shape), dtype="int32")
-            in_layout = "plain"
-        elif len(shape) == 3:
-            c, h, w = shape
-            inp = keras.Input(shape=(h, w, c))
-            in_layout = "nhwc"
-        else:
-            inp = keras.Input(shape=tuple(shape))
-            in_layout = "plain"
-        outs = []
-        for i, l in enumerate(m["layers"]):
-            ins = layer_inputs(m, i)
-            xs = [inp if j < 0 else outs[j] for j in ins]
-            lays = [in_layout if j < 0 else self.layout[j] for j in ins]
-            shapes = [shape if j < 0 else self.shape[j] for j in ins]
-            y, lay, s = self.layer(l, xs, lays, shapes)
-            outs.append(y)
-            self.layout.append(lay)
-            self.shape.append(s)
-        if self.layout[-1] != "plain":
-            raise NotImplementedError("a model whose output is an image or a "
-                                      "flattened image (the tensorflow engine "
-                                      "returns it channels-last)")
-        return keras.Model(inp, outs[-1])
-
-    def map(self, name, layer, index, to_k, from_k):
-        self.loads[name] = (layer, index, to_k, from_k)
-
-    def layer(self, l, xs, lays, shapes):
-        op, x, lay, s = l["op"], xs[0], lays[0], list(shapes[0])
-        name = l["name"]
-        k = attr(l, "kernel", [1, 1])
-        st = attr(l, "stride", [1, 1])
-        p = attr(l, "pad", [0, 0])
-        if op == "linear":
-            d = L.Dense(l["out"], use_bias=attr(l, "bias", True))
-            y = d(x)
-            if isinstance(lay, tuple):  # flattened image: H, W, C order
-                _, c, h, w = lay
-                to_k = lambda a, c=c, h=h, w=w: (
-                    a.reshape(a.shape[0], c, h, w).transpose(0, 2, 3, 1)
-                    .reshape(a.shape[0], -1).T)
-                from_k = lambda a, c=c, h=h, w=w: (
-                    a.T.reshape(-1, h, w, c).transpose(0, 3, 1, 2)
-                    .reshape(a.shape[1], -1))
-            else:
-                to_k, from_k = (lambda a: a.T), (lambda a: a.T)
-            self.map(f"{name}.weight", d, 0, to_k, from_k)
-            if attr(l, "bias", True):
-                self.map(f"{name}.bias", d, 1, None, None)
-            return y, "plain", s[:-1] + [l["out"]]
-        if op == "conv2d":
-            if lay != "nhwc":
-                raise NotImplementedError(f"layer '{name}' (conv2d) on a non-image")
-            if p != [0, 0]:
-                x = L.ZeroPadding2D(tuple(p))(x)
-            cv = L.Conv2D(l["out"], tuple(k), strides=tuple(st), padding="valid",
-                          groups=attr(l, "groups", 1), use_bias=attr(l, "bias", True))
-            y = cv(x)
-            self.map(f"{name}.weight", cv, 0, lambda a: a.transpose(2, 3, 1, 0),
-                     lambda a: a.transpose(3, 2, 0, 1))
-            if attr(l, "bias", True):
-                self.map(f"{name}.bias", cv, 1, None, None)
-            return y, "nhwc", [l["out"], pool_out(s[1], k[0], st[0], p[0], False),
-                               pool_out(s[2], k[1], st[1], p[1], False)]
-        if op in ("max_pool2d", "avg_pool2d"):
-            ceil = attr(l, "ceil_mode", False)
-            oh = pool_out(s[1], k[0], st[0], p[0], ceil)
-            ow = pool_out(s[2], k[1], st[1], p[1], ceil)
-            # Extra bottom/right rows a ceil-mode window reaches past the pad.
-            eh = max(0, (oh - 1) * st[0] + k[0] - (s[1] + 2 * p[0]))
-            ew = max(0, (ow - 1) * st[1] + k[1] - (s[2] + 2 * p[1]))
-            if op == "avg_pool2d":
-                if eh or ew:
-                    raise NotImplementedError(
-                        f"layer '{name}' (avg_pool2d): a ceil-mode window past "
-                        "the padding (PyTorch's divisor there has no Keras form)")
-                if p != [0, 0]:
-                    x = L.ZeroPadding2D(tuple(p))(x)
-                y = L.AveragePooling2D(tuple(k), tuple(st), padding="valid")(x)
-            else:
-                if p != [0, 0] or eh or ew:
-                    pads = [[0, 0], [p[0], p[0] + eh], [p[1], p[1] + ew], [0, 0]]
-                    x = L.Lambda(lambda t, pads=pads: tf.pad(
-                        t, pads, constant_values=-np.inf),
-                        output_shape=(s[1] + 2 * p[0] + eh, s[2] + 2 * p[1] + ew,
-                                      s[0]))(x)
-                y = L.MaxPooling2D(tuple(k), tuple(st), padding="valid")(x)
-            return y, "nhwc", [s[0], oh, ow]
-        if op == "global_avg_pool":
-            return L.GlobalAveragePooling2D()(x), "plain", [s[0]]
-        if op == "seq_mean":
-            return L.GlobalAveragePooling1D()(x), "plain", [s[1]]
-        if op in ("relu", "sigmoid", "tanh"):
-            return L.Activation(op)(x), lay, s
-        if op == "softmax":
-            if lay != "plain":
-                raise NotImplementedError(f"layer '{name}' (softmax) on an image")
-            return L.Softmax(axis=-1)(x), lay, s
-        if op == "dropout":
-            return L.Dropout(attr(l, "p", 0.0))(x), lay, s
-        if op == "batch_norm":
-            if isinstance(lay, tuple):
-                raise NotImplementedError(f"layer '{name}' (batch_norm) after "
-                                          "a flatten of an image")
-            bn = L.BatchNormalization(axis=-1, epsilon=attr(l, "eps", 1e-5),
-                                      momentum=1 - attr(l, "momentum", 0.1))
-            y = bn(x)
-            self.map(f"{name}.weight", bn, 0, None, None)
-            self.map(f"{name}.bias", bn, 1, None, None)
-            return y, lay, s
-        if op == "lrn":
-            n = attr(l, "size", 5)
-            if n % 2 == 0 or lay != "nhwc":
-                raise NotImplementedError(f"layer '{name}' (lrn): an even window")
-            a, b, kk = attr(l, "alpha", 1e-4), attr(l, "beta", 0.75), attr(l, "k", 1.0)
-            y = L.Lambda(lambda t: tf.nn.local_response_normalization(
-                t, depth_radius=(n - 1) // 2, bias=kk, alpha=a / n, beta=b),
-                output_shape=(s[1], s[2], s[0]))(x)
-            return y, lay, s
-        if op == "flatten":
-            flat = [int(np.prod(s))]
-            if lay == "nhwc":
-                return L.Flatten()(x), ("flat", s[0], s[1], s[2]), flat
-            return L.Flatten()(x), lay, flat
-        if op == "add":
-            if lays[0] != lays[1]:
-                raise NotImplementedError(f"layer '{name}' (add) of two layouts")
-            return L.Add()(xs), lay, s
-        if op == "concat":
-            if any(q != lay for q in lays) or isinstance(lay, tuple):
-                raise NotImplementedError(f"layer '{name}' (concat) of these layouts")
-            axis = -1 if lay == "nhwc" or len(s) == 1 else 1
-            return (L.Concatenate(axis=axis)(xs), lay,
-                    [sum(q[0] for q in shapes)] + s[1:])
-        if op == "zero_pad_shortcut":
-            extra = l["out"] - s[0]
-            lo = extra // 2
-            oh, ow = -(-s[1] // st[0]), -(-s[2] // st[1])
-            y = L.Lambda(lambda t: tf.pad(t[:, ::st[0], ::st[1], :],
-                                          [[0, 0], [0, 0], [0, 0], [lo, extra - lo]]),
-                         output_shape=(oh, ow, l["out"]))(x)
-            return y, "nhwc", [l["out"], oh, ow]
-        if op == "embedding":
-            e = L.Embedding(l["vocab"], l["out"])
-            self.map(f"{name}.weight", e, 0, None, None)
-            return e(x), "plain", s + [l["out"]]
-        if op == "one_hot":
-            return (L.Lambda(lambda t: tf.one_hot(t, l["vocab"]),
-                             output_shape=tuple(s + [l["vocab"]]))(x), "plain",
-                    s + [l["vocab"]])
-        if op == "lstm":
-            return self.lstm(l, x, s)
-        raise NotImplementedError(f"layer '{name}' ({op})")
-
-    def lstm(self, l, x, s):
-        name, h = l["name"], l["out"]
-        if attr(l, "lstm_biases", 1) != 1:
-            raise NotImplementedError(f"layer '{name}' (lstm): {TWO_BIASES}")
-        bi = attr(l, "bidirectional", False)
-        n = attr(l, "num_layers", 1)
-        for k in range(n):
-            seq = attr(l, "sequences", True) or k < n - 1
-            cell = L.LSTM(h, return_sequences=seq)
-            if bi:
-                wrap = L.Bidirectional(cell, merge_mode="concat")
-                x = wrap(x)
-                pairs = [(wrap.forward_layer, ""), (wrap.backward_layer, "_reverse")]
-            else:
-                x = cell(x)
-                pairs = [(cell, "")]
-            for lay, d in pairs:
-                base = f"{name}.l{k}{d}"
-                t = lambda a: a.T
-                self.map(f"{base}.w_ih", lay, 0, t, t)
-                self.map(f"{base}.w_hh", lay, 1, t, t)
-                self.map(f"{base}.b_ih", lay, 2, None, None)
-        width = h * (2 if bi else 1)
-        return x, "plain", ([s[0], width] if attr(l, "sequences", True) else [width])
+import keras_model as km  # noqa: E402  (frameworks/common, on sys.path)
 
 
 class Engine:
@@ -262,54 +36,25 @@ class Engine:
                 "devices": ["cpu"] + [f"cuda:{i}" for i, _ in enumerate(
                     tf.config.list_physical_devices("GPU"))],
                 "precisions": ["fp32"], "optimizers": ["sgd"],
-                # Gaps supports() answers from attributes alone; those that
-                # depend on shapes (a ceil-mode average pool's overhang)
-                # need the model built: "check".
-                "unsupported": [{"op": "lstm", "attribute": "lstm_biases",
-                                 "value": 2, "why": TWO_BIASES}],
-                "checks_shapes": True}
+                **km.hello_gaps()}
 
     def check(self, model: dict) -> None:
         """Builds the model without weights: NotImplementedError names a gap."""
-        Builder(model).build()
+        km.Builder(model).build()
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
-        if options["precision"] != "fp32":
-            raise NotImplementedError(f"precision {options['precision']} "
-                                      "(the tensorflow engine runs fp32)")
-        if options["optimizer"] != "sgd":
-            raise NotImplementedError(
-                f"optimizer '{options['optimizer']}' (Keras's formula places "
-                "epsilon differently from nnbench's; the tensorflow engine runs sgd)")
+        km.refuse(options, "tensorflow")
         if options["threads"] > 0:
             tf.config.threading.set_intra_op_parallelism_threads(options["threads"])
             tf.config.threading.set_inter_op_parallelism_threads(1)
         self.options = options
-        keras.utils.set_random_seed(options["seed"])
         self.device = "/GPU:" + options["device"].split(":")[1] \
             if options["device"].startswith("cuda") else "/CPU:0"
         with tf.device(self.device):
-            b = Builder(model)
-            self.net = b.build()
-            self.loads = b.loads
-            self.images = model["input"]["dtype"] != "int64" and \
-                len(model["input"]["shape"]) == 3
-            for name, (layer, index, to_k, _) in self.loads.items():
-                if name not in params:
-                    raise ValueError(f"no initial value for parameter {name}")
-                a = params[name]
-                layer.weights[index].assign(to_k(a) if to_k else a)
-            self.bce = model["loss"] == "sigmoid_binary_cross_entropy"
-            self.loss_fn = (keras.losses.BinaryCrossentropy(from_logits=True)
-                            if self.bce else
-                            keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-            self.opt = keras.optimizers.SGD(learning_rate=options["learning_rate"],
-                                            momentum=options["momentum"],
-                                            nesterov=options["nesterov"])
-            self.opt.build(self.net.trainable_variables)
+            self.k = km.KerasModel(model, params, options)
         self.xla = os.environ.get("NNBENCH_TF_XLA") == "1"
         wd = float(options["weight_decay"])
-        net, loss_fn, opt = self.net, self.loss_fn, self.opt
+        net, loss_fn, opt = self.k.net, self.k.loss_fn, self.k.opt
 
         @tf.function(jit_compile=self.xla)
         def train(x, y):
@@ -331,32 +76,18 @@ class Engine:
 
     def effective(self) -> dict:
         o = self.options
-        opt = f"sgd lr {o['learning_rate']:g} momentum {o['momentum']:g}"
-        if o["nesterov"]:
-            opt += " nesterov"
-        if o["weight_decay"]:
-            opt += f" weight_decay {o['weight_decay']:g} (L2 added to the gradients)"
         return {"threads": tf.config.threading.get_intra_op_parallelism_threads(),
                 "inter_op_threads": str(tf.config.threading.get_inter_op_parallelism_threads()),
                 "device": o["device"], "precision": "fp32",
-                "optimizer": opt + " (keras.optimizers.SGD)",
+                "optimizer": km.describe_sgd(o),
                 "compiled": "tf.function, XLA" if self.xla else "tf.function",
                 "layout": "NHWC (channels last, Keras's default)",
                 "framework": f"TensorFlow {tf.__version__}, Keras {keras.__version__}"}
 
     def load_batches(self, t: dict) -> None:
-        self.batches = []
-        n = sum(1 for k in t if k.startswith("input."))
         with tf.device(self.device):
-            for i in range(n):
-                x = t[f"input.{i}"]
-                if self.images:
-                    x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
-                elif x.dtype == np.int64:
-                    x = x.astype(np.int32)
-                y = t[f"labels.{i}"]
-                y = y.astype(np.float32) if self.bce else y.astype(np.int32)
-                self.batches.append((tf.constant(x), tf.constant(y)))
+            self.batches = [(tf.constant(x), tf.constant(y))
+                            for x, y in self.k.host_batches(t)]
 
     def steps(self, mode: str, first: int, n: int):
         seconds, loss = [], None
@@ -370,31 +101,19 @@ class Engine:
                 self.out = self.infer_fn(x)
                 self.out[0].numpy()
             seconds.append(time.perf_counter() - t0)
-        if loss is not None and not math.isfinite(loss):
-            loss = None
-        return seconds, loss
+        return seconds, km.finite(loss)
 
     def output(self) -> dict:
         return {"output": np.asarray(self.out, dtype=np.float32)}
 
-    def _canonical(self, values_of) -> Dict[str, np.ndarray]:
-        out = {}
-        for name, (layer, index, _, from_k) in self.loads.items():
-            v = values_of(layer, index)
-            if v is None:
-                continue
-            v = np.asarray(v, dtype=np.float32)
-            out[name] = from_k(v) if from_k else v
-        return out
-
     def parameters(self) -> dict:
-        return self._canonical(lambda layer, i: layer.weights[i].numpy())
+        return self.k.canonical(lambda v: v.numpy())
 
     def gradients(self) -> dict:
         if self.grads is None:
             return {}
-        by_var = {id(v): g for v, g in zip(self.net.trainable_variables, self.grads)}
-        return self._canonical(
-            lambda layer, i: None if id(layer.weights[i]) not in by_var
-            # An embedding's gradient comes as IndexedSlices: made dense.
-            else tf.convert_to_tensor(by_var[id(layer.weights[i])]).numpy())
+        by_var = {id(v): g for v, g in zip(self.k.net.trainable_variables, self.grads)}
+        # An embedding's gradient comes as IndexedSlices: made dense.
+        return self.k.canonical(
+            lambda v: None if id(v) not in by_var
+            else tf.convert_to_tensor(by_var[id(v)]).numpy())

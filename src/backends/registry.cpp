@@ -61,6 +61,18 @@ std::vector<Entry>& entries() {
               "scripts/setup tensorflow",
               {}});
        }},
+      // Keras 3 on JAX, its own environment.
+      {"jax",
+       [] {
+         return backends::worker::make_worker_backend(
+             {"jax", "jax", {"venv:jax"}, "scripts/setup jax", {}});
+       }},
+      // MXNet's Gluon, hybridized; its own environment (numpy < 1.24).
+      {"mxnet",
+       [] {
+         return backends::worker::make_worker_backend(
+             {"mxnet", "mxnet", {"venv:mxnet"}, "scripts/setup mxnet", {}});
+       }},
       // The studies' frameworks that no package offers here: listed, never
       // run, so that their rows say why.
       {"caffe",

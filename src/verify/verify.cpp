@@ -5,6 +5,7 @@
 
 #include "data/synthetic.h"
 #include "machine/threads.h"
+#include "model/params.h"
 #include "util/error.h"
 
 namespace nnbench::verify {
@@ -82,7 +83,37 @@ void check_maps(Verification& v, const std::string& kind,
   }
 }
 
-void compare(Verification& v, const Observed& got, const Observed& want) {
+// Parameters after one step: the step's update inherits the gradient's
+// error (a bias that starts at zero is nothing but its update), so each
+// tensor's tolerance is the parameter tolerance plus the gradient
+// tolerance scaled by the update's share of the tensor.
+void check_parameters(Verification& v, const Tolerances& t,
+                      const std::map<std::string, host::Tensor>& got,
+                      const std::map<std::string, host::Tensor>& want,
+                      const std::map<std::string, host::Tensor>& initial) {
+  double largest = 0;
+  for (const auto& [name, w] : want) largest = std::max(largest, norm(w));
+  for (const auto& [name, w] : want) {
+    double tolerance = t.parameter;
+    const auto before = initial.find(name);
+    if (before != initial.end() && before->second.f.size() == w.f.size()) {
+      double update = 0;
+      for (size_t i = 0; i < w.f.size(); ++i) {
+        const double d = double(w.f[i]) - before->second.f[i];
+        update += d * d;
+      }
+      tolerance +=
+          t.gradient * std::sqrt(update) / std::max(norm(w), 1e-3 * largest);
+    }
+    const auto it = got.find(name);
+    check_tensor(v, "parameter " + name,
+                 it == got.end() ? nullptr : &it->second, w, tolerance,
+                 1e-3 * largest);
+  }
+}
+
+void compare(Verification& v, const Observed& got, const Observed& want,
+             const std::map<std::string, host::Tensor>& initial) {
   const Tolerances t = tolerances_for(v.precision);
   check_tensor(v, "output (infer)", &got.infer_output, want.infer_output,
                t.output);
@@ -94,7 +125,7 @@ void compare(Verification& v, const Observed& got, const Observed& want) {
           : INFINITY;
   check(v, "loss", loss_error, t.loss);
   check_maps(v, "gradient", got.gradients, want.gradients, t.gradient);
-  check_maps(v, "parameter", got.parameters, want.parameters, t.parameter);
+  check_parameters(v, t, got.parameters, want.parameters, initial);
 }
 
 void conclude(Verification& v) {
@@ -151,7 +182,14 @@ Verification verify(backend::Backend& oracle, backend::Backend& candidate,
     v.message = e.what();
     return v;
   }
-  compare(v, got, observe(oracle, plain, batch, vo, "fp32", "cpu"));
+  std::map<std::string, host::Tensor> initial;
+  for (auto& p : model::init_params(plain, vo.seed)) {
+    host::Tensor t;
+    t.shape = p.spec.shape;
+    t.f = std::move(p.data);
+    initial[p.spec.name] = std::move(t);
+  }
+  compare(v, got, observe(oracle, plain, batch, vo, "fp32", "cpu"), initial);
   conclude(v);
   return v;
 }

@@ -38,14 +38,6 @@ class Conformance : public ::testing::TestWithParam<Param> {};
 
 TEST_P(Conformance, MatchesTheReference) {
   const Param& p = GetParam();
-  if (p.backend == "tensorflow" && p.name == "zoo_resnet-56")
-    GTEST_SKIP() << "known gap: after one step, the biases of some batch "
-                    "norms of resnet-56 on Keras/TensorFlow differ from the "
-                    "reference by up to 0.2 % (tolerance 0.1 %; gradients "
-                    "0.6 %, within theirs), with or without TensorFlow's "
-                    "oneDNN ops; outputs and loss agree to 1e-7 "
-                    "(docs/backends.md); not yet explained. nnbench verify "
-                    "reports it as FAIL";
   if (p.precision == "bf16" && p.name == "zoo_resnet-56")
     GTEST_SKIP() << "known gap: bf16 gradients of some batch-norm weights "
                     "of resnet-56 differ from the fp32 reference by ~100 % "

@@ -68,8 +68,11 @@ class Scratch {
   std::string dir_;
 };
 
+// `threads` (asked, 0 for every CPU) is in the worker's environment as
+// NNBENCH_THREADS: frameworks whose thread pools are sized when they are
+// imported (OpenMP for MXNet, XLA's for JAX) read it before that.
 std::unique_ptr<Process> start(const Framework& f, const std::string& python,
-                               const Scratch& s) {
+                               const Scratch& s, int threads = 0) {
   const std::string dir = frameworks_dir();
   if (dir.empty() || !fs::exists(dir + "/common/worker.py"))
     throw Error(
@@ -79,7 +82,9 @@ std::unique_ptr<Process> start(const Framework& f, const std::string& python,
   return std::make_unique<Process>(
       std::vector<std::string>{python, "-u", dir + "/common/worker.py",
                                dir + "/" + f.folder + "/engine.py"},
-      std::map<std::string, std::string>{{"PYTHONDONTWRITEBYTECODE", "1"}},
+      std::map<std::string, std::string>{
+          {"PYTHONDONTWRITEBYTECODE", "1"},
+          {"NNBENCH_THREADS", std::to_string(threads)}},
       s.file("worker.log"));
 }
 
@@ -101,7 +106,7 @@ class WorkerExecutable : public backend::Executable {
   WorkerExecutable(const Framework& f, const std::string& python,
                    const model::Model& m, const backend::Options& o,
                    const backend::Shapes& shapes)
-      : process_(start(f, python, scratch_)) {
+      : process_(start(f, python, scratch_, o.threads)) {
     std::map<std::string, host::Tensor> params;
     for (auto& p : model::init_params(m, o.seed)) {
       host::Tensor t;

@@ -1,0 +1,339 @@
+"""nnbench's models as Keras 3 models: shared by the engines that run Keras
+(`tensorflow` on TensorFlow, `jax` on JAX); only keras.ops inside, so the
+same graph builds on either backend.
+
+The model is built with Keras layers from nnbench's description, images
+channels-last as Keras users run them (batches are transposed to NHWC
+when they are loaded, before any clock); the weights are nnbench's seeded
+values moved into Keras's layouts (conv HWIO, dense [in, out], LSTM
+kernels transposed; a dense layer after a flatten of an image takes its
+input in H, W, C order, so its weight columns are permuted).
+
+Keras's SGD computes PyTorch's momentum and Nesterov forms (with the rate
+constant); L2 weight decay is added to the gradients in the step, PyTorch's
+way (Keras's own weight_decay is decoupled). Adam, RMSprop and Adadelta
+are refused: Keras's formulas place epsilon differently.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Dict, List, Optional
+
+import numpy as np
+import keras
+from keras import layers as L
+from keras import ops
+
+
+def lrn(t, n: int, alpha: float, beta: float, k: float):
+    """Cross-channel LRN, channels last, PyTorch's form: the mean of the
+    squares over an odd window of n channels, zero-padded."""
+    r = (n - 1) // 2
+    c = t.shape[-1]
+    sq = ops.pad(ops.square(t), [[0, 0], [0, 0], [0, 0], [r, r]])
+    total = sq[..., 0:c]
+    for i in range(1, n):
+        total = total + sq[..., i:i + c]
+    return t / ops.power(k + (alpha / n) * total, beta)
+
+
+TWO_BIASES = ("two biases per gate (Keras's LSTM has one: their sum "
+              "computes the same function but trains differently)")
+
+
+def layer_inputs(model: dict, i: int) -> List[int]:
+    ins = model["layers"][i].get("inputs") or []
+    return list(ins) if ins else [i - 1]
+
+
+def attr(layer: dict, key: str, default):
+    return layer.get(key, default)
+
+
+def pool_out(n: int, k: int, s: int, p: int, ceil: bool) -> int:
+    span = n + 2 * p - k
+    if ceil:
+        o = -(-span // s) + 1
+        if (o - 1) * s >= n + p:
+            o -= 1
+        return o
+    return span // s + 1
+
+
+class Builder:
+    """Keras tensors for nnbench's layers, with the weight mappings."""
+
+    def __init__(self, model: dict):
+        self.model = model
+        self.loads = {}   # canonical name -> (keras variable getter, to_keras, from_keras)
+        self.layout = []  # per layer: "nhwc", ("flat", C, H, W) or "plain"
+        self.shape = []   # per layer: per-sample shape, nnbench's order
+
+    def build(self):
+        m = self.model
+        shape = m["input"]["shape"]
+        if m["input"]["dtype"] == "int64":
+            inp = keras.Input(shape=tuple(shape), dtype="int32")
+            in_layout = "plain"
+        elif len(shape) == 3:
+            c, h, w = shape
+            inp = keras.Input(shape=(h, w, c))
+            in_layout = "nhwc"
+        else:
+            inp = keras.Input(shape=tuple(shape))
+            in_layout = "plain"
+        outs = []
+        for i, l in enumerate(m["layers"]):
+            ins = layer_inputs(m, i)
+            xs = [inp if j < 0 else outs[j] for j in ins]
+            lays = [in_layout if j < 0 else self.layout[j] for j in ins]
+            shapes = [shape if j < 0 else self.shape[j] for j in ins]
+            y, lay, s = self.layer(l, xs, lays, shapes)
+            outs.append(y)
+            self.layout.append(lay)
+            self.shape.append(s)
+        if self.layout[-1] != "plain":
+            raise NotImplementedError("a model whose output is an image or a "
+                                      "flattened image (the tensorflow engine "
+                                      "returns it channels-last)")
+        return keras.Model(inp, outs[-1])
+
+    def map(self, name, layer, index, to_k, from_k):
+        self.loads[name] = (layer, index, to_k, from_k)
+
+    def layer(self, l, xs, lays, shapes):
+        op, x, lay, s = l["op"], xs[0], lays[0], list(shapes[0])
+        name = l["name"]
+        k = attr(l, "kernel", [1, 1])
+        st = attr(l, "stride", [1, 1])
+        p = attr(l, "pad", [0, 0])
+        if op == "linear":
+            d = L.Dense(l["out"], use_bias=attr(l, "bias", True))
+            y = d(x)
+            if isinstance(lay, tuple):  # flattened image: H, W, C order
+                _, c, h, w = lay
+                to_k = lambda a, c=c, h=h, w=w: (
+                    a.reshape(a.shape[0], c, h, w).transpose(0, 2, 3, 1)
+                    .reshape(a.shape[0], -1).T)
+                from_k = lambda a, c=c, h=h, w=w: (
+                    a.T.reshape(-1, h, w, c).transpose(0, 3, 1, 2)
+                    .reshape(a.shape[1], -1))
+            else:
+                to_k, from_k = (lambda a: a.T), (lambda a: a.T)
+            self.map(f"{name}.weight", d, 0, to_k, from_k)
+            if attr(l, "bias", True):
+                self.map(f"{name}.bias", d, 1, None, None)
+            return y, "plain", s[:-1] + [l["out"]]
+        if op == "conv2d":
+            if lay != "nhwc":
+                raise NotImplementedError(f"layer '{name}' (conv2d) on a non-image")
+            if p != [0, 0]:
+                x = L.ZeroPadding2D(tuple(p))(x)
+            cv = L.Conv2D(l["out"], tuple(k), strides=tuple(st), padding="valid",
+                          groups=attr(l, "groups", 1), use_bias=attr(l, "bias", True))
+            y = cv(x)
+            self.map(f"{name}.weight", cv, 0, lambda a: a.transpose(2, 3, 1, 0),
+                     lambda a: a.transpose(3, 2, 0, 1))
+            if attr(l, "bias", True):
+                self.map(f"{name}.bias", cv, 1, None, None)
+            return y, "nhwc", [l["out"], pool_out(s[1], k[0], st[0], p[0], False),
+                               pool_out(s[2], k[1], st[1], p[1], False)]
+        if op in ("max_pool2d", "avg_pool2d"):
+            ceil = attr(l, "ceil_mode", False)
+            oh = pool_out(s[1], k[0], st[0], p[0], ceil)
+            ow = pool_out(s[2], k[1], st[1], p[1], ceil)
+            # Extra bottom/right rows a ceil-mode window reaches past the pad.
+            eh = max(0, (oh - 1) * st[0] + k[0] - (s[1] + 2 * p[0]))
+            ew = max(0, (ow - 1) * st[1] + k[1] - (s[2] + 2 * p[1]))
+            if op == "avg_pool2d":
+                if eh or ew:
+                    raise NotImplementedError(
+                        f"layer '{name}' (avg_pool2d): a ceil-mode window past "
+                        "the padding (PyTorch's divisor there has no Keras form)")
+                if p != [0, 0]:
+                    x = L.ZeroPadding2D(tuple(p))(x)
+                y = L.AveragePooling2D(tuple(k), tuple(st), padding="valid")(x)
+            else:
+                if p != [0, 0] or eh or ew:
+                    pads = [[0, 0], [p[0], p[0] + eh], [p[1], p[1] + ew], [0, 0]]
+                    x = L.Lambda(lambda t, pads=pads: ops.pad(
+                        t, pads, constant_values=-np.inf),
+                        output_shape=(s[1] + 2 * p[0] + eh, s[2] + 2 * p[1] + ew,
+                                      s[0]))(x)
+                y = L.MaxPooling2D(tuple(k), tuple(st), padding="valid")(x)
+            return y, "nhwc", [s[0], oh, ow]
+        if op == "global_avg_pool":
+            return L.GlobalAveragePooling2D()(x), "plain", [s[0]]
+        if op == "seq_mean":
+            return L.GlobalAveragePooling1D()(x), "plain", [s[1]]
+        if op in ("relu", "sigmoid", "tanh"):
+            return L.Activation(op)(x), lay, s
+        if op == "softmax":
+            if lay != "plain":
+                raise NotImplementedError(f"layer '{name}' (softmax) on an image")
+            return L.Softmax(axis=-1)(x), lay, s
+        if op == "dropout":
+            return L.Dropout(attr(l, "p", 0.0))(x), lay, s
+        if op == "batch_norm":
+            if isinstance(lay, tuple):
+                raise NotImplementedError(f"layer '{name}' (batch_norm) after "
+                                          "a flatten of an image")
+            bn = L.BatchNormalization(axis=-1, epsilon=attr(l, "eps", 1e-5),
+                                      momentum=1 - attr(l, "momentum", 0.1))
+            y = bn(x)
+            self.map(f"{name}.weight", bn, 0, None, None)
+            self.map(f"{name}.bias", bn, 1, None, None)
+            return y, lay, s
+        if op == "lrn":
+            n = attr(l, "size", 5)
+            if n % 2 == 0 or lay != "nhwc":
+                raise NotImplementedError(f"layer '{name}' (lrn): an even window")
+            a, b, kk = attr(l, "alpha", 1e-4), attr(l, "beta", 0.75), attr(l, "k", 1.0)
+            y = L.Lambda(lambda t: lrn(t, n, a, b, kk),
+                         output_shape=(s[1], s[2], s[0]))(x)
+            return y, lay, s
+        if op == "flatten":
+            flat = [int(np.prod(s))]
+            if lay == "nhwc":
+                return L.Flatten()(x), ("flat", s[0], s[1], s[2]), flat
+            return L.Flatten()(x), lay, flat
+        if op == "add":
+            if lays[0] != lays[1]:
+                raise NotImplementedError(f"layer '{name}' (add) of two layouts")
+            return L.Add()(xs), lay, s
+        if op == "concat":
+            if any(q != lay for q in lays) or isinstance(lay, tuple):
+                raise NotImplementedError(f"layer '{name}' (concat) of these layouts")
+            axis = -1 if lay == "nhwc" or len(s) == 1 else 1
+            return (L.Concatenate(axis=axis)(xs), lay,
+                    [sum(q[0] for q in shapes)] + s[1:])
+        if op == "zero_pad_shortcut":
+            extra = l["out"] - s[0]
+            lo = extra // 2
+            oh, ow = -(-s[1] // st[0]), -(-s[2] // st[1])
+            y = L.Lambda(lambda t: ops.pad(t[:, ::st[0], ::st[1], :],
+                                          [[0, 0], [0, 0], [0, 0], [lo, extra - lo]]),
+                         output_shape=(oh, ow, l["out"]))(x)
+            return y, "nhwc", [l["out"], oh, ow]
+        if op == "embedding":
+            e = L.Embedding(l["vocab"], l["out"])
+            self.map(f"{name}.weight", e, 0, None, None)
+            return e(x), "plain", s + [l["out"]]
+        if op == "one_hot":
+            return (L.Lambda(lambda t: ops.one_hot(t, l["vocab"]),
+                             output_shape=tuple(s + [l["vocab"]]))(x), "plain",
+                    s + [l["vocab"]])
+        if op == "lstm":
+            return self.lstm(l, x, s)
+        raise NotImplementedError(f"layer '{name}' ({op})")
+
+    def lstm(self, l, x, s):
+        name, h = l["name"], l["out"]
+        if attr(l, "lstm_biases", 1) != 1:
+            raise NotImplementedError(f"layer '{name}' (lstm): {TWO_BIASES}")
+        bi = attr(l, "bidirectional", False)
+        n = attr(l, "num_layers", 1)
+        for k in range(n):
+            seq = attr(l, "sequences", True) or k < n - 1
+            cell = L.LSTM(h, return_sequences=seq)
+            if bi:
+                wrap = L.Bidirectional(cell, merge_mode="concat")
+                x = wrap(x)
+                pairs = [(wrap.forward_layer, ""), (wrap.backward_layer, "_reverse")]
+            else:
+                x = cell(x)
+                pairs = [(cell, "")]
+            for lay, d in pairs:
+                base = f"{name}.l{k}{d}"
+                t = lambda a: a.T
+                self.map(f"{base}.w_ih", lay, 0, t, t)
+                self.map(f"{base}.w_hh", lay, 1, t, t)
+                self.map(f"{base}.b_ih", lay, 2, None, None)
+        width = h * (2 if bi else 1)
+        return x, "plain", ([s[0], width] if attr(l, "sequences", True) else [width])
+
+
+def refuse(options: dict, engine: str) -> None:
+    """What no Keras engine here runs, named before anything is built."""
+    if options["precision"] != "fp32":
+        raise NotImplementedError(f"precision {options['precision']} "
+                                  f"(the {engine} engine runs fp32)")
+    if options["optimizer"] != "sgd":
+        raise NotImplementedError(
+            f"optimizer '{options['optimizer']}' (Keras's formula places "
+            f"epsilon differently from nnbench's; the {engine} engine runs sgd)")
+
+
+def hello_gaps() -> dict:
+    # Gaps supports() answers from attributes alone; those that depend on
+    # shapes (a ceil-mode average pool's overhang) need the model built:
+    # "check".
+    return {"unsupported": [{"op": "lstm", "attribute": "lstm_biases",
+                             "value": 2, "why": TWO_BIASES}],
+            "checks_shapes": True}
+
+
+def describe_sgd(o: dict) -> str:
+    opt = f"sgd lr {o['learning_rate']:g} momentum {o['momentum']:g}"
+    if o["nesterov"]:
+        opt += " nesterov"
+    if o["weight_decay"]:
+        opt += f" weight_decay {o['weight_decay']:g} (L2 added to the gradients)"
+    return opt + " (keras.optimizers.SGD)"
+
+
+class KerasModel:
+    """A built model, its weights loaded, its batches; the engines add the
+    step. `value_of` and `grad_of` read one Keras variable's value and last
+    gradient (None where it has none)."""
+
+    def __init__(self, model: dict, params: Dict[str, np.ndarray], options: dict):
+        keras.utils.set_random_seed(options["seed"])
+        b = Builder(model)
+        self.net = b.build()
+        self.loads = b.loads
+        self.images = model["input"]["dtype"] != "int64" and \
+            len(model["input"]["shape"]) == 3
+        for name, (layer, index, to_k, _) in self.loads.items():
+            if name not in params:
+                raise ValueError(f"no initial value for parameter {name}")
+            a = params[name]
+            layer.weights[index].assign(to_k(a) if to_k else a)
+        self.bce = model["loss"] == "sigmoid_binary_cross_entropy"
+        self.loss_fn = (keras.losses.BinaryCrossentropy(from_logits=True)
+                        if self.bce else
+                        keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        self.opt = keras.optimizers.SGD(learning_rate=options["learning_rate"],
+                                        momentum=options["momentum"],
+                                        nesterov=options["nesterov"])
+        self.opt.build(self.net.trainable_variables)
+
+    def host_batches(self, t: dict) -> List[tuple]:
+        """The batches as numpy arrays in Keras's layouts and dtypes."""
+        out = []
+        n = sum(1 for k in t if k.startswith("input."))
+        for i in range(n):
+            x = t[f"input.{i}"]
+            if self.images:
+                x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+            elif x.dtype == np.int64:
+                x = x.astype(np.int32)
+            y = t[f"labels.{i}"]
+            y = y.astype(np.float32) if self.bce else y.astype(np.int32)
+            out.append((x, y))
+        return out
+
+    def canonical(self, values_of: Callable) -> Dict[str, np.ndarray]:
+        """nnbench's names and layouts of what values_of(variable) gives."""
+        out = {}
+        for name, (layer, index, _, from_k) in self.loads.items():
+            v = values_of(layer.weights[index])
+            if v is None:
+                continue
+            v = np.asarray(v, dtype=np.float32)
+            out[name] = from_k(v) if from_k else v
+        return out
+
+
+def finite(loss: Optional[float]) -> Optional[float]:
+    return loss if loss is not None and math.isfinite(loss) else None

@@ -1,0 +1,131 @@
+"""Keras 3 on JAX: nnbench's `jax` engine.
+
+The model is built by frameworks/common/keras_model.py (the same Keras
+graph as the tensorflow engine: channels-last, nnbench's weights moved
+into Keras's layouts, Keras's SGD with L2 added PyTorch's way). The step
+is Keras's JAX training loop as its guide writes it: one jax.jit function
+of the state (trainable, non-trainable and optimizer variables) that runs
+stateless_call, value_and_grad and the optimizer's stateless_apply, the
+state's buffers donated; each step ends with the loss read to the host.
+
+Threads: XLA's CPU client sizes its thread pools by the CPUs the process
+may run on, and has no setting after it starts; so --threads N is the
+process's CPU affinity, set from NNBENCH_THREADS before jax is imported.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import time
+
+os.environ.setdefault("KERAS_BACKEND", "jax")
+ASKED_THREADS = int(os.environ.get("NNBENCH_THREADS", "0") or 0)
+if ASKED_THREADS > 0:
+    cpus = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, cpus[:ASKED_THREADS])
+
+import numpy as np  # noqa: E402
+import jax  # noqa: E402
+import keras  # noqa: E402
+
+import keras_model as km  # noqa: E402  (frameworks/common, on sys.path)
+
+
+class Engine:
+    def __init__(self):
+        self.batches = []
+        self.out = None
+        self.grads = None
+
+    def hello(self) -> dict:
+        return {"framework": "JAX",
+                "version": f"{jax.__version__} (Keras {keras.__version__})",
+                "python": platform.python_version(),
+                "devices": ["cpu"] + [f"cuda:{i}" for i, _ in enumerate(
+                    jax.devices("gpu") if jax.default_backend() == "gpu" else [])],
+                "precisions": ["fp32"], "optimizers": ["sgd"],
+                **km.hello_gaps()}
+
+    def check(self, model: dict) -> None:
+        """Builds the model without weights: NotImplementedError names a gap."""
+        km.Builder(model).build()
+
+    def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
+        km.refuse(options, "jax")
+        if options["threads"] != ASKED_THREADS:
+            raise ValueError(f"threads {options['threads']} asked, the worker "
+                             f"started with NNBENCH_THREADS={ASKED_THREADS}")
+        self.options = options
+        dev = options["device"]
+        self.device = (jax.devices("gpu")[int(dev.split(":")[1])]
+                       if dev.startswith("cuda") else jax.devices("cpu")[0])
+        with jax.default_device(self.device):
+            self.k = km.KerasModel(model, params, options)
+        net, loss_fn, opt = self.k.net, self.k.loss_fn, self.k.opt
+        wd = float(options["weight_decay"])
+
+        def forward_loss(tv, ntv, x, y):
+            out, ntv = net.stateless_call(tv, ntv, x, training=True)
+            return loss_fn(y, out), (out, ntv)
+
+        grad_fn = jax.value_and_grad(forward_loss, has_aux=True)
+
+        def train(state, x, y):
+            tv, ntv, ov = state
+            (loss, (out, ntv)), grads = grad_fn(tv, ntv, x, y)
+            applied = [g + wd * v for g, v in zip(grads, tv)] if wd else grads
+            tv, ov = opt.stateless_apply(ov, applied, tv)
+            return loss, out, grads, (tv, ntv, ov)
+
+        def infer(tv, ntv, x):
+            return net.stateless_call(tv, ntv, x, training=False)[0]
+
+        self.train_fn = jax.jit(train, donate_argnums=0)
+        self.infer_fn = jax.jit(infer)
+        self.state = tuple([jax.device_put(v.value, self.device) for v in vs]
+                           for vs in (net.trainable_variables,
+                                      net.non_trainable_variables, opt.variables))
+        self.index = {id(v): i for i, v in enumerate(net.trainable_variables)}
+        return self.effective()
+
+    def effective(self) -> dict:
+        o = self.options
+        cpus = len(os.sched_getaffinity(0))
+        return {"threads": cpus, "device": o["device"], "precision": "fp32",
+                "optimizer": km.describe_sgd(o),
+                "thread_setting": (f"CPU affinity: {cpus} CPUs (XLA sizes its "
+                                   "CPU pools by them)"),
+                "compiled": "jax.jit (XLA)",
+                "layout": "NHWC (channels last, Keras's default)",
+                "framework": f"JAX {jax.__version__}, Keras {keras.__version__}"}
+
+    def load_batches(self, t: dict) -> None:
+        self.batches = [(jax.device_put(x, self.device), jax.device_put(y, self.device))
+                        for x, y in self.k.host_batches(t)]
+
+    def steps(self, mode: str, first: int, n: int):
+        seconds, loss = [], None
+        for s in range(n):
+            x, y = self.batches[(first + s) % len(self.batches)]
+            t0 = time.perf_counter()
+            if mode == "train":
+                lt, self.out, self.grads, self.state = self.train_fn(self.state, x, y)
+                loss = float(lt)  # to the host: the step is done
+            else:
+                self.out = self.infer_fn(self.state[0], self.state[1], x)
+                self.out.block_until_ready()
+            seconds.append(time.perf_counter() - t0)
+        return seconds, km.finite(loss)
+
+    def output(self) -> dict:
+        return {"output": np.asarray(self.out, dtype=np.float32)}
+
+    def parameters(self) -> dict:
+        return self.k.canonical(lambda v: np.asarray(self.state[0][self.index[id(v)]]))
+
+    def gradients(self) -> dict:
+        if self.grads is None:
+            return {}
+        return self.k.canonical(
+            lambda v: None if id(v) not in self.index
+            else np.asarray(self.grads[self.index[id(v)]]))

@@ -1,0 +1,352 @@
+"""MXNet's Gluon, hybridized: nnbench's `mxnet` engine.
+
+The model is one Gluon HybridBlock built from nnbench's description with
+Gluon's layers (NCHW and PyTorch's weight layouts, so nnbench's seeded
+weights load as they are) and hybridized with static memory, as Gluon's
+guides run it. A training step is autograd.record, backward and the
+Trainer's step; the loss is read to the host to end it (inference waits
+with mx.nd.waitall). nnbench's SGD is MXNet's own: sgd (momentum) or nag
+(Nesterov), weight decay as L2 in the update, both PyTorch's formulas with
+a constant rate; Adam, RMSprop and Adadelta are refused (MXNet's Adam
+places epsilon after the bias correction).
+
+Threads: MXNet's operators and its oneDNN size their OpenMP pools when
+the library loads, so --threads N is OMP_NUM_THREADS, set from
+NNBENCH_THREADS before mxnet is imported; the effective count is
+OpenMP's own answer.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import platform
+import time
+from typing import Dict, List
+
+ASKED_THREADS = int(os.environ.get("NNBENCH_THREADS", "0") or 0)
+if ASKED_THREADS > 0:
+    os.environ["OMP_NUM_THREADS"] = str(ASKED_THREADS)
+
+import numpy as np  # noqa: E402
+import mxnet as mx  # noqa: E402
+from mxnet import autograd, gluon  # noqa: E402
+from mxnet.gluon import nn, rnn  # noqa: E402
+
+
+def layer_inputs(model: dict, i: int) -> List[int]:
+    ins = model["layers"][i].get("inputs") or []
+    return list(ins) if ins else [i - 1]
+
+
+def attr(layer: dict, key: str, default):
+    return layer.get(key, default)
+
+
+def pool_dim(n: int, k: int, s: int, p: int, ceil: bool) -> int:
+    """PyTorch's output size (nnbench's): a ceil-mode window that would
+    start in the right padding is dropped."""
+    span = n + 2 * p - k
+    if not ceil:
+        return span // s + 1
+    o = -(-span // s) + 1
+    return o - 1 if (o - 1) * s >= n + p else o
+
+
+class Net(gluon.HybridBlock):
+    def __init__(self, model: dict):
+        super().__init__(prefix="net_")
+        self.model = model
+        self.blocks: Dict[int, gluon.Block] = {}
+        self.canonical: Dict[str, gluon.Parameter] = {}
+        self.shapes: List[list] = []
+        with self.name_scope():
+            for i, l in enumerate(model["layers"]):
+                ins = [model["input"]["shape"] if j < 0 else self.shapes[j]
+                       for j in layer_inputs(model, i)]
+                self.shapes.append(self._shape(l, ins))
+                b = self._block(l, ins[0])
+                if b is not None:
+                    self.register_child(b, f"layer{i}")
+                    self.blocks[i] = b
+                    self._map(l, b)
+
+    def _shape(self, l: dict, ins: List[list]) -> list:
+        s, op = list(ins[0]), l["op"]
+        k = attr(l, "kernel", [1, 1])
+        st = attr(l, "stride", [1, 1])
+        p = attr(l, "pad", [0, 0])
+        if op == "linear":
+            return s[:-1] + [l["out"]]
+        if op in ("conv2d", "max_pool2d", "avg_pool2d"):
+            ceil = op != "conv2d" and attr(l, "ceil_mode", False)
+            h = pool_dim(s[1], k[0], st[0], p[0], ceil)
+            w = pool_dim(s[2], k[1], st[1], p[1], ceil)
+            if ceil:
+                # MXNet's "full" convention keeps a window PyTorch drops.
+                full = [-(-(n + 2 * q - kk) // ss) + 1
+                        for n, q, kk, ss in ((s[1], p[0], k[0], st[0]),
+                                             (s[2], p[1], k[1], st[1]))]
+                if full != [h, w]:
+                    raise NotImplementedError(
+                        f"layer '{l['name']}' ({op}): a ceil-mode window that "
+                        "starts in the padding (MXNet keeps it, PyTorch drops it)")
+                over = [(h - 1) * st[0] + k[0] - (s[1] + 2 * p[0]),
+                        (w - 1) * st[1] + k[1] - (s[2] + 2 * p[1])]
+                if op == "avg_pool2d" and max(over) > 0:
+                    raise NotImplementedError(
+                        f"layer '{l['name']}' (avg_pool2d): a ceil-mode window "
+                        "past the padding (PyTorch's divisor there differs)")
+            return [l["out"] if op == "conv2d" else s[0], h, w]
+        if op == "global_avg_pool":
+            return [s[0]]
+        if op == "seq_mean":
+            return [s[1]]
+        if op == "flatten":
+            return [int(np.prod(s))]
+        if op == "concat":
+            return [sum(x[0] for x in ins)] + s[1:]
+        if op == "zero_pad_shortcut":
+            return [l["out"], -(-s[1] // st[0]), -(-s[2] // st[1])]
+        if op == "embedding":
+            return s + [l["out"]]
+        if op == "one_hot":
+            return s + [l["vocab"]]
+        if op == "lstm":
+            width = l["out"] * (2 if attr(l, "bidirectional", False) else 1)
+            return [s[0], width] if attr(l, "sequences", True) else [width]
+        return s
+
+    def _block(self, l: dict, shape: list):
+        op = l["op"]
+        k = tuple(attr(l, "kernel", [1, 1]))
+        st = tuple(attr(l, "stride", [1, 1]))
+        p = tuple(attr(l, "pad", [0, 0]))
+        if op == "linear":
+            return nn.Dense(l["out"], use_bias=attr(l, "bias", True),
+                            flatten=False, in_units=shape[-1])
+        if op == "conv2d":
+            return nn.Conv2D(l["out"], k, strides=st, padding=p,
+                             groups=attr(l, "groups", 1),
+                             use_bias=attr(l, "bias", True), in_channels=shape[0])
+        if op == "max_pool2d":
+            return nn.MaxPool2D(k, st, p, ceil_mode=attr(l, "ceil_mode", False))
+        if op == "avg_pool2d":
+            return nn.AvgPool2D(k, st, p, ceil_mode=attr(l, "ceil_mode", False),
+                                count_include_pad=True)
+        if op == "batch_norm":
+            return nn.BatchNorm(axis=1, momentum=1 - attr(l, "momentum", 0.1),
+                                epsilon=attr(l, "eps", 1e-5), in_channels=shape[0])
+        if op == "dropout":
+            return nn.Dropout(attr(l, "p", 0.0))
+        if op == "embedding":
+            return nn.Embedding(l["vocab"], l["out"])
+        if op == "lstm":
+            b = rnn.LSTM(l["out"], num_layers=attr(l, "num_layers", 1),
+                         layout="NTC", bidirectional=attr(l, "bidirectional", False),
+                         input_size=shape[1])
+            if attr(l, "lstm_biases", 1) == 1:
+                # One bias per gate (Keras): MXNet's second is held at 0.
+                for name, prm in b.collect_params().items():
+                    if name.endswith("h2h_bias"):
+                        prm.grad_req = "null"
+            return b
+        if op in ("max_pool2d", "avg_pool2d", "global_avg_pool", "seq_mean",
+                  "relu", "sigmoid", "tanh", "softmax", "lrn", "flatten", "add",
+                  "concat", "zero_pad_shortcut", "one_hot"):
+            return None
+        raise NotImplementedError(f"layer '{l['name']}' ({op})")
+
+    def _map(self, l: dict, b) -> None:
+        name = l["name"]
+        if l["op"] == "lstm":
+            dirs = [("l", ""), ("r", "_reverse")] if attr(l, "bidirectional", False) \
+                else [("l", "")]
+            for k in range(attr(l, "num_layers", 1)):
+                for j, d in dirs:
+                    base = f"{name}.l{k}{d}"
+                    self.canonical[f"{base}.w_ih"] = getattr(b, f"{j}{k}_i2h_weight")
+                    self.canonical[f"{base}.w_hh"] = getattr(b, f"{j}{k}_h2h_weight")
+                    self.canonical[f"{base}.b_ih"] = getattr(b, f"{j}{k}_i2h_bias")
+                    if attr(l, "lstm_biases", 1) == 2:
+                        self.canonical[f"{base}.b_hh"] = getattr(b, f"{j}{k}_h2h_bias")
+            return
+        names = {"linear": ("weight", "bias"), "conv2d": ("weight", "bias"),
+                 "batch_norm": ("gamma", "beta"), "embedding": ("weight",)}
+        for ours, theirs in zip(("weight", "bias"), names.get(l["op"], ())):
+            prm = getattr(b, theirs, None)
+            if prm is not None:
+                self.canonical[f"{name}.{ours}"] = prm
+
+    def hybrid_forward(self, F, x):
+        outs = []
+        for i, l in enumerate(self.model["layers"]):
+            ins = [x if j < 0 else outs[j] for j in layer_inputs(self.model, i)]
+            outs.append(self._run(F, i, l, ins))
+        return outs[-1]
+
+    def _run(self, F, i: int, l: dict, ins):
+        op, x = l["op"], ins[0]
+        if op == "lstm":
+            seq = self.blocks[i](x)
+            if attr(l, "sequences", True):
+                return seq
+            h = l["out"]
+            last = F.squeeze(F.slice_axis(seq, axis=1, begin=-1, end=None), axis=1)
+            if not attr(l, "bidirectional", False):
+                return last
+            # The backward direction's final state is its output at t = 0.
+            first = F.squeeze(F.slice_axis(seq, axis=1, begin=0, end=1), axis=1)
+            return F.concat(F.slice_axis(last, axis=1, begin=0, end=h),
+                            F.slice_axis(first, axis=1, begin=h, end=2 * h), dim=1)
+        if i in self.blocks:
+            return self.blocks[i](x)
+        if op == "global_avg_pool":
+            return F.mean(x, axis=(2, 3))
+        if op == "seq_mean":
+            return F.mean(x, axis=1)
+        if op in ("relu", "sigmoid", "tanh"):
+            return F.Activation(x, act_type=op)
+        if op == "softmax":
+            return F.softmax(x, axis=-1)
+        if op == "lrn":
+            return F.LRN(x, alpha=attr(l, "alpha", 1e-4), beta=attr(l, "beta", 0.75),
+                         knorm=attr(l, "k", 1.0), nsize=attr(l, "size", 5))
+        if op == "flatten":
+            return F.flatten(x)
+        if op == "add":
+            return ins[0] + ins[1]
+        if op == "concat":
+            return F.concat(*ins, dim=1)
+        if op == "zero_pad_shortcut":
+            st = attr(l, "stride", [1, 1])
+            y = F.slice(x, begin=(None, None, None, None), end=(None, None, None, None),
+                        step=(1, 1, st[0], st[1]))
+            c = self.shapes[layer_inputs(self.model, i)[0]][0]
+            extra = l["out"] - c
+            lo = extra // 2
+            # Gluon's pad leaves the channel axis alone: zeros concatenated.
+            z = F.tile(F.zeros_like(y), reps=(1, -(-extra // c), 1, 1))
+            parts = [F.slice_axis(z, axis=1, begin=0, end=lo)] if lo else []
+            parts += [y, F.slice_axis(z, axis=1, begin=0, end=extra - lo)]
+            return F.concat(*parts, dim=1)
+        if op == "one_hot":
+            return F.one_hot(x, l["vocab"])
+        raise NotImplementedError(f"layer '{l['name']}' ({op})")
+
+
+def omp_threads() -> int:
+    """OpenMP's thread count in this process (MXNet's libgomp)."""
+    try:
+        return int(ctypes.CDLL("libgomp.so.1").omp_get_max_threads())
+    except OSError:
+        return 0
+
+
+class Engine:
+    def __init__(self):
+        self.batches = []
+        self.out = None
+        self.options: dict = {}
+
+    def hello(self) -> dict:
+        return {"framework": "MXNet", "version": f"{mx.__version__} (Gluon)",
+                "python": platform.python_version(),
+                "devices": ["cpu"] + [f"cuda:{i}" for i in range(mx.context.num_gpus())],
+                "precisions": ["fp32"], "optimizers": ["sgd"],
+                "checks_shapes": True}
+
+    def check(self, model: dict) -> None:
+        """Builds the model without weights: NotImplementedError names a gap."""
+        Net(model)
+
+    def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
+        if options["precision"] != "fp32":
+            raise NotImplementedError(f"precision {options['precision']} "
+                                      "(the mxnet engine runs fp32)")
+        if options["optimizer"] != "sgd":
+            raise NotImplementedError(
+                f"optimizer '{options['optimizer']}' (MXNet's formulas differ from "
+                "nnbench's; the mxnet engine runs sgd)")
+        if options["threads"] != ASKED_THREADS:
+            raise ValueError(f"threads {options['threads']} asked, the worker "
+                             f"started with NNBENCH_THREADS={ASKED_THREADS}")
+        self.options = options
+        dev = options["device"]
+        self.ctx = mx.gpu(int(dev.split(":")[1])) if dev.startswith("cuda") else mx.cpu()
+        mx.random.seed(options["seed"])
+        self.net = Net(model)
+        self.net.initialize(ctx=self.ctx)
+        for name, prm in self.net.canonical.items():
+            if name not in params:
+                raise ValueError(f"no initial value for parameter {name}")
+            prm.set_data(mx.nd.array(params[name], ctx=self.ctx))
+        for name, prm in self.net.collect_params().items():
+            if name.endswith("h2h_bias") and prm.grad_req == "null":
+                prm.set_data(mx.nd.zeros(prm.shape, ctx=self.ctx))
+        self.net.hybridize(static_alloc=True, static_shape=True)
+        self.bce = model["loss"] == "sigmoid_binary_cross_entropy"
+        self.ids = model["input"]["dtype"] == "int64"
+        self.loss_fn = (gluon.loss.SigmoidBinaryCrossEntropyLoss(from_sigmoid=False)
+                        if self.bce else gluon.loss.SoftmaxCrossEntropyLoss(axis=-1))
+        o = options
+        self.opt_name = "nag" if o["nesterov"] else "sgd"
+        self.trainer = gluon.Trainer(
+            self.net.collect_params(), self.opt_name,
+            {"learning_rate": o["learning_rate"], "momentum": o["momentum"],
+             "wd": o["weight_decay"]})
+        return self.effective()
+
+    def effective(self) -> dict:
+        o = self.options
+        opt = f"sgd lr {o['learning_rate']:g} momentum {o['momentum']:g}"
+        if o["nesterov"]:
+            opt += " nesterov"
+        if o["weight_decay"]:
+            opt += f" weight_decay {o['weight_decay']:g}"
+        return {"threads": omp_threads(), "device": o["device"], "precision": "fp32",
+                "optimizer": f"{opt} (mxnet.optimizer '{self.opt_name}')",
+                "thread_setting": f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}",
+                "compiled": "hybridize(static_alloc, static_shape)",
+                "framework": f"MXNet {mx.__version__} (Gluon), numpy {np.__version__}"}
+
+    def load_batches(self, t: dict) -> None:
+        self.batches = []
+        n = sum(1 for k in t if k.startswith("input."))
+        for i in range(n):
+            # Ids travel as float32 as Gluon's Embedding takes them (exact
+            # below 2^24).
+            x = mx.nd.array(t[f"input.{i}"], ctx=self.ctx, dtype="float32")
+            y = mx.nd.array(t[f"labels.{i}"], ctx=self.ctx, dtype="float32")
+            self.batches.append((x, y))
+        mx.nd.waitall()
+
+    def steps(self, mode: str, first: int, n: int):
+        seconds, loss = [], None
+        for s in range(n):
+            x, y = self.batches[(first + s) % len(self.batches)]
+            t0 = time.perf_counter()
+            if mode == "train":
+                with autograd.record():
+                    self.out = self.net(x)
+                    lt = self.loss_fn(self.out, y).mean()
+                lt.backward()
+                self.trainer.step(1)
+                loss = float(lt.asscalar())  # to the host: the step is done
+            else:
+                self.out = self.net(x)
+                mx.nd.waitall()
+            seconds.append(time.perf_counter() - t0)
+        if loss is not None and not math.isfinite(loss):
+            loss = None
+        return seconds, loss
+
+    def output(self) -> dict:
+        return {"output": self.out.asnumpy().astype(np.float32)}
+
+    def parameters(self) -> dict:
+        return {k: p.data(self.ctx).asnumpy() for k, p in self.net.canonical.items()}
+
+    def gradients(self) -> dict:
+        return {k: p.grad(self.ctx).asnumpy() for k, p in self.net.canonical.items()
+                if p.grad_req != "null"}
