@@ -12,6 +12,7 @@
 
 #include "model/model.h"
 #include "tensor/host.h"
+#include "util/error.h"
 
 namespace nnbench::backend {
 
@@ -68,6 +69,12 @@ class ProcessDied : public std::runtime_error {
 };
 class ProcessHung : public std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+// The engine cannot run on this machine at all (Description::unavailable:
+// its environment is not set up, or it cannot be installed here): state
+// not_run in a suite, a usage error (exit 2) where a command names it.
+class Unavailable : public Error {
+  using Error::Error;
 };
 
 // What a backend can do beyond running layers: each is a method of

@@ -121,7 +121,7 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
 std::unique_ptr<Backend> make_ready_backend(const std::string& name) {
   auto b = make_backend(name);
   if (const std::string why = b->describe().unavailable; !why.empty())
-    throw Error("backend '" + name + "' cannot run here: " + why);
+    throw Unavailable("backend '" + name + "' cannot run here: " + why);
   return b;
 }
 

@@ -287,8 +287,8 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
 
   const auto& report = r.report;
   if (!report.results.empty() || report.training.empty())
-    fmt::print("{}{}", results_table(report.results),
-               verdict_lines(report.results));
+    fmt::print("{}{}{}", results_table(report.results),
+               not_run_lines(report.results), verdict_lines(report.results));
   if (!report.training.empty())
     fmt::print("{}", training_table(report.training));
   if (!a.out.empty()) {

@@ -116,4 +116,19 @@ std::string verdict_lines(const std::vector<results::RunResult>& runs) {
   return out;
 }
 
+// Engines a suite names that cannot run here (the studies' Caffe and
+// CNTK): their rows say not_run, and this says why, once per engine.
+std::string not_run_lines(const std::vector<results::RunResult>& runs) {
+  std::vector<std::string> seen;
+  std::string out;
+  for (const auto& r : runs) {
+    if (r.state != results::State::kNotRun ||
+        std::find(seen.begin(), seen.end(), r.backend) != seen.end())
+      continue;
+    seen.push_back(r.backend);
+    out += fmt::format("  {}: {}\n", r.backend, r.message);
+  }
+  return out.empty() ? "" : "\nNot run on this machine:\n" + out;
+}
+
 }  // namespace nnbench::cli

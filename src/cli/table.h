@@ -25,5 +25,6 @@ std::string results_table(const std::vector<results::RunResult>& runs);
 // The verdict lines under a suite's table: per model, the fastest engine
 // and by how much (compare/engines.h); "" when no model ran on two engines.
 std::string verdict_lines(const std::vector<results::RunResult>& runs);
+std::string not_run_lines(const std::vector<results::RunResult>& runs);
 
 }  // namespace nnbench::cli

@@ -191,14 +191,30 @@ std::string machine_line(const json& e) {
          " logical CPUs, " + vec;
 }
 
-// "onednn (oneDNN 2.6.3), torch (LibTorch 1.13.1)": the engines that ran.
+// The engines a suite named that cannot run on this machine (the
+// studies' Caffe and CNTK), each with its reason: "cntk: ...; caffe: ...".
+std::string not_run_engines(const std::vector<results::RunResult>& runs) {
+  std::map<std::string, std::string> why;
+  for (const auto& r : runs)
+    if (r.state == results::State::kNotRun) why[r.backend] = r.message;
+  std::string out;
+  for (const auto& [b, w] : why)
+    out += (out.empty() ? "" : "; ") + b + ": " + w;
+  return out;
+}
+
+// "onednn (oneDNN 2.6.3), torch (LibTorch 1.13.1)": the engines that ran;
+// then those that could not.
 std::string engines_line(const Source& s) {
   std::map<std::string, std::string> version;
-  for (const auto& r : s.runs) version[r.backend] = r.backend_version;
+  for (const auto& r : s.runs)
+    if (r.state != results::State::kNotRun)
+      version[r.backend] = r.backend_version;
   std::string out;
   for (const auto& [b, v] : version)
     out += (out.empty() ? "" : ", ") + b + (v.empty() ? "" : " (" + v + ")");
-  return out;
+  const std::string missing = not_run_engines(s.runs);
+  return missing.empty() ? out : out + "; not run here: " + missing;
 }
 
 // The first screen: the studies' question, the answer per model, the
@@ -251,12 +267,15 @@ std::string summary(const std::vector<Source>& sources) {
     for (const auto& r : s.runs) count(r);
     for (const auto& r : s.training) count(r);
   }
-  std::string states;
+  std::string states, missing;
   for (const auto& [k, v] : other) states += fmt::format(", {} {}", v, k);
+  for (const auto& s : sources)
+    if (const std::string m = not_run_engines(s.runs); !m.empty())
+      missing += "<p>Not run on this machine: " + escape_html(m) + ".</p>\n";
   return fmt::format(
       "<p>{} results: {} measured{}; <span class=\"{}\">{} invalid</span> "
-      "(drawn grey, listed below).</p>\n",
-      n, ok, escape_html(states), invalid ? "invalid" : "", invalid);
+      "(drawn grey, listed below).</p>\n{}",
+      n, ok, escape_html(states), invalid ? "invalid" : "", invalid, missing);
 }
 
 }  // namespace

@@ -12,10 +12,10 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::array<const char*, 11> kStateNames = {
+constexpr std::array<const char*, 12> kStateNames = {
     "ok",      "converged", "not_converged", "completed",
     "stopped", "oom",       "unimplemented", "invalid_args",
-    "failed",  "crashed",   "timeout"};
+    "failed",  "crashed",   "timeout",       "not_run"};
 
 }  // namespace
 
@@ -30,7 +30,7 @@ State state_from_name(const std::string& s) {
 bool is_failure(State s) {
   return s == State::kOom || s == State::kUnimplemented ||
          s == State::kInvalidArgs || s == State::kFailed ||
-         s == State::kCrashed || s == State::kTimeout;
+         s == State::kCrashed || s == State::kTimeout || s == State::kNotRun;
 }
 
 Outcome classify(std::exception_ptr e) {
@@ -44,6 +44,8 @@ Outcome classify(std::exception_ptr e) {
     return {State::kOom, x.what(), "allocation"};
   } catch (const backend::ProcessDied& x) {
     return {State::kCrashed, x.what(), ""};
+  } catch (const backend::Unavailable& x) {
+    return {State::kNotRun, x.what(), ""};
   } catch (const backend::ProcessHung& x) {
     return {State::kTimeout, x.what(), ""};
   } catch (const std::bad_alloc& x) {

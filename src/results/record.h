@@ -32,10 +32,11 @@ enum class State {
   kFailed,
   kCrashed,  // its process died (a signal, or an exit without a result)
   kTimeout,  // its process ran past the wall-clock limit and was killed
+  kNotRun,   // the engine cannot run on this machine (backend::Unavailable)
 };
 std::string state_name(State s);
 State state_from_name(const std::string& s);  // throws nnbench::Error
-// oom, unimplemented, invalid_args, failed, crashed, timeout
+// oom, unimplemented, invalid_args, failed, crashed, timeout, not_run
 bool is_failure(State s);
 
 // A failure raised inside a harness with its state already decided (e.g. a

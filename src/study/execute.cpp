@@ -73,7 +73,7 @@ std::unique_ptr<results::Record> run_in_process(const PlannedCase& p,
                                                 const scenarios::Context& ctx) {
   try {
     auto scenario = scenarios::make_scenario(p.scenario);
-    auto b = backend::make_backend(p.c.request.backend);
+    auto b = backend::make_ready_backend(p.c.request.backend);
     return scenario->run(*b, p.c, ctx);
   } catch (...) {  // unknown scenario or backend: the case's state
     auto r = empty_record(p);

@@ -19,9 +19,11 @@ namespace {
 
 bool counts_as_failure(const results::Record& r,
                        const results::RunRequest& req) {
-  // An oom or unimplemented cell is a result, as in the studies' tables.
+  // An oom, unimplemented or not-run cell is a result, as in the studies'
+  // tables.
   if (r.state == results::State::kOom ||
-      r.state == results::State::kUnimplemented)
+      r.state == results::State::kUnimplemented ||
+      r.state == results::State::kNotRun)
     return false;
   if (results::is_failure(r.state)) return true;
   return r.validity.fails(req.contention.action ==

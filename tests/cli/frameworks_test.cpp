@@ -31,8 +31,24 @@ TEST_P(Frameworks, RunThroughTheirWorkerAndRecordWhatRan) {
   EXPECT_GT(r["cpu_usage"]["process_cpu_seconds"].get<double>(), 0.0);
 }
 
+// --threads reaches each framework's own setting (intra-op pools, OpenMP,
+// the CPUs XLA may use), and the record says what the framework reports.
+TEST_P(Frameworks, OneThreadAskedIsOneThreadReported) {
+  const std::string engine = GetParam();
+  const auto o = nnbench(
+      "run --model mnist-mlp --batch 8 --mode infer --backend " + engine +
+      " --threads 1 --warmup-iters 1 --warmup-time 0 --min-iters 3"
+      " --min-time 0" +
+      kNoContention + " --out " + path("r.json"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  const json r = json::parse(slurp(path("r.json")))["results"][0];
+  EXPECT_EQ(r["state"], "ok");
+  EXPECT_EQ(r["effective"]["threads"], 1);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, Frameworks,
-                         ::testing::Values("pytorch", "tensorflow"));
+                         ::testing::Values("pytorch", "tensorflow", "jax",
+                                           "mxnet"));
 
 TEST_F(Cli, AMissingFrameworkEnvironmentIsAUsageErrorSayingHowToSetItUp) {
   const std::string env = "NNBENCH_VENVS=" + path("none") +
@@ -73,6 +89,46 @@ TEST_F(Cli, CaffeAndCntkAreListedAsUnavailableWithTheReason) {
   const auto list = nnbench("suite " + path("all.toml") + " --check");
   ASSERT_EQ(list.code, 0) << list.output;
   EXPECT_EQ(list.output.find("caffe"), std::string::npos) << list.output;
+}
+
+// A suite that names them (DLBench's Caffe and CNTK) keeps their rows:
+// state not_run, the reason under the table, in the results file and on
+// the report; the suite still succeeds. A framework whose
+// environment is missing is the same when a suite names it.
+TEST_F(Cli, ASuiteNamingAnEngineThatCannotRunHereShowsItsRowsAsNotRun) {
+  write("s.toml", std::string("[grid]\nmodels = [\"mnist-mlp\"]\n"
+                              "backends = [\"onednn\", \"cntk\", "
+                              "\"tensorflow\"]\n"
+                              "modes = [\"train\"]\nthreads = [1]\n"
+                              "batches = [8]\n") +
+                      kFastRules);
+  const std::string env = "NNBENCH_VENVS=" + path("none") +
+                          " XDG_CACHE_HOME=" + path("cache") + " ";
+  const auto o = shell(env + NNBENCH_EXE + " suite " + path("s.toml") +
+                       kNoContention + " --no-store --out " + path("r.json"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("Not run on this machine:\n  cntk: "),
+            std::string::npos)
+      << o.output;
+  EXPECT_NE(o.output.find("  tensorflow: "), std::string::npos) << o.output;
+  const json runs = json::parse(slurp(path("r.json")))["results"];
+  ASSERT_EQ(runs.size(), 3u);
+  std::map<std::string, json> by;
+  for (const auto& r : runs) by[r["backend"]["name"]] = r;
+  EXPECT_EQ(by["onednn"]["state"], "ok");
+  EXPECT_EQ(by["cntk"]["state"], "not_run");
+  EXPECT_NE(
+      by["cntk"]["message"].get<std::string>().find("Python 3.6 and older"),
+      std::string::npos);
+  EXPECT_EQ(by["tensorflow"]["state"], "not_run");
+  EXPECT_NE(by["tensorflow"]["message"].get<std::string>().find(
+                "scripts/setup tensorflow"),
+            std::string::npos);
+  const auto rep =
+      nnbench("report " + path("r.json") + " -o " + path("r.html"));
+  ASSERT_EQ(rep.code, 0) << rep.output;
+  EXPECT_NE(slurp(path("r.html")).find("Not run on this machine: cntk: "),
+            std::string::npos);
 }
 
 }  // namespace

@@ -371,7 +371,7 @@ class WorkerBackend : public backend::Backend {
       const model::Model& m, const backend::Options& o,
       const backend::Shapes& shapes) override {
     const Hello& h = hello(f_);
-    if (!h.unavailable.empty()) throw Error(h.unavailable);
+    if (!h.unavailable.empty()) throw backend::Unavailable(h.unavailable);
     // Layers and attributes only: a shape gap is the worker's own refusal
     // when it builds (asking supports_shapes would start a second worker).
     for (const auto& l : m.layers)
