@@ -335,5 +335,16 @@ class KerasModel:
         return out
 
 
+def rescale_ratio(old: float, new: float, momentum: float) -> float:
+    """Keras's SGD keeps the rate inside its velocity (v = m v - lr g),
+    PyTorch outside its buffer (w -= lr * buf): with v = -lr * buf, a new
+    rate rescales the velocity by new / old and the two stay the same."""
+    if momentum and old == 0:
+        raise NotImplementedError("a learning rate of 0 followed by another "
+                                  "with momentum (Keras's velocity keeps no "
+                                  "buffer at rate 0)")
+    return new / old if momentum else 1.0
+
+
 def finite(loss: Optional[float]) -> Optional[float]:
     return loss if loss is not None and math.isfinite(loss) else None

@@ -11,6 +11,7 @@ builds, runs and times steps:
   compile {model, params, options, shapes}
                                -> effective
   load_batches {file}          -> ok
+  set_learning_rate {value}    -> ok (the next steps' rate)
   steps {mode, first, n}       -> seconds (one per step, timed around the
                                   step and the framework's synchronisation),
                                   loss (the last step's, training)
@@ -82,6 +83,9 @@ def handle(engine, req: dict) -> dict:
         return {}
     if op == "check":
         engine.check(req["model"])
+        return {}
+    if op == "set_learning_rate":
+        engine.set_learning_rate(float(req["value"]))
         return {}
     if op == "effective":
         return {"effective": engine.effective()}

@@ -99,6 +99,17 @@ class Engine:
                 "layout": "NHWC (channels last, Keras's default)",
                 "framework": f"JAX {jax.__version__}, Keras {keras.__version__}"}
 
+    def set_learning_rate(self, lr: float) -> None:
+        opt = self.k.opt
+        ov = list(self.state[2])
+        where = {id(v): i for i, v in enumerate(opt.variables)}
+        i_lr = where[id(opt._learning_rate)]
+        ratio = km.rescale_ratio(float(ov[i_lr]), lr, self.options["momentum"])
+        for v in getattr(opt, "momentums", []):
+            ov[where[id(v)]] = ov[where[id(v)]] * ratio
+        ov[i_lr] = jax.numpy.asarray(lr, dtype=ov[i_lr].dtype)
+        self.state = (self.state[0], self.state[1], ov)
+
     def load_batches(self, t: dict) -> None:
         self.batches = [(jax.device_put(x, self.device), jax.device_put(y, self.device))
                         for x, y in self.k.host_batches(t)]

@@ -310,6 +310,22 @@ class Engine:
                 "compiled": "hybridize(static_alloc, static_shape)",
                 "framework": f"MXNet {mx.__version__} (Gluon), numpy {np.__version__}"}
 
+    def set_learning_rate(self, lr: float) -> None:
+        """MXNet's sgd and nag keep the rate inside their momentum (sgd:
+        state = m state + lr g, w -= state; nag's kernel likewise, whatever
+        its docstring says: the conformance suite's schedule test shows
+        it), PyTorch outside: a new rate rescales the states by new / old."""
+        old = self.trainer.learning_rate
+        if self.options["momentum"]:
+            if old == 0:
+                raise NotImplementedError("a learning rate of 0 followed by "
+                                          "another with momentum")
+            for updater in self.trainer._updaters:
+                for state in updater.states.values():
+                    if state is not None:
+                        state[:] = state * (lr / old)
+        self.trainer.set_learning_rate(lr)
+
     def load_batches(self, t: dict) -> None:
         self.batches = []
         n = sum(1 for k in t if k.startswith("input."))

@@ -301,6 +301,10 @@ class Engine:
                 "framework": f"PyTorch {torch.__version__} (eager, Python "
                              f"{platform.python_version()})"}
 
+    def set_learning_rate(self, lr: float) -> None:
+        for group in self.opt.param_groups:  # torch.optim's own way
+            group["lr"] = lr
+
     def load_batches(self, t: dict) -> None:
         self.batches = []
         n = sum(1 for k in t if k.startswith("input."))

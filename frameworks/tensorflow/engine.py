@@ -84,6 +84,14 @@ class Engine:
                 "layout": "NHWC (channels last, Keras's default)",
                 "framework": f"TensorFlow {tf.__version__}, Keras {keras.__version__}"}
 
+    def set_learning_rate(self, lr: float) -> None:
+        opt = self.k.opt
+        ratio = km.rescale_ratio(float(opt.learning_rate.numpy()), lr,
+                                 self.options["momentum"])
+        for v in getattr(opt, "momentums", []):
+            v.assign(v * ratio)
+        opt.learning_rate.assign(lr)
+
     def load_batches(self, t: dict) -> None:
         with tf.device(self.device):
             self.batches = [(tf.constant(x), tf.constant(y))

@@ -17,6 +17,16 @@
 namespace nnbench::backend {
 namespace {
 
+#ifdef NNBENCH_WITH_WORKER
+// The framework workers change the rate between steps (schedules); none
+// takes part in nnbench's data-parallel training.
+const Capabilities kFrameworkCan = [] {
+  Capabilities c;
+  c.lr_schedules = true;
+  return c;
+}();
+#endif
+
 struct Entry {
   std::string name;
   Factory make;
@@ -49,7 +59,7 @@ std::vector<Entry>& entries() {
               {"venv:pytorch", "/usr/bin/python3"},
               "scripts/setup (Debian's python3-torch) or scripts/setup "
               "pytorch",
-              {}});
+              kFrameworkCan});
        }},
       // Keras 3 on TensorFlow's CPU build, its own environment.
       {"tensorflow",
@@ -59,19 +69,22 @@ std::vector<Entry>& entries() {
               "tensorflow",
               {"venv:tensorflow"},
               "scripts/setup tensorflow",
-              {}});
+              kFrameworkCan});
        }},
       // Keras 3 on JAX, its own environment.
       {"jax",
        [] {
          return backends::worker::make_worker_backend(
-             {"jax", "jax", {"venv:jax"}, "scripts/setup jax", {}});
+             {"jax", "jax", {"venv:jax"}, "scripts/setup jax", kFrameworkCan});
        }},
       // MXNet's Gluon, hybridized; its own environment (numpy < 1.24).
       {"mxnet",
        [] {
-         return backends::worker::make_worker_backend(
-             {"mxnet", "mxnet", {"venv:mxnet"}, "scripts/setup mxnet", {}});
+         return backends::worker::make_worker_backend({"mxnet",
+                                                       "mxnet",
+                                                       {"venv:mxnet"},
+                                                       "scripts/setup mxnet",
+                                                       kFrameworkCan});
        }},
       // The studies' frameworks that no package offers here: listed, never
       // run, so that their rows say why.

@@ -49,14 +49,18 @@ std::vector<Setting> settings() {
 
 using Tensors = std::map<std::string, host::Tensor>;
 
-// Parameters after `steps` training steps on one fixed batch.
+// Parameters after `steps` training steps on one fixed batch; with `rates`,
+// step i runs at rates[i] (set_learning_rate before it).
 Tensors trained(const std::string& name, const model::Model& m,
-                const backend::Options& o, const host::Batch& batch,
-                int steps) {
+                const backend::Options& o, const host::Batch& batch, int steps,
+                const std::vector<double>& rates = {}) {
   auto exe = backend::make_backend(name)->compile(
       m, o, backend::Shapes::train(batch.input.shape.at(0)));
   exe->load_batches({batch});
-  for (int i = 0; i < steps; ++i) exe->train_step(0);
+  for (int i = 0; i < steps; ++i) {
+    if (i < static_cast<int>(rates.size())) exe->set_learning_rate(rates[i]);
+    exe->train_step(0);
+  }
   exe->synchronize();
   return exe->parameters();
 }
@@ -127,6 +131,39 @@ TEST(OptimizerConformance, EveryBackendAppliesEveryOptimizerExactly) {
         EXPECT_THROW(trained(b, m, s.options, batch, 0),
                      backend::Unimplemented);
       }
+    }
+  }
+}
+
+// A learning-rate schedule (set_learning_rate between steps) changes the
+// rate PyTorch's way, outside the momentum buffer: w -= lr_t * buf_t. An
+// optimizer that keeps the rate inside its velocity (Keras's, MXNet's sgd)
+// must rescale it when the rate changes. Every backend that claims
+// schedules is held to the oracle over three steps at three rates.
+TEST(OptimizerConformance, ScheduledRatesApplyAsTheOraclesDo) {
+  const model::Model m = small_cnn();
+  const host::Batch batch = data::synthetic_batch(m, 4, 7);
+  const std::vector<double> rates = {0.05, 0.01, 0.08};
+  const auto all = settings();
+  for (const auto& s : {all[0], all[1]}) {
+    SCOPED_TRACE(s.name);
+    const Tensors init = trained(backend::kOracle, m, s.options, batch, 0);
+    const Tensors want =
+        trained(backend::kOracle, m, s.options, batch, 3, rates);
+    // The schedule matters: the constant rate's update is far off.
+    EXPECT_GT(
+        update_error(init, trained(backend::kOracle, m, s.options, batch, 3),
+                     want),
+        0.1);
+    for (const auto& b : backends_running(m)) {
+      if (b == backend::kOracle ||
+          !backend::make_backend(b)->describe().can.lr_schedules ||
+          !states(b, s.options.optimizer))
+        continue;
+      SCOPED_TRACE(b);
+      EXPECT_LT(
+          update_error(init, trained(b, m, s.options, batch, 3, rates), want),
+          2e-3);
     }
   }
 }

@@ -149,6 +149,10 @@ class WorkerExecutable : public backend::Executable {
     timed_steps(backend::Mode::kTrain, batch, 1);
   }
   double last_loss() override { return loss_; }
+  void set_learning_rate(double lr) override {
+    process_->request({{"op", "set_learning_rate"}, {"value", lr}},
+                      timeout_seconds());
+  }
   void synchronize() override {}  // every reply comes after the work
   bool self_timed() const override { return true; }
   std::vector<int> processes() const override { return {process_->pid()}; }
