@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Keras peer for nnbench's tensorflow engine (docs/performance.md).
+"""Keras peer for nnbench's tensorflow and jax engines (docs/performance.md).
 
 The Keras MNIST MLP of the CPU-vs-GPU study (784-512-512-10, dropout 0.2)
 as a Keras user trains it: model.compile with SGD (momentum 0.9) and a
 train_on_batch loop on synthetic data, each step timed (train_on_batch
 returns the loss on the host), the same warm-up rule as nnbench (at least
-5 steps and 1 s). Run it with the tensorflow engine's interpreter:
+5 steps and 1 s). Run it with the engine's interpreter, on the backend
+named by KERAS_BACKEND (tensorflow unless set; on jax the threads are the
+process's CPU affinity, as the jax engine sets them):
 
     ~/.local/share/nnbench/venvs/tensorflow/bin/python perf/peer_keras.py --threads 2
+    KERAS_BACKEND=jax ~/.local/share/nnbench/venvs/jax/bin/python perf/peer_keras.py --threads 2
 """
 import argparse
 import os
@@ -17,8 +20,14 @@ import time
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import sys  # noqa: E402
+
+if os.environ["KERAS_BACKEND"] == "jax":
+    threads = int(sys.argv[sys.argv.index("--threads") + 1]) \
+        if "--threads" in sys.argv else 2
+    os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:threads])
+
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
 
 
@@ -29,8 +38,15 @@ def main():
     p.add_argument("--min-time", type=float, default=2.0)
     p.add_argument("--min-iters", type=int, default=10)
     a = p.parse_args()
-    tf.config.threading.set_intra_op_parallelism_threads(a.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
+    backend = os.environ["KERAS_BACKEND"]
+    if backend == "tensorflow":
+        import tensorflow as tf
+        tf.config.threading.set_intra_op_parallelism_threads(a.threads)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+        version = f"tensorflow {tf.__version__}"
+    else:
+        import jax
+        version = f"jax {jax.__version__}"
     keras.utils.set_random_seed(1)
     model = keras.Sequential([
         keras.Input((784,)),
@@ -52,7 +68,7 @@ def main():
         model.train_on_batch(xs[i % 4], ys[i % 4])
         samples.append(time.perf_counter() - t)
         i += 1
-    print(f"keras {keras.__version__} tensorflow {tf.__version__} mlp train "
+    print(f"keras {keras.__version__} {version} mlp train "
           f"batch {a.batch}, {a.threads} threads: median "
           f"{statistics.median(samples) * 1e3:.3f} ms over {len(samples)} steps")
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The framework engines' worker path against each framework's own loop in a
-# plain script (docs/performance.md): the MNIST MLP's training step, batch
+# plain script (docs/performance.md: a PyTorch loop, Keras train_on_batch on
+# TensorFlow and on JAX, a Gluon autograd.record loop): the MNIST MLP's training step, batch
 # 128, 2 threads, alternated over ROUNDS rounds on an idle machine. Prints
 # one line per run: nnbench's median (the worker's own step times) and the
 # plain loop's. The plain loops get the environment nnbench gives its
@@ -25,4 +26,12 @@ for r in $(seq "$rounds"); do
     --on-contention warn --out "$tmp/tf.json" > /dev/null 2>&1
   echo "round $r nnbench tensorflow: $(median "$tmp/tf.json") ms"
   "$venvs/tensorflow/bin/python" perf/peer_keras.py --threads 2 2>/dev/null | sed "s/^/round $r plain /"
+  "$bin" run --backend jax --model mnist-mlp --batch 128 --threads 2 \
+    --on-contention warn --out "$tmp/jax.json" > /dev/null 2>&1
+  echo "round $r nnbench jax: $(median "$tmp/jax.json") ms"
+  KERAS_BACKEND=jax "$venvs/jax/bin/python" perf/peer_keras.py --threads 2 2>/dev/null | sed "s/^/round $r plain /"
+  "$bin" run --backend mxnet --model mnist-mlp --batch 128 --threads 2 \
+    --on-contention warn --out "$tmp/mx.json" > /dev/null 2>&1
+  echo "round $r nnbench mxnet: $(median "$tmp/mx.json") ms"
+  "$venvs/mxnet/bin/python" perf/peer_gluon.py --threads 2 2>/dev/null | sed "s/^/round $r plain /"
 done

@@ -93,7 +93,7 @@ class Run {
     Score s;
     double loss_sum = 0;
     int64_t n = 0;
-    bench::UsageProbe probe;
+    bench::UsageProbe probe(exe_.processes());  // a worker's CPU is the run's
     probe.start();
     const auto t0 = Clock::now();
     while (auto b = loader.next()) {

@@ -46,6 +46,26 @@ TEST_P(Frameworks, OneThreadAskedIsOneThreadReported) {
   EXPECT_EQ(r["effective"]["threads"], 1);
 }
 
+// Training through a worker (nnbench train: a rate schedule, batches
+// handed over step by step): the worker's CPU is the run's own in the
+// contention judgement, as in timed runs. Before, the trainer counted only
+// nnbench's process, and a framework's 2-thread run read as "other
+// processes kept 1.96 CPUs busy": invalid.
+TEST_F(Cli, TrainingThroughAWorkerCountsItsCpuAsTheRuns) {
+  const auto o = nnbench(
+      "train --task fashion-mnist-mlp --backend pytorch --epochs 1"
+      " --threads 2" +
+      std::string(kNoContention) + " --out " + path("t.json"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  const json r = json::parse(slurp(path("t.json")))["runs"][0];
+  EXPECT_EQ(r["state"], "completed");
+  const json& u = r["cpu_usage"];
+  // nnbench itself mostly waits for the worker: without the worker's
+  // time this would be a small fraction of the wall time.
+  EXPECT_GT(u["process_cpu_seconds"].get<double>(),
+            0.7 * u["wall_seconds"].get<double>());
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, Frameworks,
                          ::testing::Values("pytorch", "tensorflow", "jax",
                                            "mxnet"));

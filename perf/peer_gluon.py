@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Gluon peer for nnbench's mxnet engine (docs/performance.md).
+
+The Keras MNIST MLP of the CPU-vs-GPU study (784-512-512-10, dropout 0.2)
+as a Gluon user trains it: a hybridized HybridSequential, an
+autograd.record loop with backward and Trainer.step (SGD, momentum 0.9),
+each step timed until the loss is on the host, on synthetic data, the
+same warm-up rule as nnbench (at least 5 steps and 1 s). Threads are
+OMP_NUM_THREADS, set before mxnet loads. Run it with the mxnet engine's
+interpreter:
+
+    ~/.local/share/nnbench/venvs/mxnet/bin/python perf/peer_gluon.py --threads 2
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--min-time", type=float, default=2.0)
+    p.add_argument("--min-iters", type=int, default=10)
+    a = p.parse_args()
+    os.environ["OMP_NUM_THREADS"] = str(a.threads)
+    import numpy as np
+    import mxnet as mx
+    from mxnet import autograd, gluon
+    from mxnet.gluon import nn
+
+    mx.random.seed(1)
+    net = nn.HybridSequential()
+    net.add(nn.Dense(512, activation="relu"), nn.Dropout(0.2),
+            nn.Dense(512, activation="relu"), nn.Dropout(0.2), nn.Dense(10))
+    net.initialize(mx.init.Xavier())
+    net.hybridize(static_alloc=True, static_shape=True)
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    trainer = gluon.Trainer(net.collect_params(), "sgd",
+                            {"learning_rate": 0.01, "momentum": 0.9})
+    rng = np.random.default_rng(1)
+    xs = [mx.nd.array(rng.standard_normal((a.batch, 784), dtype=np.float32))
+          for _ in range(4)]
+    ys = [mx.nd.array(rng.integers(0, 10, a.batch)) for _ in range(4)]
+
+    def step(i):
+        with autograd.record():
+            loss = loss_fn(net(xs[i % 4]), ys[i % 4]).mean()
+        loss.backward()
+        trainer.step(1)
+        return loss.asscalar()
+
+    i, t0 = 0, time.perf_counter()
+    while i < 5 or time.perf_counter() - t0 < 1.0:
+        step(i)
+        i += 1
+    samples, t0 = [], time.perf_counter()
+    while len(samples) < a.min_iters or time.perf_counter() - t0 < a.min_time:
+        t = time.perf_counter()
+        step(i)
+        samples.append(time.perf_counter() - t)
+        i += 1
+    print(f"gluon mxnet {mx.__version__} mlp train batch {a.batch}, "
+          f"{a.threads} threads: median {statistics.median(samples) * 1e3:.3f} ms "
+          f"over {len(samples)} steps")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
