@@ -16,6 +16,8 @@ builds, runs and times steps:
                                   step and the framework's synchronisation),
                                   loss (the last step's, training)
   output|parameters|gradients {file} -> ok (the tensors written)
+  export {format, model, params, file} -> ok (the model written, where
+                               hello lists the format under "exports")
   quit
 
 A failure is {"ok": false, "state": "unimplemented" | "oom" | "invalid_args"
@@ -80,6 +82,10 @@ def handle(engine, req: dict) -> dict:
         return {"seconds": seconds, "loss": loss}
     if op in ("output", "parameters", "gradients"):
         tensors.write(req["file"], getattr(engine, op)())
+        return {}
+    if op == "export":
+        engine.export(req["format"], req["model"], tensors.read(req["params"]),
+                      req["file"])
         return {}
     if op == "check":
         engine.check(req["model"])

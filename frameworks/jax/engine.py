@@ -109,7 +109,7 @@ class Engine:
             ov[where[id(v)]] = ov[where[id(v)]] * ratio
         ov[i_lr] = jax.numpy.asarray(lr, dtype=ov[i_lr].dtype)
         self.state = (self.state[0], self.state[1], ov)
-
+        self.options["learning_rate"] = lr  # effective: the last rate
     def load_batches(self, t: dict) -> None:
         self.batches = [(jax.device_put(x, self.device), jax.device_put(y, self.device))
                         for x, y in self.k.host_batches(t)]

@@ -325,7 +325,7 @@ class Engine:
                     if state is not None:
                         state[:] = state * (lr / old)
         self.trainer.set_learning_rate(lr)
-
+        self.options["learning_rate"] = lr  # effective: the last rate
     def load_batches(self, t: dict) -> None:
         self.batches = []
         n = sum(1 for k in t if k.startswith("input."))

@@ -304,7 +304,7 @@ class Engine:
     def set_learning_rate(self, lr: float) -> None:
         for group in self.opt.param_groups:  # torch.optim's own way
             group["lr"] = lr
-
+        self.options["learning_rate"] = lr  # effective: the last rate
     def load_batches(self, t: dict) -> None:
         self.batches = []
         n = sum(1 for k in t if k.startswith("input."))

@@ -91,7 +91,7 @@ class Engine:
         for v in getattr(opt, "momentums", []):
             v.assign(v * ratio)
         opt.learning_rate.assign(lr)
-
+        self.options["learning_rate"] = lr  # effective: the last rate
     def load_batches(self, t: dict) -> None:
         with tf.device(self.device):
             self.batches = [(tf.constant(x), tf.constant(y))

@@ -39,7 +39,8 @@ Support supports_options(const Description& d, const Options& o) {
   if (!listed(d.precisions, o.precision))
     return Support::no("precision " + o.precision + " (" + d.name +
                        " runs: " + joined(d.precisions) + ")");
-  if (!listed(d.optimizers, o.optimizer))
+  // An inference engine runs no optimizer (its training is refused).
+  if (d.can.training && !listed(d.optimizers, o.optimizer))
     return Support::no("optimizer '" + o.optimizer + "' (" + d.name +
                        " runs: " + joined(d.optimizers) + ")");
   return Support::yes();

@@ -84,6 +84,10 @@ struct Capabilities {
   bool data_parallel = false;  // set_gradient_reducer
   bool overlap = false;        // all-reduce overlapped with backward (hooks)
   bool lr_schedules = false;   // set_learning_rate between steps
+  // False for an inference engine (ONNX Runtime, OpenVINO): compile with a
+  // training batch and train_step throw Unimplemented; verify compares the
+  // inference output only.
+  bool training = true;
 };
 
 // What ran, as the backend reports it after compile (and after the run):
@@ -252,6 +256,13 @@ class Backend {
   // threads, one per precision it runs fast (none by default): a run's
   // fraction of peak is then never of a slower library's GEMM.
   virtual std::vector<GemmRate> time_gemms(int threads, int n) { return {}; }
+  // The model with its seeded weights (model::init_params(m, seed)) in a
+  // format another engine reads ("onnx"), as a file's bytes; Unimplemented
+  // for a backend that writes none.
+  virtual std::string write_model(const model::Model& m, uint64_t seed,
+                                  const std::string& format) const {
+    throw Unimplemented(name() + " writes no " + format + " files");
+  }
 };
 
 // The device, precision and optimizer of `options` against a description:

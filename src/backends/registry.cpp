@@ -25,6 +25,12 @@ const Capabilities kFrameworkCan = [] {
   c.lr_schedules = true;
   return c;
 }();
+// Inference engines: no training, so no schedules either.
+const Capabilities kInferenceCan = [] {
+  Capabilities c;
+  c.training = false;
+  return c;
+}();
 #endif
 
 struct Entry {
@@ -85,6 +91,25 @@ std::vector<Entry>& entries() {
                                                        {"venv:mxnet"},
                                                        "scripts/setup mxnet",
                                                        kFrameworkCan});
+       }},
+      // Inference engines on nnbench's models as ONNX graphs
+      // (frameworks/common/onnx_model.py), their own environments.
+      {"onnxruntime",
+       [] {
+         return backends::worker::make_worker_backend(
+             {"onnxruntime",
+              "onnxruntime",
+              {"venv:onnxruntime"},
+              "scripts/setup onnxruntime",
+              kInferenceCan});
+       }},
+      {"openvino",
+       [] {
+         return backends::worker::make_worker_backend({"openvino",
+                                                       "openvino",
+                                                       {"venv:openvino"},
+                                                       "scripts/setup openvino",
+                                                       kInferenceCan});
        }},
       // The studies' frameworks that no package offers here: listed, never
       // run, so that their rows say why.

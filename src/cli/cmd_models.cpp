@@ -1,6 +1,7 @@
 // `nnbench models`: the zoo, and exporting a zoo model as an editable file.
 #include <fmt/core.h>
 
+#include "backend/registry.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/table.h"
@@ -15,7 +16,8 @@ namespace {
 
 struct ModelsArgs {
   bool json = false;
-  std::string export_name, out;
+  std::string export_name, onnx_name, out;
+  uint64_t seed = 1;
 };
 
 std::string input_str(const model::Model& m) {
@@ -45,7 +47,22 @@ int list_models(bool as_json) {
   return kExitOk;
 }
 
+// The ONNX graph with the seeded weights, as the onnxruntime engine runs
+// it (frameworks/common/onnx_model.py, in that engine's environment).
+int export_onnx(const ModelsArgs& a) {
+  if (a.out.empty()) throw Error("--export-onnx needs --out FILE");
+  const model::Model m = model::zoo::get(a.onnx_name);
+  util::check_writable(a.out);
+  const std::string bytes = backend::make_ready_backend("onnxruntime")
+                                ->write_model(m, a.seed, "onnx");
+  util::write_file_atomically(a.out, bytes);
+  fmt::print(stderr, "nnbench: wrote {} ({} bytes, seed {})\n", a.out,
+             bytes.size(), a.seed);
+  return kExitOk;
+}
+
 int models_command(const ModelsArgs& a) {
+  if (!a.onnx_name.empty()) return export_onnx(a);
   if (a.export_name.empty()) return list_models(a.json);
   if (a.out.empty()) throw Error("--export needs --out FILE");
   util::check_writable(a.out);
@@ -62,7 +79,12 @@ Action add_models(CLI::App& app) {
   app.add_option("--export", a->export_name,
                  "Write this zoo model's description to --out, to edit and "
                  "run with `nnbench run --model-file`");
-  app.add_option("--out", a->out, "Output file for --export");
+  app.add_option("--export-onnx", a->onnx_name,
+                 "Write this zoo model as an ONNX graph with its seeded "
+                 "weights to --out (needs the onnxruntime environment: "
+                 "scripts/setup onnxruntime)");
+  app.add_option("--seed", a->seed, "Seed of the weights for --export-onnx");
+  app.add_option("--out", a->out, "Output file for --export, --export-onnx");
   return [a] { return models_command(*a); };
 }
 

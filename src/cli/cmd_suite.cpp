@@ -47,9 +47,12 @@ study::PlanOptions plan_options(const SuiteArgs& a, const CLI::App& app) {
   for (const auto& b : backend::backend_names())
     // "all": every engine that can run here (a framework whose
     // environment is missing is left out; naming it runs it, and fails).
-    if (b != backend::kOracle &&
-        backend::make_backend(b)->describe().unavailable.empty())
+    if (b != backend::kOracle) {
+      const auto d = backend::make_backend(b)->describe();
+      if (!d.unavailable.empty()) continue;
       o.all_backends.push_back(b);
+      if (!d.can.training) o.inference_only.push_back(b);
+    }
   o.base = a.request;
   // Rules given on the command line replace the suite file's.
   for (const char* w : {"--warmup-iters", "--warmup-time"})

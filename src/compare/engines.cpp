@@ -116,6 +116,8 @@ std::vector<ModelVerdict> fastest_engines(
     if (r.state == results::State::kOk && r.validity.valid() &&
         !r.samples.empty())
       e.side.repetitions.push_back(r.samples);
+    else if (r.state == results::State::kNotRun)
+      e.state = "not run here";  // the reason is said once, under the table
     else if (r.state != results::State::kOk)
       e.state = results::state_name(r.state) +
                 (r.message.empty() ? "" : " (" + r.message + ")");

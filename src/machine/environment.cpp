@@ -486,7 +486,8 @@ nlohmann::json backends_json(const std::vector<backend::Description>& all) {
                  {"can",
                   {{"data_parallel", d.can.data_parallel},
                    {"overlap", d.can.overlap},
-                   {"lr_schedules", d.can.lr_schedules}}}};
+                   {"lr_schedules", d.can.lr_schedules},
+                   {"training", d.can.training}}}};
   for (const auto& d : all)
     if (!d.unavailable.empty()) j[d.name]["unavailable"] = d.unavailable;
   return j;

@@ -34,6 +34,10 @@ bool excluded(const SuiteSpec& s, const std::string& model,
   return false;
 }
 
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
 std::vector<std::string> resolve_backends(const std::vector<std::string>& b,
                                           const PlanOptions& o) {
   std::vector<std::string> out;
@@ -118,15 +122,22 @@ std::vector<PlannedCase> plan(const SuiteSpec& s, const PlanOptions& o) {
       if (x.name == model) ov = &x;
     const ModelOverride none;
     if (!ov) ov = &none;
-    for (const auto& backend :
-         resolve_backends(pick(ov->backends, s.grid.backends), o))
+    const auto& listed = pick(ov->backends, s.grid.backends);
+    // An inference engine that came with "all" sits out training cases.
+    const auto sits_out = [&](const std::string& backend,
+                              const std::string& mode) {
+      return (mode == "train" || s.scenario == "training") &&
+             contains(o.inference_only, backend) && !contains(listed, backend);
+    };
+    for (const auto& backend : resolve_backends(listed, o))
       for (const auto& precision : precisions(ov))
         for (const auto& mode : pick(ov->modes, s.grid.modes))
           for (auto batch : pick(ov->batches, s.grid.batches))
             for (auto threads : resolve_threads(thread_list(ov), o.usable_cpus))
               for (int processes : s.grid.processes) {
                 if (excluded(s, model, backend, precision, mode, batch,
-                             threads))
+                             threads) ||
+                    sits_out(backend, mode))
                   continue;
                 for (int rep = 0; rep < repetitions; ++rep) {
                   PlannedCase p;

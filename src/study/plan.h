@@ -31,6 +31,9 @@ struct PlannedCase {
 struct PlanOptions {
   std::string default_backend;            // what "default" means
   std::vector<std::string> all_backends;  // what "all" means
+  // Those of all_backends that only infer (ONNX Runtime, OpenVINO): "all"
+  // leaves them out of training cases; named, they run and say so.
+  std::vector<std::string> inference_only;
   // Seed, device, optimizer, contention policy and, where the suite file
   // does not set them, warm-up and stopping rules.
   results::RunRequest base;

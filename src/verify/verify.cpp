@@ -18,20 +18,25 @@ struct Observed {
   std::map<std::string, host::Tensor> gradients, parameters;
 };
 
+// `train`: false for an inference engine (its output only).
 Observed observe(backend::Backend& b, const model::Model& m,
                  const host::Batch& batch, const VerifyOptions& vo,
-                 const std::string& precision, const std::string& device) {
+                 const std::string& precision, const std::string& device,
+                 bool train = true) {
   backend::Options o;
   o.seed = vo.seed;
   o.threads = machine::resolve_threads(vo.threads);
   o.precision = precision;
   o.device = device;
-  auto exe = b.compile(m, o, backend::Shapes::train(batch.input.shape.at(0)));
+  const int64_t n = batch.input.shape.at(0);
+  auto exe = b.compile(
+      m, o, train ? backend::Shapes::train(n) : backend::Shapes::infer(n));
   exe->load_batches({batch});
   Observed obs;
   exe->infer(0);
   exe->synchronize();
   obs.infer_output = exe->output();
+  if (!train) return obs;
   exe->train_step(0);
   exe->synchronize();
   obs.loss = exe->last_loss();
@@ -113,10 +118,11 @@ void check_parameters(Verification& v, const Tolerances& t,
 }
 
 void compare(Verification& v, const Observed& got, const Observed& want,
-             const std::map<std::string, host::Tensor>& initial) {
+             const std::map<std::string, host::Tensor>& initial, bool train) {
   const Tolerances t = tolerances_for(v.precision);
   check_tensor(v, "output (infer)", &got.infer_output, want.infer_output,
                t.output);
+  if (!train) return;  // an inference engine: its output is all it has
   check_tensor(v, "output (train)", &got.train_output, want.train_output,
                t.output);
   const double loss_error =
@@ -175,11 +181,20 @@ Verification verify(backend::Backend& oracle, backend::Backend& candidate,
   const model::Model plain = without_dropout(m);
   const host::Batch batch = data::synthetic_batch(plain, vo.batch, vo.seed);
   Observed got;
+  const bool train = candidate.describe().can.training;
   try {
-    got = observe(candidate, plain, batch, vo, vo.precision, vo.device);
+    got = observe(candidate, plain, batch, vo, vo.precision, vo.device, train);
   } catch (const backend::Unimplemented& e) {
     v.verdict = Verdict::kUnimplemented;
     v.message = e.what();
+    return v;
+  } catch (const backend::Unavailable&) {
+    throw;  // not this backend's answer: the command's usage error
+  } catch (const std::exception& e) {
+    // An engine that fails to build or run the model fails its
+    // verification; the other backends are still checked.
+    v.verdict = Verdict::kFail;
+    v.message = std::string("it failed to run: ") + e.what();
     return v;
   }
   std::map<std::string, host::Tensor> initial;
@@ -189,7 +204,8 @@ Verification verify(backend::Backend& oracle, backend::Backend& candidate,
     t.f = std::move(p.data);
     initial[p.spec.name] = std::move(t);
   }
-  compare(v, got, observe(oracle, plain, batch, vo, "fp32", "cpu"), initial);
+  compare(v, got, observe(oracle, plain, batch, vo, "fp32", "cpu"), initial,
+          train);
   conclude(v);
   return v;
 }

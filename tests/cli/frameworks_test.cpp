@@ -111,6 +111,68 @@ TEST_F(Cli, CaffeAndCntkAreListedAsUnavailableWithTheReason) {
   EXPECT_EQ(list.output.find("caffe"), std::string::npos) << list.output;
 }
 
+// The inference engines (ONNX Runtime, OpenVINO) run nnbench's models as
+// ONNX graphs: inference through their worker, the threads asked, and
+// training refused by name (unimplemented), not attempted.
+class InferenceEngines : public Cli,
+                         public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(InferenceEngines, InferWithTheThreadsAskedAndRefuseTraining) {
+  const std::string engine = GetParam();
+  const auto o = nnbench(
+      "run --model mnist-cnn --batch 8 --mode infer --backend " + engine +
+      " --threads 1 --warmup-iters 1 --warmup-time 0 --min-iters 3"
+      " --min-time 0" +
+      kNoContention + " --out " + path("r.json"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  const json r = json::parse(slurp(path("r.json")))["results"][0];
+  EXPECT_EQ(r["state"], "ok");
+  EXPECT_EQ(r["effective"]["threads"], 1);
+  EXPECT_GE(r["samples_seconds"].size(), 3u);
+  const auto t = nnbench("run --model mnist-cnn --batch 8 --backend " + engine +
+                         kFast + kNoContention + " --out " + path("t.json"));
+  const json tr = json::parse(slurp(path("t.json")))["results"][0];
+  EXPECT_EQ(tr["state"], "unimplemented") << t.output;
+  EXPECT_NE(tr["message"].get<std::string>().find("training"),
+            std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, InferenceEngines,
+                         ::testing::Values("onnxruntime", "openvino"));
+
+// The ONNX file holds the model as described: one Conv node per conv2d
+// layer of the zoo's description, checked by the onnx package itself.
+TEST_F(Cli, ExportOnnxWritesAGraphTheOnnxCheckerAccepts) {
+  const auto o =
+      nnbench("models --export-onnx mnist-cnn --out " + path("m.onnx"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  ASSERT_EQ(nnbench("models --export mnist-cnn --out " + path("m.json")).code,
+            0);
+  const json m = json::parse(slurp(path("m.json")));
+  int convs = 0;
+  for (const auto& l : m["layers"]) convs += l["op"] == "conv2d";
+  ASSERT_GT(convs, 0);
+  const std::string py =
+      "import onnx, sys; m = onnx.load(sys.argv[1]); "
+      "onnx.checker.check_model(m); "
+      "print('convs', sum(n.op_type == 'Conv' for n in m.graph.node))";
+  // Where scripts/setup made the environment (worker_backend.h).
+  const char* venvs = std::getenv("NNBENCH_VENVS");
+  const char* data = std::getenv("XDG_DATA_HOME");
+  const std::string python =
+      (venvs && *venvs ? std::string(venvs)
+       : data && *data
+           ? std::string(data) + "/nnbench/venvs"
+           : std::string(std::getenv("HOME")) + "/.local/share/nnbench/venvs") +
+      "/onnxruntime/bin/python";
+  const auto c = shell(python + " -c \"" + py + "\" " + path("m.onnx"));
+  ASSERT_EQ(c.code, 0) << c.output;
+  EXPECT_NE(c.output.find("convs " + std::to_string(convs)), std::string::npos)
+      << c.output;
+  expect_usage_error(nnbench("models --export-onnx mnist-cnn"),
+                     "--export-onnx needs --out");
+}
+
 // A suite that names them (DLBench's Caffe and CNTK) keeps their rows:
 // state not_run, the reason under the table, in the results file and on
 // the report; the suite still succeeds. A framework whose

@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -88,6 +90,18 @@ std::unique_ptr<Process> start(const Framework& f, const std::string& python,
       s.file("worker.log"));
 }
 
+std::map<std::string, host::Tensor> seeded_params(const model::Model& m,
+                                                  uint64_t seed) {
+  std::map<std::string, host::Tensor> params;
+  for (auto& p : model::init_params(m, seed)) {
+    host::Tensor t;
+    t.shape = p.spec.shape;
+    t.f = std::move(p.data);
+    params[p.spec.name] = std::move(t);
+  }
+  return params;
+}
+
 // The options as the workers read them: the optimizer's settings at the
 // top level, its name under "optimizer".
 json options_json(const backend::Options& o) {
@@ -107,14 +121,7 @@ class WorkerExecutable : public backend::Executable {
                    const model::Model& m, const backend::Options& o,
                    const backend::Shapes& shapes)
       : process_(start(f, python, scratch_, o.threads)) {
-    std::map<std::string, host::Tensor> params;
-    for (auto& p : model::init_params(m, o.seed)) {
-      host::Tensor t;
-      t.shape = p.spec.shape;
-      t.f = std::move(p.data);
-      params[p.spec.name] = std::move(t);
-    }
-    write_tensors(scratch_.file("params"), params);
+    write_tensors(scratch_.file("params"), seeded_params(m, o.seed));
     json sizes = json::array();
     for (int64_t b : shapes.infer_batches) sizes.push_back(b);
     const json reply = process_->request(
@@ -152,6 +159,7 @@ class WorkerExecutable : public backend::Executable {
   void set_learning_rate(double lr) override {
     process_->request({{"op", "set_learning_rate"}, {"value", lr}},
                       timeout_seconds());
+    rate_changed_ = true;
   }
   void synchronize() override {}  // every reply comes after the work
   bool self_timed() const override { return true; }
@@ -185,7 +193,23 @@ class WorkerExecutable : public backend::Executable {
     return s;
   }
 
-  backend::Effective effective() const override { return effective_; }
+  // After a schedule changed the rate, the optimizer's description is
+  // asked again (the last rate, as the native backends report it).
+  backend::Effective effective() const override {
+    if (rate_changed_) {
+      try {
+        auto e = backend::effective_from_json(
+            process_->request({{"op", "effective"}}, timeout_seconds())
+                .at("effective"));
+        e.extras.insert(effective_.extras.begin(), effective_.extras.end());
+        effective_ = e;
+        rate_changed_ = false;
+      } catch (const std::exception&) {
+        // A worker that died keeps what it said last.
+      }
+    }
+    return effective_;
+  }
 
   host::Tensor output() override { return fetch("output").at("output"); }
   std::map<std::string, host::Tensor> parameters() override {
@@ -204,7 +228,8 @@ class WorkerExecutable : public backend::Executable {
 
   Scratch scratch_;  // before the process: it outlives it
   std::unique_ptr<Process> process_;
-  backend::Effective effective_;
+  mutable backend::Effective effective_;
+  mutable bool rate_changed_ = false;
   double loss_ = std::nan("");
 };
 
@@ -370,6 +395,26 @@ class WorkerBackend : public backend::Backend {
       s = backend::Support::no(e.what());
     }
     return checked.emplace(key, s).first->second;
+  }
+  // An engine whose hello lists the format under "exports" writes it.
+  std::string write_model(const model::Model& m, uint64_t seed,
+                          const std::string& format) const override {
+    const Hello& h = hello(f_);
+    if (!h.unavailable.empty()) throw backend::Unavailable(h.unavailable);
+    const json formats = h.reply.value("exports", json::array());
+    if (std::find(formats.begin(), formats.end(), format) == formats.end())
+      return backend::Backend::write_model(m, seed, format);
+    Scratch scratch;
+    write_tensors(scratch.file("params"), seeded_params(m, seed));
+    auto p = start(f_, h.python, scratch);
+    p->request({{"op", "export"},
+                {"format", format},
+                {"model", model::to_json(m)},
+                {"params", scratch.file("params")},
+                {"file", scratch.file("model")}},
+               timeout_seconds());
+    std::ifstream in(scratch.file("model"), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
   }
   std::unique_ptr<backend::Executable> compile(
       const model::Model& m, const backend::Options& o,

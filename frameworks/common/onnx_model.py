@@ -1,0 +1,215 @@
+"""nnbench's models as ONNX graphs with their weights: what the inference
+engines (`onnxruntime`, `openvino`) run and `nnbench models --export-onnx`
+writes.
+
+One ONNX node (or a few) per nnbench layer, NCHW and PyTorch's weight
+layouts as nnbench keeps them; opset 17. Inference only: dropout is the
+identity and batch norm uses its running statistics (nnbench's initial
+ones, mean 0 and variance 1, unless the parameters carry others).
+LSTMs become ONNX LSTM nodes, sequence-major (transposed around): PyTorch's gate
+order i, f, g, o is moved to ONNX's i, o, f, c, and the two biases are
+ONNX's Wb and Rb (one bias: Rb is zero).
+"""
+from __future__ import annotations
+
+from typing import Dict, List
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 17
+
+
+def layer_inputs(model: dict, i: int) -> List[int]:
+    ins = model["layers"][i].get("inputs") or []
+    return list(ins) if ins else [i - 1]
+
+
+def attr(layer: dict, key: str, default):
+    return layer.get(key, default)
+
+
+def pool_dim(n: int, k: int, s: int, p: int, ceil: bool) -> int:
+    span = n + 2 * p - k
+    if not ceil:
+        return span // s + 1
+    o = -(-span // s) + 1
+    return o - 1 if (o - 1) * s >= n + p else o
+
+
+class Graph:
+    def __init__(self, model: dict, params: Dict[str, np.ndarray]):
+        self.model, self.params = model, params
+        self.nodes: List[onnx.NodeProto] = []
+        self.inits: List[onnx.TensorProto] = []
+        self.count = 0
+
+    def name(self, base: str) -> str:
+        self.count += 1
+        return f"{base}_{self.count}"
+
+    def const(self, base: str, value: np.ndarray) -> str:
+        n = self.name(base)
+        self.inits.append(numpy_helper.from_array(np.ascontiguousarray(value), n))
+        return n
+
+    def param(self, key: str) -> np.ndarray:
+        if key not in self.params:
+            raise ValueError(f"no initial value for parameter {key}")
+        return np.asarray(self.params[key], dtype=np.float32)
+
+    def node(self, op: str, inputs: List[str], **attrs) -> str:
+        out = self.name(op.lower())
+        self.nodes.append(helper.make_node(op, inputs, [out], **attrs))
+        return out
+
+    def build(self) -> onnx.ModelProto:
+        m = self.model
+        shape = m["input"]["shape"]
+        ids = m["input"]["dtype"] == "int64"
+        x = helper.make_tensor_value_info(
+            "input", TensorProto.INT64 if ids else TensorProto.FLOAT,
+            ["batch"] + list(shape))
+        outs, shapes = [], []
+        for i, l in enumerate(m["layers"]):
+            ins = layer_inputs(m, i)
+            xs = ["input" if j < 0 else outs[j] for j in ins]
+            ss = [list(shape) if j < 0 else shapes[j] for j in ins]
+            y, s = self.layer(l, xs, ss)
+            outs.append(y)
+            shapes.append(s)
+        self.nodes.append(helper.make_node("Identity", [outs[-1]], ["output"]))
+        y = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                          ["batch"] + shapes[-1])
+        g = helper.make_graph(self.nodes, m.get("name", "model"), [x], [y],
+                              self.inits)
+        model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)],
+                                  producer_name="nnbench")
+        model.ir_version = 8
+        onnx.checker.check_model(model)
+        return model
+
+    def layer(self, l: dict, xs: List[str], ss: List[list]):
+        op, x, s, name = l["op"], xs[0], list(ss[0]), l["name"]
+        k = attr(l, "kernel", [1, 1])
+        st = attr(l, "stride", [1, 1])
+        p = attr(l, "pad", [0, 0])
+        if op == "linear":
+            w = self.param(f"{name}.weight")
+            y = self.node("MatMul", [x, self.const("w", w.T)])
+            if attr(l, "bias", True):
+                y = self.node("Add", [y, self.const("b", self.param(f"{name}.bias"))])
+            return y, s[:-1] + [l["out"]]
+        if op == "conv2d":
+            ins = [x, self.const("w", self.param(f"{name}.weight"))]
+            if attr(l, "bias", True):
+                ins.append(self.const("b", self.param(f"{name}.bias")))
+            y = self.node("Conv", ins, kernel_shape=k, strides=st,
+                          pads=[p[0], p[1], p[0], p[1]], group=attr(l, "groups", 1))
+            return y, [l["out"], pool_dim(s[1], k[0], st[0], p[0], False),
+                       pool_dim(s[2], k[1], st[1], p[1], False)]
+        if op in ("max_pool2d", "avg_pool2d"):
+            ceil = attr(l, "ceil_mode", False)
+            extra = {"count_include_pad": 1} if op == "avg_pool2d" else {}
+            y = self.node("MaxPool" if op == "max_pool2d" else "AveragePool", [x],
+                          kernel_shape=k, strides=st, pads=[p[0], p[1], p[0], p[1]],
+                          ceil_mode=int(ceil), **extra)
+            return y, [s[0], pool_dim(s[1], k[0], st[0], p[0], ceil),
+                       pool_dim(s[2], k[1], st[1], p[1], ceil)]
+        if op == "global_avg_pool":
+            return self.node("Flatten", [self.node("GlobalAveragePool", [x])],
+                             axis=1), [s[0]]
+        if op == "seq_mean":
+            return self.node("ReduceMean", [x], axes=[1], keepdims=0), [s[1]]
+        if op in ("relu", "sigmoid", "tanh"):
+            return self.node(op.capitalize(), [x]), s
+        if op == "softmax":
+            return self.node("Softmax", [x], axis=-1), s
+        if op == "dropout":
+            return x, s
+        if op == "batch_norm":
+            c = s[0]
+            mean = self.params.get(f"{name}.running_mean", np.zeros(c, np.float32))
+            var = self.params.get(f"{name}.running_var", np.ones(c, np.float32))
+            y = self.node("BatchNormalization",
+                          [x, self.const("scale", self.param(f"{name}.weight")),
+                           self.const("bias", self.param(f"{name}.bias")),
+                           self.const("mean", np.asarray(mean, np.float32)),
+                           self.const("var", np.asarray(var, np.float32))],
+                          epsilon=attr(l, "eps", 1e-5))
+            return y, s
+        if op == "lrn":
+            return self.node("LRN", [x], size=attr(l, "size", 5),
+                             alpha=attr(l, "alpha", 1e-4), beta=attr(l, "beta", 0.75),
+                             bias=attr(l, "k", 1.0)), s
+        if op == "flatten":
+            return self.node("Flatten", [x], axis=1), [int(np.prod(s))]
+        if op == "add":
+            return self.node("Add", xs[:2]), s
+        if op == "concat":
+            return self.node("Concat", xs, axis=1), [sum(q[0] for q in ss)] + s[1:]
+        if op == "zero_pad_shortcut":
+            sub = self.node("Slice", [x, self.const("starts", np.array([0, 0], np.int64)),
+                                      self.const("ends", np.array([2**62, 2**62], np.int64)),
+                                      self.const("axes", np.array([2, 3], np.int64)),
+                                      self.const("steps", np.array(st, np.int64))])
+            extra = l["out"] - s[0]
+            lo = extra // 2
+            pads = np.array([0, lo, 0, 0, 0, extra - lo, 0, 0], np.int64)
+            y = self.node("Pad", [sub, self.const("pads", pads)])
+            return y, [l["out"], -(-s[1] // st[0]), -(-s[2] // st[1])]
+        if op == "embedding":
+            y = self.node("Gather", [self.const("table", self.param(f"{name}.weight")), x])
+            return y, s + [l["out"]]
+        if op == "one_hot":
+            y = self.node("OneHot", [x, self.const("depth", np.array(l["vocab"], np.int64)),
+                                     self.const("values", np.array([0, 1], np.float32))],
+                          axis=-1)
+            return y, s + [l["vocab"]]
+        if op == "lstm":
+            return self.lstm(l, x, s)
+        raise NotImplementedError(f"layer '{name}' ({op})")
+
+    def lstm(self, l: dict, x: str, s: list):
+        name, h = l["name"], l["out"]
+        bi = attr(l, "bidirectional", False)
+        dirs = ["", "_reverse"] if bi else [""]
+        order = np.concatenate([np.arange(0, h), np.arange(3 * h, 4 * h),
+                                np.arange(h, 2 * h), np.arange(2 * h, 3 * h)])
+        n = attr(l, "num_layers", 1)
+        width = h * len(dirs)
+        # Sequence-major, ONNX's default layout (ONNX Runtime's CPU LSTM
+        # has no batch-major form): [N, T, C] -> [T, N, C].
+        x = self.node("Transpose", [x], perm=[1, 0, 2])
+        for k in range(n):
+            W, R, B = [], [], []
+            for d in dirs:
+                base = f"{name}.l{k}{d}"
+                W.append(self.param(f"{base}.w_ih")[order])
+                R.append(self.param(f"{base}.w_hh")[order])
+                b_ih = self.param(f"{base}.b_ih")[order]
+                b_hh = (self.param(f"{base}.b_hh")[order]
+                        if attr(l, "lstm_biases", 1) == 2 else np.zeros_like(b_ih))
+                B.append(np.concatenate([b_ih, b_hh]))
+            outs = [self.name("lstm_y"), self.name("lstm_h")]
+            self.nodes.append(helper.make_node(
+                "LSTM", [x, self.const("W", np.stack(W)), self.const("R", np.stack(R)),
+                         self.const("B", np.stack(B))], outs, hidden_size=h,
+                direction="bidirectional" if bi else "forward"))
+            # Y: [T, dirs, N, H] -> [T, N, dirs * H], the next layer's input
+            x = self.node("Reshape", [self.node("Transpose", [outs[0]],
+                                                perm=[0, 2, 1, 3]),
+                                      self.const("shape", np.array([0, 0, width],
+                                                                   np.int64))])
+        if attr(l, "sequences", True):
+            return self.node("Transpose", [x], perm=[1, 0, 2]), [s[0], width]
+        # Y_h: [dirs, N, H] -> [N, dirs * H]: forward's last step, and the
+        # backward direction's final state (at t = 0), as PyTorch's h_n.
+        y = self.node("Reshape", [self.node("Transpose", [outs[1]], perm=[1, 0, 2]),
+                                  self.const("shape", np.array([0, width], np.int64))])
+        return y, [width]
+
+
+def build(model: dict, params: Dict[str, np.ndarray]) -> onnx.ModelProto:
+    return Graph(model, params).build()
