@@ -34,7 +34,12 @@ class Engine:
     def hello(self) -> dict:
         return {"framework": "OpenVINO", "version": ov.get_version(),
                 "python": platform.python_version(),
-                "devices": ["cpu"], "precisions": ["fp32"], "optimizers": []}
+                "devices": ["cpu"], "precisions": ["fp32"], "optimizers": [],
+                "checks_shapes": True}
+
+    def check(self, model: dict) -> None:
+        """The gaps that depend on shapes: NotImplementedError names one."""
+        onnx_model.check_avg_pool_overhang(model)
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
         if options["precision"] != "fp32":
@@ -43,6 +48,7 @@ class Engine:
         if shapes.get("train_batch", 0) > 0:
             raise NotImplementedError(TRAINING)
         self.options = options
+        onnx_model.check_avg_pool_overhang(model)
         proto = onnx_model.build(model, params)
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "model.onnx")

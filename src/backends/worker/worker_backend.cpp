@@ -381,18 +381,28 @@ class WorkerBackend : public backend::Backend {
       return backend::Support::yes();
     static std::mutex mu;
     static std::map<std::string, backend::Support> checked;
+    // One checking worker per framework, kept for the process's life:
+    // starting Python and the framework costs 1-4 s, a check milliseconds.
+    struct Checker {
+      Scratch scratch;
+      std::unique_ptr<Process> process;
+    };
+    static std::map<std::string, Checker> checkers;
     const std::string key = f_.name + " " + model::model_hash(m);
     std::lock_guard<std::mutex> lock(mu);
     if (const auto it = checked.find(key); it != checked.end())
       return it->second;
     backend::Support s = backend::Support::yes();
+    Checker& c = checkers[f_.name];
     try {
-      Scratch scratch;
-      auto p = start(f_, h.python, scratch);
-      p->request({{"op", "check"}, {"model", model::to_json(m)}},
-                 timeout_seconds());
+      if (!c.process) c.process = start(f_, h.python, c.scratch);
+      c.process->request({{"op", "check"}, {"model", model::to_json(m)}},
+                         timeout_seconds());
     } catch (const backend::Unimplemented& e) {
       s = backend::Support::no(e.what());
+    } catch (...) {
+      c.process.reset();  // a worker that failed is not asked again
+      throw;
     }
     return checked.emplace(key, s).first->second;
   }
