@@ -99,17 +99,11 @@ void check_parameters(Verification& v, const Tolerances& t,
   double largest = 0;
   for (const auto& [name, w] : want) largest = std::max(largest, norm(w));
   for (const auto& [name, w] : want) {
-    double tolerance = t.parameter;
     const auto before = initial.find(name);
-    if (before != initial.end() && before->second.f.size() == w.f.size()) {
-      double update = 0;
-      for (size_t i = 0; i < w.f.size(); ++i) {
-        const double d = double(w.f[i]) - before->second.f[i];
-        update += d * d;
-      }
-      tolerance +=
-          t.gradient * std::sqrt(update) / std::max(norm(w), 1e-3 * largest);
-    }
+    const double tolerance =
+        before == initial.end()
+            ? t.parameter
+            : parameter_tolerance(t, w, before->second, 1e-3 * largest);
     const auto it = got.find(name);
     check_tensor(v, "parameter " + name,
                  it == got.end() ? nullptr : &it->second, w, tolerance,
@@ -145,6 +139,18 @@ void conclude(Verification& v) {
 }
 
 }  // namespace
+
+double parameter_tolerance(const Tolerances& t, const host::Tensor& after,
+                           const host::Tensor& before, double floor) {
+  if (before.f.size() != after.f.size()) return t.parameter;
+  double update = 0;
+  for (size_t i = 0; i < after.f.size(); ++i) {
+    const double d = double(after.f[i]) - before.f[i];
+    update += d * d;
+  }
+  return t.parameter +
+         t.gradient * std::sqrt(update) / std::max(norm(after), floor);
+}
 
 double max_relative_error(const host::Tensor& got, const host::Tensor& want) {
   if (got.f.size() != want.f.size()) return INFINITY;

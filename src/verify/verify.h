@@ -37,6 +37,11 @@ struct Tolerances {
 // seed 2 agree to 1e-5: a data-dependent kink, not a formula).
 // The tolerance each check used is in its record.
 Tolerances tolerances_for(const std::string& precision);
+// The tolerance of one parameter tensor after a step from `before` to the
+// oracle's `after`: t.parameter + t.gradient * ||after - before|| /
+// max(||after||, floor).
+double parameter_tolerance(const Tolerances& t, const host::Tensor& after,
+                           const host::Tensor& before, double floor);
 
 // The record types live with the other results (results/verification.h).
 using results::TensorCheck;

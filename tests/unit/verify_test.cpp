@@ -38,6 +38,27 @@ TEST(Verify, Bf16IsLooserThanFp32) {
   EXPECT_LE(f.output, 1e-4);
 }
 
+// A parameter that starts at zero is its update after one step: it gets
+// the gradient's tolerance on top of the parameter's; one that barely
+// moved keeps the parameter's. A wrong update still fails either way.
+TEST(Verify, ParameterToleranceAddsTheGradientsForTheUpdatesShare) {
+  const Tolerances f = tolerances_for("fp32");
+  // From zero to (0.3, 0.4): the update is the whole tensor.
+  EXPECT_NEAR(parameter_tolerance(f, t({0.3f, 0.4f}), t({0, 0}), 1e-6),
+              f.parameter + f.gradient, 1e-9);
+  // (3, 4) moved by (0, 0.001): share 0.001 / 5 (to float rounding).
+  const double share = double(4.001f - 4.0f) / std::hypot(3.0, 4.001f);
+  EXPECT_NEAR(parameter_tolerance(f, t({3.0f, 4.001f}), t({3.0f, 4.0f}), 1e-6),
+              f.parameter + f.gradient * share, 1e-9);
+  // The floor keeps a tensor that is zero in exact arithmetic from
+  // dividing by its rounding noise.
+  EXPECT_NEAR(parameter_tolerance(f, t({1e-9f, 0}), t({0, 0}), 1e-3),
+              f.parameter + f.gradient * 1e-6, 1e-9);
+  // A bias updated twice as far as the oracle's: 100 % off, fails.
+  EXPECT_GT(max_relative_error(t({0.6f, 0.8f}), t({0.3f, 0.4f})),
+            parameter_tolerance(f, t({0.3f, 0.4f}), t({0, 0}), 1e-6));
+}
+
 TEST(Verify, WithoutDropoutZeroesEveryDropoutOnly) {
   const model::Model m = model::zoo::get("mnist-cnn");
   const model::Model plain = without_dropout(m);
