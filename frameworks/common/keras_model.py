@@ -24,6 +24,8 @@ import keras
 from keras import layers as L
 from keras import ops
 
+from description import attr, layer_inputs, pool_dim
+
 
 def lrn(t, n: int, alpha: float, beta: float, k: float):
     """Cross-channel LRN, channels last, PyTorch's form: the mean of the
@@ -39,25 +41,6 @@ def lrn(t, n: int, alpha: float, beta: float, k: float):
 
 TWO_BIASES = ("two biases per gate (Keras's LSTM has one: their sum "
               "computes the same function but trains differently)")
-
-
-def layer_inputs(model: dict, i: int) -> List[int]:
-    ins = model["layers"][i].get("inputs") or []
-    return list(ins) if ins else [i - 1]
-
-
-def attr(layer: dict, key: str, default):
-    return layer.get(key, default)
-
-
-def pool_out(n: int, k: int, s: int, p: int, ceil: bool) -> int:
-    span = n + 2 * p - k
-    if ceil:
-        o = -(-span // s) + 1
-        if (o - 1) * s >= n + p:
-            o -= 1
-        return o
-    return span // s + 1
 
 
 class Builder:
@@ -136,12 +119,12 @@ class Builder:
                      lambda a: a.transpose(3, 2, 0, 1))
             if attr(l, "bias", True):
                 self.map(f"{name}.bias", cv, 1, None, None)
-            return y, "nhwc", [l["out"], pool_out(s[1], k[0], st[0], p[0], False),
-                               pool_out(s[2], k[1], st[1], p[1], False)]
+            return y, "nhwc", [l["out"], pool_dim(s[1], k[0], st[0], p[0], False),
+                               pool_dim(s[2], k[1], st[1], p[1], False)]
         if op in ("max_pool2d", "avg_pool2d"):
             ceil = attr(l, "ceil_mode", False)
-            oh = pool_out(s[1], k[0], st[0], p[0], ceil)
-            ow = pool_out(s[2], k[1], st[1], p[1], ceil)
+            oh = pool_dim(s[1], k[0], st[0], p[0], ceil)
+            ow = pool_dim(s[2], k[1], st[1], p[1], ceil)
             # Extra bottom/right rows a ceil-mode window reaches past the pad.
             eh = max(0, (oh - 1) * st[0] + k[0] - (s[1] + 2 * p[0]))
             ew = max(0, (ow - 1) * st[1] + k[1] - (s[2] + 2 * p[1]))

@@ -18,69 +18,24 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from description import attr, layer_inputs, pool_dim, shapes, window_overhang
+
 OPSET = 17
-
-
-def layer_inputs(model: dict, i: int) -> List[int]:
-    ins = model["layers"][i].get("inputs") or []
-    return list(ins) if ins else [i - 1]
-
-
-def attr(layer: dict, key: str, default):
-    return layer.get(key, default)
-
-
-def pool_dim(n: int, k: int, s: int, p: int, ceil: bool) -> int:
-    span = n + 2 * p - k
-    if not ceil:
-        return span // s + 1
-    o = -(-span // s) + 1
-    return o - 1 if (o - 1) * s >= n + p else o
 
 
 def check_avg_pool_overhang(model: dict) -> None:
     """NotImplementedError for a ceil-mode average pool with padding whose
     last window passes the padding: OpenVINO's divisor there differs from
     PyTorch's (the conformance case avg_pool_ceil_pad). Shapes only."""
-    shapes: List[list] = []
+    out = shapes(model)
     for i, l in enumerate(model["layers"]):
-        ins = [model["input"]["shape"] if j < 0 else shapes[j]
-               for j in layer_inputs(model, i)]
-        s, op = list(ins[0]), l["op"]
-        k = attr(l, "kernel", [1, 1])
-        st = attr(l, "stride", [1, 1])
-        p = attr(l, "pad", [0, 0])
-        if op in ("conv2d", "max_pool2d", "avg_pool2d"):
-            ceil = op != "conv2d" and attr(l, "ceil_mode", False)
-            h = pool_dim(s[1], k[0], st[0], p[0], ceil)
-            w = pool_dim(s[2], k[1], st[1], p[1], ceil)
-            over = max((h - 1) * st[0] + k[0] - (s[1] + 2 * p[0]),
-                       (w - 1) * st[1] + k[1] - (s[2] + 2 * p[1]))
-            if op == "avg_pool2d" and ceil and over > 0 and max(p) > 0:
-                raise NotImplementedError(
-                    f"layer '{l['name']}' (avg_pool2d): a ceil-mode window past "
-                    "the padding (OpenVINO's divisor there differs from PyTorch's)")
-            s = [l["out"] if op == "conv2d" else s[0], h, w]
-        elif op == "linear":
-            s = s[:-1] + [l["out"]]
-        elif op in ("global_avg_pool",):
-            s = [s[0]]
-        elif op == "seq_mean":
-            s = [s[1]]
-        elif op == "flatten":
-            s = [int(np.prod(s))]
-        elif op == "concat":
-            s = [sum(x[0] for x in ins)] + s[1:]
-        elif op == "zero_pad_shortcut":
-            s = [l["out"], -(-s[1] // st[0]), -(-s[2] // st[1])]
-        elif op == "embedding":
-            s = s + [l["out"]]
-        elif op == "one_hot":
-            s = s + [l["vocab"]]
-        elif op == "lstm":
-            width = l["out"] * (2 if attr(l, "bidirectional", False) else 1)
-            s = [s[0], width] if attr(l, "sequences", True) else [width]
-        shapes.append(s)
+        first = layer_inputs(model, i)[0]
+        s = model["input"]["shape"] if first < 0 else out[first]
+        if (l["op"] == "avg_pool2d" and attr(l, "ceil_mode", False)
+                and max(attr(l, "pad", [0, 0])) > 0 and window_overhang(l, s)):
+            raise NotImplementedError(
+                f"layer '{l['name']}' (avg_pool2d): a ceil-mode window past "
+                "the padding (OpenVINO's divisor there differs from PyTorch's)")
 
 
 class Graph:

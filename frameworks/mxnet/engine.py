@@ -33,24 +33,7 @@ import mxnet as mx  # noqa: E402
 from mxnet import autograd, gluon  # noqa: E402
 from mxnet.gluon import nn, rnn  # noqa: E402
 
-
-def layer_inputs(model: dict, i: int) -> List[int]:
-    ins = model["layers"][i].get("inputs") or []
-    return list(ins) if ins else [i - 1]
-
-
-def attr(layer: dict, key: str, default):
-    return layer.get(key, default)
-
-
-def pool_dim(n: int, k: int, s: int, p: int, ceil: bool) -> int:
-    """PyTorch's output size (nnbench's): a ceil-mode window that would
-    start in the right padding is dropped."""
-    span = n + 2 * p - k
-    if not ceil:
-        return span // s + 1
-    o = -(-span // s) + 1
-    return o - 1 if (o - 1) * s >= n + p else o
+from description import attr, layer_inputs, layer_shape, window_overhang  # noqa: E402
 
 
 class Net(gluon.HybridBlock):
@@ -72,50 +55,25 @@ class Net(gluon.HybridBlock):
                     self._map(l, b)
 
     def _shape(self, l: dict, ins: List[list]) -> list:
-        s, op = list(ins[0]), l["op"]
-        k = attr(l, "kernel", [1, 1])
-        st = attr(l, "stride", [1, 1])
-        p = attr(l, "pad", [0, 0])
-        if op == "linear":
-            return s[:-1] + [l["out"]]
-        if op in ("conv2d", "max_pool2d", "avg_pool2d"):
-            ceil = op != "conv2d" and attr(l, "ceil_mode", False)
-            h = pool_dim(s[1], k[0], st[0], p[0], ceil)
-            w = pool_dim(s[2], k[1], st[1], p[1], ceil)
-            if ceil:
-                # MXNet's "full" convention keeps a window PyTorch drops.
-                full = [-(-(n + 2 * q - kk) // ss) + 1
-                        for n, q, kk, ss in ((s[1], p[0], k[0], st[0]),
-                                             (s[2], p[1], k[1], st[1]))]
-                if full != [h, w]:
-                    raise NotImplementedError(
-                        f"layer '{l['name']}' ({op}): a ceil-mode window that "
-                        "starts in the padding (MXNet keeps it, PyTorch drops it)")
-                over = [(h - 1) * st[0] + k[0] - (s[1] + 2 * p[0]),
-                        (w - 1) * st[1] + k[1] - (s[2] + 2 * p[1])]
-                if op == "avg_pool2d" and max(over) > 0:
-                    raise NotImplementedError(
-                        f"layer '{l['name']}' (avg_pool2d): a ceil-mode window "
-                        "past the padding (PyTorch's divisor there differs)")
-            return [l["out"] if op == "conv2d" else s[0], h, w]
-        if op == "global_avg_pool":
-            return [s[0]]
-        if op == "seq_mean":
-            return [s[1]]
-        if op == "flatten":
-            return [int(np.prod(s))]
-        if op == "concat":
-            return [sum(x[0] for x in ins)] + s[1:]
-        if op == "zero_pad_shortcut":
-            return [l["out"], -(-s[1] // st[0]), -(-s[2] // st[1])]
-        if op == "embedding":
-            return s + [l["out"]]
-        if op == "one_hot":
-            return s + [l["vocab"]]
-        if op == "lstm":
-            width = l["out"] * (2 if attr(l, "bidirectional", False) else 1)
-            return [s[0], width] if attr(l, "sequences", True) else [width]
-        return s
+        """The layer's shape (description.py); ceil-mode pools MXNet would
+        size or average differently are refused."""
+        op, s = l["op"], ins[0]
+        out = layer_shape(l, ins)
+        if op in ("max_pool2d", "avg_pool2d") and attr(l, "ceil_mode", False):
+            k = attr(l, "kernel", [1, 1])
+            st = attr(l, "stride", [1, 1])
+            p = attr(l, "pad", [0, 0])
+            # MXNet's "full" convention keeps a window PyTorch drops.
+            full = [-(-(s[a + 1] + 2 * p[a] - k[a]) // st[a]) + 1 for a in (0, 1)]
+            if full != out[1:]:
+                raise NotImplementedError(
+                    f"layer '{l['name']}' ({op}): a ceil-mode window that "
+                    "starts in the padding (MXNet keeps it, PyTorch drops it)")
+            if op == "avg_pool2d" and window_overhang(l, s):
+                raise NotImplementedError(
+                    f"layer '{l['name']}' (avg_pool2d): a ceil-mode window "
+                    "past the padding (PyTorch's divisor there differs)")
+        return out
 
     def _block(self, l: dict, shape: list):
         op = l["op"]

@@ -15,18 +15,10 @@ import platform
 import time
 from typing import Dict, List, Tuple
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
-
-def layer_inputs(model: dict, i: int) -> List[int]:
-    ins = model["layers"][i].get("inputs") or []
-    return list(ins) if ins else [i - 1]
-
-
-def attr(layer: dict, key: str, default):
-    return layer.get(key, default)
+from description import attr, layer_inputs, shapes
 
 
 class Net(torch.nn.Module):
@@ -47,47 +39,7 @@ class Net(torch.nn.Module):
 
     def _shapes(self) -> List[list]:
         """Per-sample output shapes, as model/analysis.cpp infers them."""
-        out: List[list] = []
-        for i, l in enumerate(self.layers):
-            ins = [self.model["input"]["shape"] if j < 0 else out[j]
-                   for j in layer_inputs(self.model, i)]
-            s = list(ins[0])
-            op = l["op"]
-            k = attr(l, "kernel", [1, 1])
-            st = attr(l, "stride", [1, 1])
-            p = attr(l, "pad", [0, 0])
-            if op == "linear":
-                s = s[:-1] + [l["out"]]
-            elif op in ("conv2d", "max_pool2d", "avg_pool2d"):
-                def dim(n, a):
-                    span = n + 2 * p[a] - k[a]
-                    if op != "conv2d" and attr(l, "ceil_mode", False):
-                        o = -(-span // st[a]) + 1
-                        if (o - 1) * st[a] >= n + p[a]:
-                            o -= 1
-                        return o
-                    return span // st[a] + 1
-                s = [l["out"] if op == "conv2d" else s[0], dim(s[1], 0),
-                     dim(s[2], 1)]
-            elif op == "global_avg_pool":
-                s = [s[0]]
-            elif op == "seq_mean":
-                s = [s[1]]
-            elif op == "flatten":
-                s = [int(np.prod(s))]
-            elif op == "concat":
-                s = [sum(x[0] for x in ins)] + s[1:]
-            elif op == "zero_pad_shortcut":
-                s = [l["out"], -(-s[1] // st[0]), -(-s[2] // st[1])]
-            elif op == "embedding":
-                s = s + [l["out"]]
-            elif op == "one_hot":
-                s = s + [l["vocab"]]
-            elif op == "lstm":
-                width = l["out"] * (2 if attr(l, "bidirectional", False) else 1)
-                s = [s[0], width] if attr(l, "sequences", True) else [width]
-            out.append(s)
-        return out
+        return shapes(self.model)
 
     def _module(self, l: dict, shape: list):
         op = l["op"]

@@ -1,0 +1,81 @@
+"""nnbench's model description (the JSON of `nnbench models --export`) as
+every engine reads it: a layer's inputs, its attributes with their
+defaults, and the per-sample output shapes model/analysis.cpp infers
+(NCHW, PyTorch's pooling arithmetic)."""
+from __future__ import annotations
+
+from typing import List
+
+import numpy as np
+
+
+def layer_inputs(model: dict, i: int) -> List[int]:
+    ins = model["layers"][i].get("inputs") or []
+    return list(ins) if ins else [i - 1]
+
+
+def attr(layer: dict, key: str, default):
+    return layer.get(key, default)
+
+
+def pool_dim(n: int, k: int, s: int, p: int, ceil: bool) -> int:
+    """PyTorch's output size: a ceil-mode window that would start in the
+    right padding is dropped."""
+    span = n + 2 * p - k
+    if not ceil:
+        return span // s + 1
+    o = -(-span // s) + 1
+    return o - 1 if (o - 1) * s >= n + p else o
+
+
+def layer_shape(l: dict, ins: List[list]) -> list:
+    """One layer's per-sample output shape from its inputs' shapes."""
+    s, op = list(ins[0]), l["op"]
+    k = attr(l, "kernel", [1, 1])
+    st = attr(l, "stride", [1, 1])
+    p = attr(l, "pad", [0, 0])
+    if op == "linear":
+        return s[:-1] + [l["out"]]
+    if op in ("conv2d", "max_pool2d", "avg_pool2d"):
+        ceil = op != "conv2d" and attr(l, "ceil_mode", False)
+        return [l["out"] if op == "conv2d" else s[0],
+                pool_dim(s[1], k[0], st[0], p[0], ceil),
+                pool_dim(s[2], k[1], st[1], p[1], ceil)]
+    if op == "global_avg_pool":
+        return [s[0]]
+    if op == "seq_mean":
+        return [s[1]]
+    if op == "flatten":
+        return [int(np.prod(s))]
+    if op == "concat":
+        return [sum(x[0] for x in ins)] + s[1:]
+    if op == "zero_pad_shortcut":
+        return [l["out"], -(-s[1] // st[0]), -(-s[2] // st[1])]
+    if op == "embedding":
+        return s + [l["out"]]
+    if op == "one_hot":
+        return s + [l["vocab"]]
+    if op == "lstm":
+        width = l["out"] * (2 if attr(l, "bidirectional", False) else 1)
+        return [s[0], width] if attr(l, "sequences", True) else [width]
+    return s
+
+
+def shapes(model: dict) -> List[list]:
+    """Every layer's per-sample output shape, in order."""
+    out: List[list] = []
+    for i, l in enumerate(model["layers"]):
+        out.append(layer_shape(l, [model["input"]["shape"] if j < 0 else out[j]
+                                   for j in layer_inputs(model, i)]))
+    return out
+
+
+def window_overhang(l: dict, s: list) -> int:
+    """How far a pooling layer's last window reaches past the padding of
+    its input (shape s), in either direction; 0 when it does not."""
+    k = attr(l, "kernel", [1, 1])
+    st = attr(l, "stride", [1, 1])
+    p = attr(l, "pad", [0, 0])
+    o = layer_shape(l, [s])
+    return max(0, (o[1] - 1) * st[0] + k[0] - (s[1] + 2 * p[0]),
+               (o[2] - 1) * st[1] + k[1] - (s[2] + 2 * p[1]))
