@@ -12,6 +12,7 @@ ONNX's Wb and Rb (one bias: Rb is zero).
 """
 from __future__ import annotations
 
+import time
 from typing import Dict, List
 
 import numpy as np
@@ -213,3 +214,57 @@ class Graph:
 
 def build(model: dict, params: Dict[str, np.ndarray]) -> onnx.ModelProto:
     return Graph(model, params).build()
+
+
+class InferenceEngine:
+    """What the inference engines (onnxruntime, openvino) share: the
+    batches, the timed steps around `run(x)` (which returns the output on
+    the host), and training refused by name. A subclass sets ENGINE and
+    defines hello, compile, effective and run."""
+
+    ENGINE = ""
+
+    def __init__(self):
+        self.batches: List[np.ndarray] = []
+        self.out = None
+
+    def refuse(self, options: dict, shapes: dict) -> None:
+        if options["precision"] != "fp32":
+            raise NotImplementedError(f"precision {options['precision']} "
+                                      f"(the {self.ENGINE} engine runs fp32)")
+        if shapes.get("train_batch", 0) > 0:
+            self.training()
+
+    def training(self):
+        raise NotImplementedError(f"training (the {self.ENGINE} engine runs "
+                                  "inference only)")
+
+    def run(self, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError("run")
+
+    def load_batches(self, t: dict) -> None:
+        n = sum(1 for k in t if k.startswith("input."))
+        self.batches = [np.ascontiguousarray(t[f"input.{i}"]) for i in range(n)]
+
+    def steps(self, mode: str, first: int, n: int):
+        if mode == "train":
+            self.training()
+        seconds = []
+        for s in range(n):
+            x = self.batches[(first + s) % len(self.batches)]
+            t0 = time.perf_counter()
+            self.out = self.run(x)
+            seconds.append(time.perf_counter() - t0)
+        return seconds, None
+
+    def output(self) -> dict:
+        return {"output": np.asarray(self.out, dtype=np.float32)}
+
+    def set_learning_rate(self, lr: float) -> None:
+        self.training()
+
+    def parameters(self) -> dict:
+        self.training()
+
+    def gradients(self) -> dict:
+        self.training()

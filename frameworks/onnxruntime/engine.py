@@ -11,7 +11,6 @@ refused as unimplemented: ONNX Runtime here is an inference engine.
 from __future__ import annotations
 
 import platform
-import time
 
 import numpy as np
 import onnx
@@ -19,13 +18,9 @@ import onnxruntime as ort
 
 import onnx_model  # frameworks/common, on sys.path
 
-TRAINING = "training (ONNX Runtime runs inference here)"
 
-
-class Engine:
-    def __init__(self):
-        self.batches = []
-        self.out = None
+class Engine(onnx_model.InferenceEngine):
+    ENGINE = "onnxruntime"
 
     def hello(self) -> dict:
         return {"framework": "ONNX Runtime",
@@ -40,11 +35,7 @@ class Engine:
             f.write(onnx_model.build(model, params).SerializeToString())
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
-        if options["precision"] != "fp32":
-            raise NotImplementedError(f"precision {options['precision']} "
-                                      "(the onnxruntime engine runs fp32)")
-        if shapes.get("train_batch", 0) > 0:
-            raise NotImplementedError(TRAINING)
+        self.refuse(options, shapes)
         self.options = options
         proto = onnx_model.build(model, params)
         so = ort.SessionOptions()
@@ -55,7 +46,6 @@ class Engine:
         so.inter_op_num_threads = 1
         self.session = ort.InferenceSession(proto.SerializeToString(), so,
                                             providers=["CPUExecutionProvider"])
-        self.ids = model["input"]["dtype"] == "int64"
         return self.effective()
 
     def effective(self) -> dict:
@@ -67,30 +57,5 @@ class Engine:
                 "graph": f"ONNX opset {onnx_model.OPSET}, ORT_ENABLE_ALL",
                 "framework": f"ONNX Runtime {ort.__version__}"}
 
-    def load_batches(self, t: dict) -> None:
-        n = sum(1 for k in t if k.startswith("input."))
-        self.batches = [np.ascontiguousarray(t[f"input.{i}"]) for i in range(n)]
-
-    def steps(self, mode: str, first: int, n: int):
-        if mode == "train":
-            raise NotImplementedError(TRAINING)
-        seconds = []
-        for s in range(n):
-            x = self.batches[(first + s) % len(self.batches)]
-            t0 = time.perf_counter()
-            self.out = self.session.run(["output"], {"input": x})[0]
-            seconds.append(time.perf_counter() - t0)
-        return seconds, None
-
-    def set_learning_rate(self, lr: float) -> None:
-        raise NotImplementedError(TRAINING)
-
-    def output(self) -> dict:
-        return {"output": np.asarray(self.out, dtype=np.float32)}
-
-    def parameters(self) -> dict:
-        raise NotImplementedError(TRAINING)
-
-    def gradients(self) -> dict:
-        raise NotImplementedError(TRAINING)
-
+    def run(self, x: np.ndarray) -> np.ndarray:
+        return self.session.run(["output"], {"input": x})[0]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import platform
 import tempfile
-import time
 
 import numpy as np
 import openvino as ov
@@ -22,13 +21,12 @@ import openvino.properties.hint as hints
 
 import onnx_model  # frameworks/common, on sys.path
 
-TRAINING = "training (OpenVINO runs inference here)"
 
+class Engine(onnx_model.InferenceEngine):
+    ENGINE = "openvino"
 
-class Engine:
     def __init__(self):
-        self.batches = []
-        self.out = None
+        super().__init__()
         self.core = ov.Core()
 
     def hello(self) -> dict:
@@ -42,11 +40,7 @@ class Engine:
         onnx_model.check_avg_pool_overhang(model)
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
-        if options["precision"] != "fp32":
-            raise NotImplementedError(f"precision {options['precision']} "
-                                      "(the openvino engine runs fp32)")
-        if shapes.get("train_batch", 0) > 0:
-            raise NotImplementedError(TRAINING)
+        self.refuse(options, shapes)
         self.options = options
         onnx_model.check_avg_pool_overhang(model)
         proto = onnx_model.build(model, params)
@@ -72,29 +66,5 @@ class Engine:
                 "inference_precision": str(c.get_property(hints.inference_precision)),
                 "framework": f"OpenVINO {ov.get_version()} (CPU plugin)"}
 
-    def load_batches(self, t: dict) -> None:
-        n = sum(1 for k in t if k.startswith("input."))
-        self.batches = [np.ascontiguousarray(t[f"input.{i}"]) for i in range(n)]
-
-    def steps(self, mode: str, first: int, n: int):
-        if mode == "train":
-            raise NotImplementedError(TRAINING)
-        seconds = []
-        for s in range(n):
-            x = self.batches[(first + s) % len(self.batches)]
-            t0 = time.perf_counter()
-            self.out = self.request.infer({0: x})[0]
-            seconds.append(time.perf_counter() - t0)
-        return seconds, None
-
-    def set_learning_rate(self, lr: float) -> None:
-        raise NotImplementedError(TRAINING)
-
-    def output(self) -> dict:
-        return {"output": np.asarray(self.out, dtype=np.float32)}
-
-    def parameters(self) -> dict:
-        raise NotImplementedError(TRAINING)
-
-    def gradients(self) -> dict:
-        raise NotImplementedError(TRAINING)
+    def run(self, x: np.ndarray) -> np.ndarray:
+        return self.request.infer({0: x})[0]
