@@ -40,6 +40,9 @@ struct Options {
   double alpha = 0.99;  // rmsprop smoothing constant
   double rho = 0.9;     // adadelta decay
   double eps = 1e-8;
+  // Trained parameters to start from (a tensor file with every parameter
+  // by canonical name, model/params.h); empty: the seeded initial values.
+  std::string weights;
 };
 
 // The batch sizes a run will use, known before its clock starts, so that a

@@ -14,6 +14,7 @@ Action add_models(CLI::App& app);
 Action add_env(CLI::App& app);
 Action add_verify(CLI::App& app);
 Action add_train(CLI::App& app);
+Action add_infer(CLI::App& app);
 Action add_results(CLI::App& app);
 Action add_compare(CLI::App& app);
 Action add_report(CLI::App& app);

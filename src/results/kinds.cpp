@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 
+#include "results/inference.h"
 #include "results/result.h"
 #include "results/training.h"
 #include "util/error.h"
@@ -31,6 +32,10 @@ struct Table {
                    kind_of("latency", run_result_from_json),
                    kind_of("training", train_run_from_json)})
       kinds.emplace(k.name, std::move(k));
+    for (const auto& name : inference_kinds()) {
+      Kind k = kind_of(name, inference_run_from_json);
+      kinds.emplace(name, std::move(k));
+    }
   }
 };
 

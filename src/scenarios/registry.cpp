@@ -10,6 +10,10 @@ std::vector<std::pair<std::string, ScenarioFactory>>& table() {
       {"throughput", make_throughput},
       {"latency", make_latency},
       {"training", make_training},
+      {"single-stream", [] { return make_loadgen("single-stream"); }},
+      {"multi-stream", [] { return make_loadgen("multi-stream"); }},
+      {"server", [] { return make_loadgen("server"); }},
+      {"offline", [] { return make_loadgen("offline"); }},
   };
   return t;
 }

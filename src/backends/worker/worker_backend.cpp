@@ -18,6 +18,7 @@
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/paths.h"
+#include "util/temp_dir.h"
 
 namespace nnbench::backends::worker {
 namespace {
@@ -51,23 +52,9 @@ std::string python_of(const Framework& f) {
 }
 
 // A folder of its own for the tensors handed to one worker and its log.
-class Scratch {
+class Scratch : public util::TempDir {
  public:
-  Scratch() {
-    std::string t = (fs::temp_directory_path() / "nnbench-worker-XXXXXX");
-    if (!mkdtemp(t.data()))
-      throw Error("cannot make a folder for the worker in " +
-                  fs::temp_directory_path().string());
-    dir_ = t;
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string file(const std::string& name) const { return dir_ + "/" + name; }
-
- private:
-  std::string dir_;
+  Scratch() : util::TempDir("nnbench-worker") {}
 };
 
 // `threads` (asked, 0 for every CPU) is in the worker's environment as

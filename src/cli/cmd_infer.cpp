@@ -1,0 +1,146 @@
+// `nnbench infer`: one engine under MLPerf's LoadGen, in one of its four
+// scenarios; the same run a suite case of that scenario makes.
+#include <fmt/core.h>
+
+#include <cmath>
+#include <memory>
+
+#include "backend/registry.h"
+#include "cli/app.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/session.h"
+#include "inference/settings.h"
+#include "results/inference.h"
+#include "results/kinds.h"
+#include "scenarios/scenario.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace nnbench::cli {
+namespace {
+
+struct InferArgs {
+  std::string model, model_file, scenario = "single-stream", out;
+  results::RunRequest request;
+  // Setting name -> value as given (inference/settings.h).
+  std::map<std::string, std::string> values;
+  bool find_peak = false, accuracy = false;
+};
+
+std::string ms(double seconds) {
+  return std::isfinite(seconds) ? fmt::format("{:.4g} ms", seconds * 1e3) : "-";
+}
+
+void print_run(const results::InferenceRun& r) {
+  fmt::print("{} {} {} ({}), {} x {} thread(s)\n", r.model, r.backend, r.kind,
+             r.mode, r.instances, r.effective.threads);
+  if (results::is_failure(r.state)) {
+    fmt::print("  {}: {}\n", results::state_name(r.state), r.message);
+    return;
+  }
+  fmt::print("  LoadGen {}: {}\n", r.loadgen_version,
+             r.loadgen_valid ? "VALID" : "INVALID");
+  for (const auto& why : r.loadgen_reasons) fmt::print("    {}\n", why);
+  if (r.mode == "accuracy") {
+    fmt::print("  accuracy {:.2f} % top-1 over {} samples of {}\n",
+               r.accuracy * 100, r.scored_samples, r.dataset);
+    return;
+  }
+  const int pct = static_cast<int>(std::lround(r.percentile * 100));
+  fmt::print("  p{} latency {} (early-stopping estimate {})\n", pct,
+             ms(r.percentile_latency), ms(r.early_stopping_latency));
+  if (r.latency_samples > 0)
+    fmt::print("  p{} interval [{}, {}] ({:.1f} % coverage, {} latencies)\n",
+               pct, ms(r.percentile_ci.lo), ms(r.percentile_ci.hi),
+               r.percentile_ci.coverage * 100, r.latency_samples);
+  if (std::isfinite(r.samples_per_second))
+    fmt::print("  {:.1f} samples/s, {} queries\n", r.samples_per_second,
+               r.query_count);
+  if (std::isfinite(r.target_qps))
+    fmt::print("  target {:.1f} QPS, bound {}\n", r.target_qps,
+               ms(r.latency_bound));
+  for (const auto& why : r.validity.reasons)
+    fmt::print("  INVALID ({}): {}\n", why.reason, why.detail);
+}
+
+int infer_command(InferArgs& a) {
+  inference::scenario_from_name(a.scenario);  // a usage error if unknown
+  scenarios::Case c;
+  c.model = a.model;
+  c.model_file = a.model_file;
+  c.request = a.request;
+  c.request.mode = backend::Mode::kInfer;
+  for (const auto& [name, value] : a.values) c.settings[name] = value;
+  if (a.find_peak) c.settings["find_peak"] = "true";
+  if (a.accuracy) c.settings["mode"] = "accuracy";
+  // Usage errors before anything starts: a bad value names its option.
+  inference::Settings s;
+  s.scenario = inference::scenario_from_name(a.scenario);
+  for (const auto& [name, value] : c.settings) {
+    try {
+      inference::apply_setting(s, name, value);
+    } catch (const Error& e) {
+      std::string flag = name;
+      for (char& ch : flag)
+        if (ch == '_') ch = '-';
+      throw Error("--" + flag + ": " + e.what());
+    }
+  }
+  inference::check(s);
+  resolve_model(a.model, a.model_file);
+  auto b = backend::make_ready_backend(a.request.backend);
+  if (!a.out.empty()) util::check_writable(a.out);
+  const machine::Environment env = capture_and_warn();
+  auto rec = scenarios::make_scenario(a.scenario)->run(*b, c, {});
+  const auto& r = results::as<results::InferenceRun>(*rec);
+  print_run(r);
+  if (!a.out.empty()) {
+    results::Report report;
+    report.environment = machine::to_json(env);
+    report.add(r);
+    write_results_file(a.out, std::move(report));
+  }
+  const bool ok = !results::is_failure(r.state) && r.validity.valid() &&
+                  (r.loadgen_valid || r.mode == "accuracy");
+  return ok ? kExitOk : kExitRunNotOk;
+}
+
+}  // namespace
+
+Action add_infer(CLI::App& app) {
+  auto a = std::make_shared<InferArgs>();
+  app.add_option("--model", a->model, "Model name from the zoo");
+  app.add_option("--model-file", a->model_file, "Model description (JSON)");
+  app.add_option("--scenario", a->scenario,
+                 "single-stream (default), multi-stream, server or offline");
+  add_shared_options(app,
+                     {&a->request.backend, &a->request.options.device,
+                      &a->request.options.threads, &a->request.options.seed,
+                      &a->request.options.precision});
+  app.add_option("--batch", a->request.batch,
+                 "Offline: samples per engine step (default 32)")
+      ->check(positive());
+  // LoadGen's settings, one option each, named as in a suite's settings
+  // table with dashes: --target-qps is target_qps.
+  for (const auto& [name, help] : inference::setting_help()) {
+    if (name == "find_peak" || name == "mode") continue;
+    std::string flag = name;
+    for (char& ch : flag)
+      if (ch == '_') ch = '-';
+    app.add_option("--" + flag, a->values[name], help);
+  }
+  app.add_flag("--find-peak", a->find_peak,
+               "Server: search the highest QPS that stays VALID");
+  app.add_flag("--accuracy", a->accuracy,
+               "Accuracy mode: score every sample of --data's test split");
+  app.add_option("--out", a->out, "Write the run as a results file (JSON)");
+  return [a] {
+    // Options left out keep no value: only those given are settings.
+    for (auto it = a->values.begin(); it != a->values.end();)
+      it = it->second.empty() ? a->values.erase(it) : std::next(it);
+    return infer_command(*a);
+  };
+}
+
+}  // namespace nnbench::cli

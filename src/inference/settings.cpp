@@ -1,0 +1,199 @@
+#include "inference/settings.h"
+
+#include <cmath>
+#include <functional>
+
+#include "util/error.h"
+
+namespace nnbench::inference {
+namespace {
+
+const std::map<Scenario, std::string>& names() {
+  static const std::map<Scenario, std::string> n = {
+      {Scenario::kSingleStream, "single-stream"},
+      {Scenario::kMultiStream, "multi-stream"},
+      {Scenario::kServer, "server"},
+      {Scenario::kOffline, "offline"}};
+  return n;
+}
+
+[[noreturn]] void bad(const std::string& name, const std::string& value,
+                      const std::string& want) {
+  throw Error("setting " + name + " = '" + value + "': " + want);
+}
+
+double number(const std::string& name, const std::string& v, double lo,
+              bool lo_open) {
+  size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(v, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != v.size() || !std::isfinite(x))
+    bad(name, v, "not a number");
+  if (x < lo || (lo_open && x == lo))
+    bad(name, v,
+        std::string("must be ") + (lo_open ? "above " : "at least ") +
+            std::to_string(lo));
+  return x;
+}
+
+int64_t count(const std::string& name, const std::string& v, int64_t lo) {
+  const double x = number(name, v, static_cast<double>(lo), false);
+  if (x != std::floor(x) || x > 1e15) bad(name, v, "not a whole number");
+  return static_cast<int64_t>(x);
+}
+
+bool flag(const std::string& name, const std::string& v) {
+  if (v == "true" || v == "1") return true;
+  if (v == "false" || v == "0") return false;
+  bad(name, v, "true or false");
+}
+
+using Apply = std::function<void(Settings&, const std::string&)>;
+struct Entry {
+  std::string help;
+  Apply apply;
+};
+
+const std::map<std::string, Entry>& table() {
+  static const std::map<std::string, Entry> t = {
+      {"min_duration_s",
+       {"LoadGen's minimum duration, seconds (10)",
+        [](Settings& s, const std::string& v) {
+          s.min_duration_seconds = number("min_duration_s", v, 0, false);
+        }}},
+      {"max_duration_s",
+       {"stop after this many seconds (0: no limit)",
+        [](Settings& s, const std::string& v) {
+          s.max_duration_seconds = number("max_duration_s", v, 0, false);
+        }}},
+      {"min_queries",
+       {"LoadGen's minimum query count (100)",
+        [](Settings& s, const std::string& v) {
+          s.min_queries = count("min_queries", v, 1);
+        }}},
+      {"max_queries",
+       {"stop after this many queries (0: no limit)",
+        [](Settings& s, const std::string& v) {
+          s.max_queries = count("max_queries", v, 0);
+        }}},
+      {"target_qps",
+       {"server: mean Poisson arrival rate, queries/s",
+        [](Settings& s, const std::string& v) {
+          s.target_qps = number("target_qps", v, 0, true);
+        }}},
+      {"latency_bound_ms",
+       {"server: the percentile's latency bound, ms (15)",
+        [](Settings& s, const std::string& v) {
+          s.latency_bound_seconds =
+              number("latency_bound_ms", v, 0, true) / 1e3;
+        }}},
+      {"samples_per_query",
+       {"multi-stream: samples in each query (8)",
+        [](Settings& s, const std::string& v) {
+          s.samples_per_query = count("samples_per_query", v, 1);
+        }}},
+      {"performance_samples",
+       {"samples LoadGen draws from, loaded before the run (64)",
+        [](Settings& s, const std::string& v) {
+          s.performance_samples = count("performance_samples", v, 1);
+        }}},
+      {"instances",
+       {"engine copies serving queries at once (1)",
+        [](Settings& s, const std::string& v) {
+          s.instances = static_cast<int>(count("instances", v, 1));
+          if (s.instances > 256) bad("instances", v, "at most 256");
+        }}},
+      {"expected_latency_ms",
+       {"LoadGen's latency hint, ms (0: timed in the warm-up)",
+        [](Settings& s, const std::string& v) {
+          s.expected_seconds = number("expected_latency_ms", v, 0, false) / 1e3;
+        }}},
+      {"expected_qps",
+       {"offline: LoadGen's throughput hint (0: timed in the warm-up)",
+        [](Settings& s, const std::string& v) {
+          s.expected_qps = number("expected_qps", v, 0, false);
+        }}},
+      {"mode",
+       {"performance (synthetic samples) or accuracy (a test set, scored)",
+        [](Settings& s, const std::string& v) {
+          if (v != "performance" && v != "accuracy")
+            bad("mode", v, "performance or accuracy");
+          s.mode = v;
+        }}},
+      {"find_peak",
+       {"server: search the highest QPS that stays VALID (false)",
+        [](Settings& s, const std::string& v) {
+          s.find_peak = flag("find_peak", v);
+        }}},
+      {"data",
+       {"accuracy mode: the data set (fashion-mnist, mnist, cifar10)",
+        [](Settings& s, const std::string& v) { s.data = v; }}},
+      {"data_dir",
+       {"accuracy mode: where the data set is (its default if left out)",
+        [](Settings& s, const std::string& v) { s.data_dir = v; }}},
+      {"weights",
+       {"trained parameters to run (a file nnbench train --save-weights "
+        "wrote); the seeded ones if left out",
+        [](Settings& s, const std::string& v) { s.weights = v; }}},
+  };
+  return t;
+}
+
+}  // namespace
+
+std::string scenario_name(Scenario s) { return names().at(s); }
+
+Scenario scenario_from_name(const std::string& name) {
+  std::string known;
+  for (const auto& [s, n] : names()) {
+    if (n == name) return s;
+    known += (known.empty() ? "" : ", ") + n;
+  }
+  throw Error("unknown LoadGen scenario '" + name + "'; known: " + known);
+}
+
+const std::map<std::string, std::string>& setting_help() {
+  static const std::map<std::string, std::string> h = [] {
+    std::map<std::string, std::string> out;
+    for (const auto& [n, e] : table()) out[n] = e.help;
+    return out;
+  }();
+  return h;
+}
+
+void apply_setting(Settings& s, const std::string& name,
+                   const std::string& value) {
+  const auto it = table().find(name);
+  if (it == table().end()) {
+    std::string known;
+    for (const auto& [n, e] : table()) known += (known.empty() ? "" : ", ") + n;
+    throw Error("unknown inference setting '" + name + "'; known: " + known);
+  }
+  it->second.apply(s, value);
+}
+
+void check(const Settings& s) {
+  const bool server = s.scenario == Scenario::kServer;
+  if (server && s.target_qps <= 0)
+    throw Error("the server scenario needs target_qps (--target-qps)");
+  if (!server && s.find_peak)
+    throw Error("find_peak searches the server scenario's QPS, not " +
+                scenario_name(s.scenario) + "'s");
+  if (s.mode == "accuracy" && s.data.empty())
+    throw Error("accuracy mode needs a data set (data, --data)");
+  if (s.mode == "accuracy" && s.find_peak)
+    throw Error("accuracy mode scores the data set once: no find_peak");
+  if (s.mode != "accuracy" && !s.data.empty())
+    throw Error("data '" + s.data + "' is read in accuracy mode only");
+  if (s.max_duration_seconds > 0 &&
+      s.max_duration_seconds < s.min_duration_seconds)
+    throw Error("max_duration_s is below min_duration_s");
+  if (s.max_queries > 0 && s.max_queries < s.min_queries)
+    throw Error("max_queries is below min_queries");
+}
+
+}  // namespace nnbench::inference

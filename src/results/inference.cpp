@@ -1,0 +1,105 @@
+#include "results/inference.h"
+
+#include <cmath>
+
+namespace nnbench::results {
+
+using nlohmann::json;
+
+const std::vector<std::string>& inference_kinds() {
+  static const std::vector<std::string> k = {"single-stream", "multi-stream",
+                                             "server", "offline"};
+  return k;
+}
+
+json InferenceRun::serialize() const { return to_json(*this); }
+
+Headline InferenceRun::headline() const {
+  Headline h;
+  if (std::isfinite(percentile_latency)) h.median_seconds = percentile_latency;
+  if (std::isfinite(samples_per_second))
+    h.samples_per_second = samples_per_second;
+  return h;
+}
+
+json to_json(const InferenceRun& r) {
+  json j;
+  write_record(r, j);
+  j["requested"] = request_json(r.requested);
+  j["settings"] = r.settings;
+  j["mode"] = r.mode;
+  j["instances"] = r.instances;
+  j["padded_samples"] = r.padded_samples;
+  j["loadgen"] = {{"version", r.loadgen_version},
+                  {"settings", r.loadgen_settings},
+                  {"valid", r.loadgen_valid},
+                  {"reasons", r.loadgen_reasons},
+                  {"summary", r.loadgen_summary}};
+  json pct = json::object();
+  for (const auto& [k, v] : r.latency_percentiles) pct[k] = finite_or_null(v);
+  j["figures"] = {
+      {"samples_per_second", finite_or_null(r.samples_per_second)},
+      {"percentile", r.percentile},
+      {"percentile_latency_seconds", finite_or_null(r.percentile_latency)},
+      {"early_stopping_latency_seconds",
+       finite_or_null(r.early_stopping_latency)},
+      {"target_qps", finite_or_null(r.target_qps)},
+      {"latency_bound_seconds", finite_or_null(r.latency_bound)},
+      {"latency_percentiles_seconds", pct},
+      {"mean_latency_seconds", finite_or_null(r.mean_latency)},
+      {"min_latency_seconds", finite_or_null(r.min_latency)},
+      {"max_latency_seconds", finite_or_null(r.max_latency)},
+      {"query_count", r.query_count},
+      {"sample_count", r.sample_count}};
+  j["percentile_interval"] = {
+      {"samples", r.latency_samples},
+      {"low_seconds", finite_or_null(r.percentile_ci.lo)},
+      {"high_seconds", finite_or_null(r.percentile_ci.hi)},
+      {"coverage", r.percentile_ci.coverage}};
+  j["accuracy"] = {{"dataset", r.dataset},
+                   {"samples", r.scored_samples},
+                   {"top1", finite_or_null(r.accuracy)}};
+  return j;
+}
+
+InferenceRun inference_run_from_json(const json& j) {
+  InferenceRun r;
+  read_record(j, r);
+  r.requested = request_from_json(j.at("requested"));
+  r.settings = j.at("settings").get<std::map<std::string, std::string>>();
+  r.mode = j.at("mode");
+  r.instances = j.at("instances");
+  r.padded_samples = j.at("padded_samples");
+  const json& l = j.at("loadgen");
+  r.loadgen_version = l.at("version");
+  r.loadgen_settings = l.at("settings");
+  r.loadgen_valid = l.at("valid");
+  r.loadgen_reasons = l.at("reasons").get<std::vector<std::string>>();
+  r.loadgen_summary = l.at("summary");
+  const json& f = j.at("figures");
+  r.samples_per_second = number_or_nan(f.at("samples_per_second"));
+  r.percentile = f.at("percentile");
+  r.percentile_latency = number_or_nan(f.at("percentile_latency_seconds"));
+  r.early_stopping_latency =
+      number_or_nan(f.at("early_stopping_latency_seconds"));
+  r.target_qps = number_or_nan(f.at("target_qps"));
+  r.latency_bound = number_or_nan(f.at("latency_bound_seconds"));
+  for (const auto& [k, v] : f.at("latency_percentiles_seconds").items())
+    r.latency_percentiles[k] = number_or_nan(v);
+  r.mean_latency = number_or_nan(f.at("mean_latency_seconds"));
+  r.min_latency = number_or_nan(f.at("min_latency_seconds"));
+  r.max_latency = number_or_nan(f.at("max_latency_seconds"));
+  r.query_count = f.at("query_count");
+  r.sample_count = f.at("sample_count");
+  const json& o = j.at("percentile_interval");
+  r.latency_samples = o.at("samples");
+  r.percentile_ci = {number_or_nan(o.at("low_seconds")),
+                     number_or_nan(o.at("high_seconds")), o.at("coverage")};
+  const json& a = j.at("accuracy");
+  r.dataset = a.at("dataset");
+  r.scored_samples = a.at("samples");
+  r.accuracy = number_or_nan(a.at("top1"));
+  return r;
+}
+
+}  // namespace nnbench::results

@@ -1,0 +1,69 @@
+#pragma once
+// The record of an inference run under MLPerf's LoadGen (src/inference):
+// one of LoadGen's four scenarios on one engine, LoadGen's own verdict
+// (VALID or INVALID, with its reasons) and figures, nnbench's interval for
+// the scenario's latency percentile, and, in accuracy mode, the score over
+// a real test set.
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "results/record.h"
+#include "results/request.h"
+#include "results/result.h"
+#include "results/summary.h"
+
+namespace nnbench::results {
+
+// The LoadGen scenarios' record kinds: single-stream multi-stream server
+// offline.
+const std::vector<std::string>& inference_kinds();
+
+struct InferenceRun : Record {
+  InferenceRun() { kind = "single-stream"; }
+  nlohmann::json serialize() const override;
+  Headline headline() const override;
+
+  RunRequest requested;  // backend, options (threads, precision, seed), batch
+  // The scenario's own settings as asked (name -> value, as given).
+  std::map<std::string, std::string> settings;
+  std::string mode = "performance";  // performance | accuracy | find-peak
+  int instances = 1;                 // engine copies serving queries
+  int64_t padded_samples = 0;        // batch slots run empty (offline tail)
+  // LoadGen as it ran: its version, the settings it used (its log's
+  // "effective_*" entries, prefix dropped) and its verdict. An INVALID run
+  // also carries a validity reason "loadgen".
+  std::string loadgen_version;
+  nlohmann::json loadgen_settings = nlohmann::json::object();
+  bool loadgen_valid = false;
+  std::vector<std::string> loadgen_reasons;
+  std::string loadgen_summary;  // mlperf_log_summary.txt, as written
+
+  // LoadGen's figures (seconds; NaN where the scenario has none).
+  double samples_per_second = 0;
+  double percentile = 0;  // the scenario's: 0.9 single-stream, 0.99 others
+  double percentile_latency = 0;  // per sample; per query for multi-stream
+  double early_stopping_latency =
+      0;  // the percentile's early-stopping estimate
+  double target_qps = 0, latency_bound = 0;           // server
+  std::map<std::string, double> latency_percentiles;  // "50.00" -> s
+  double mean_latency = 0, min_latency = 0, max_latency = 0;
+  int64_t query_count = 0, sample_count = 0;
+  // The percentile's distribution-free 95 % interval (order statistics),
+  // from LoadGen's own latencies (per sample; per query for multi-stream),
+  // read from its trace: LoadGen reports a point only.
+  int64_t latency_samples = 0;
+  Interval percentile_ci;
+
+  // Accuracy mode: top-1 over every sample of the data set's test split.
+  std::string dataset;
+  int64_t scored_samples = 0;
+  double accuracy = 0;
+};
+
+nlohmann::json to_json(const InferenceRun& r);
+InferenceRun inference_run_from_json(const nlohmann::json& j);
+
+}  // namespace nnbench::results

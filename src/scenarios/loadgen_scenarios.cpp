@@ -1,0 +1,81 @@
+// MLPerf's four inference scenarios, run by LoadGen itself (src/inference):
+// single-stream, multi-stream, server, offline. A case's settings table
+// holds LoadGen's knobs by name (inference/settings.h); an unknown one or a
+// bad value is the record's invalid_args, naming it.
+#include "inference/run.h"
+#include "model/model_file.h"
+#include "model/zoo/zoo.h"
+#include "scenarios/scenario.h"
+#include "util/error.h"
+
+namespace nnbench::scenarios {
+namespace {
+
+class LoadgenScenario : public Scenario {
+ public:
+  explicit LoadgenScenario(inference::Scenario s) : s_(s) {}
+  std::string name() const override { return inference::scenario_name(s_); }
+  std::string summary() const override {
+    switch (s_) {
+      case inference::Scenario::kSingleStream:
+        return "LoadGen single-stream: one sample at a time, p90 latency";
+      case inference::Scenario::kMultiStream:
+        return "LoadGen multi-stream: 8 samples a query, p99 query latency";
+      case inference::Scenario::kServer:
+        return "LoadGen server: Poisson arrivals at target_qps, p99 under "
+               "latency_bound_ms";
+      case inference::Scenario::kOffline:
+        return "LoadGen offline: every sample at once, samples/s";
+    }
+    return "";
+  }
+  std::unique_ptr<results::Record> run(backend::Backend& b, const Case& c,
+                                       const Context& ctx) override {
+    const std::string label = c.model.empty() ? c.model_file : c.model;
+    try {
+      if (ctx.group) throw Error("LoadGen's scenarios run in one process");
+      if (c.model.empty() == c.model_file.empty())
+        throw Error("give exactly one of a model name or a model file");
+      inference::Settings s;
+      s.scenario = s_;
+      s.seed = c.request.options.seed;
+      for (const auto& [k, v] : c.settings) inference::apply_setting(s, k, v);
+      const model::Model m = c.model.empty()
+                                 ? model::load_model_file(c.model_file)
+                                 : model::zoo::get(c.model);
+      return std::make_unique<results::InferenceRun>(
+          inference::run(b, m, label, c.request, s, c.settings));
+    } catch (...) {
+      auto r = std::make_unique<results::InferenceRun>();
+      r->kind = name();
+      r->model = label;
+      r->backend = b.name();
+      r->backend_version = b.version();
+      r->requested = c.request;
+      r->settings = c.settings;
+      r->fail(results::classify(std::current_exception()));
+      return r;
+    }
+  }
+  std::unique_ptr<results::Record> empty_record(const Case& c) const override {
+    auto r = std::make_unique<results::InferenceRun>();
+    r->kind = name();
+    r->model = c.model.empty() ? c.model_file : c.model;
+    r->backend = c.request.backend;
+    r->requested = c.request;
+    r->settings = c.settings;
+    r->state = results::State::kFailed;
+    return r;
+  }
+
+ private:
+  inference::Scenario s_;
+};
+
+}  // namespace
+
+std::unique_ptr<Scenario> make_loadgen(const std::string& name) {
+  return std::make_unique<LoadgenScenario>(inference::scenario_from_name(name));
+}
+
+}  // namespace nnbench::scenarios
