@@ -11,6 +11,7 @@
 #include "bench/stopping/registry.h"
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/inference_table.h"
 #include "cli/options.h"
 #include "cli/session.h"
 #include "cli/table.h"
@@ -289,11 +290,13 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   util::lifeline::set_note("");
 
   const auto& report = r.report;
-  if (!report.results.empty() || report.training.empty())
+  const auto inference = inference_runs(report.other);
+  if (!report.results.empty() || (report.training.empty() && inference.empty()))
     fmt::print("{}{}{}", results_table(report.results),
                not_run_lines(report.results), verdict_lines(report.results));
   if (!report.training.empty())
     fmt::print("{}", training_table(report.training));
+  if (!inference.empty()) fmt::print("{}", inference_table(inference));
   if (!a.out.empty()) {
     write_results_file(a.out, report);
     fmt::print(

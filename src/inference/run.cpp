@@ -176,6 +176,8 @@ void read_figures(const json& log, const Settings& s,
       break;
     case Scenario::kOffline:
       r.samples_per_second = number(log, "result_samples_per_second");
+      // One query: its latency is the run's length, not a percentile.
+      r.percentile_latency = NAN;
       break;
     case Scenario::kMultiStream:
       r.samples_per_second = NAN;

@@ -57,6 +57,27 @@ class LoadgenScenario : public Scenario {
       return r;
     }
   }
+  std::string settings_problem(
+      const std::map<std::string, std::string>& settings,
+      std::string* which) const override {
+    inference::Settings s;
+    s.scenario = s_;
+    for (const auto& [k, v] : settings) {
+      try {
+        inference::apply_setting(s, k, v);
+      } catch (const Error& e) {
+        *which = k;
+        return e.what();
+      }
+    }
+    try {
+      inference::check(s);
+    } catch (const Error& e) {
+      *which = "";
+      return e.what();
+    }
+    return "";
+  }
   std::unique_ptr<results::Record> empty_record(const Case& c) const override {
     auto r = std::make_unique<results::InferenceRun>();
     r->kind = name();

@@ -49,6 +49,15 @@ class Scenario {
   virtual std::unique_ptr<results::Record> run(backend::Backend& b,
                                                const Case& c,
                                                const Context& ctx) = 0;
+  // What is wrong with a suite's settings table for this scenario ("" if
+  // nothing is), checked before any case runs; `which` gets the setting
+  // it is about ("" for a problem of the whole table). By default nothing
+  // is checked here and a case refuses what it does not take when it runs.
+  virtual std::string settings_problem(
+      const std::map<std::string, std::string>& settings,
+      std::string* which) const {
+    return "";
+  }
   // The record of this scenario's kind for a case that never produced
   // one (refused, crashed, timed out): what was asked filled in, state
   // failed. The suite runner makes every such record here.

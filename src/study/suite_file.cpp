@@ -330,6 +330,7 @@ void read_rules(const Reader& r, const toml::table& root, SuiteSpec& s) {
   if (const auto* n = root.get("settings")) {
     for (auto&& [key, v] : r.table(*n, "settings")) {
       const std::string k(key.str());
+      s.names.push_back({"setting", k, r.where(v)});
       if (v.is_string())
         s.settings[k] = *v.value<std::string>();
       else if (v.is_boolean())
@@ -472,6 +473,7 @@ void check_names(const SuiteSpec& s, const std::vector<std::string>& backends) {
   const bool training = s.scenario == "training";
   for (const auto& n : s.names) {
     // The scenario decides what a grid entry is, whichever key named it.
+    if (n.kind == "setting") continue;  // the scenario's, below
     const bool entry = n.kind == "model" || n.kind == "task";
     const std::string kind = entry ? (training ? "task" : "model") : n.kind;
     if (kind == "backend" && (n.value == "all" || n.value == "default"))
@@ -488,6 +490,14 @@ void check_names(const SuiteSpec& s, const std::vector<std::string>& backends) {
     throw Error(n.where + ": unknown " + kind + " '" + n.value + "'" + hint +
                 "; known: " + list);
   }
+  std::string which;
+  const std::string why = scenarios::make_scenario(s.scenario)
+                              ->settings_problem(s.settings, &which);
+  if (why.empty()) return;
+  std::string where = s.file;
+  for (const auto& n : s.names)
+    if (n.kind == "setting" && n.value == which) where = n.where;
+  throw Error(where + ": [settings] " + why);
 }
 
 std::string suites_dir() {

@@ -1,0 +1,62 @@
+#include "cli/inference_table.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "cli/table.h"
+
+namespace nnbench::cli {
+
+std::vector<results::InferenceRun> inference_runs(
+    const std::vector<nlohmann::json>& other) {
+  const auto& kinds = results::inference_kinds();
+  std::vector<results::InferenceRun> out;
+  for (const auto& j : other)
+    if (std::find(kinds.begin(), kinds.end(), j.value("kind", "")) !=
+        kinds.end())
+      out.push_back(results::inference_run_from_json(j));
+  return out;
+}
+
+namespace {
+
+std::string ms(double s) {
+  return std::isfinite(s) ? fmt::format("{:.4g}", s * 1e3) : "-";
+}
+
+}  // namespace
+
+std::string inference_table(const std::vector<results::InferenceRun>& runs) {
+  Table t({"model", "backend", "scenario", "copies x threads", "state",
+           "LoadGen", "p-latency ms", "95% interval ms", "samples/s",
+           "accuracy", "validity"});
+  for (const auto& r : runs) {
+    const bool failed = results::is_failure(r.state);
+    const int p = static_cast<int>(std::lround(r.percentile * 100));
+    t.add({r.model, r.backend, r.kind,
+           fmt::format("{} x {}", r.instances,
+                       r.effective.threads > 0
+                           ? std::to_string(r.effective.threads)
+                           : "?"),
+           results::state_name(r.state),
+           failed ? "-" : (r.loadgen_valid ? "VALID" : "INVALID"),
+           failed || !std::isfinite(r.percentile_latency)
+               ? "-"
+               : fmt::format("p{} {}", p, ms(r.percentile_latency)),
+           r.latency_samples > 0
+               ? fmt::format("{} - {}", ms(r.percentile_ci.lo),
+                             ms(r.percentile_ci.hi))
+               : "-",
+           std::isfinite(r.samples_per_second) && !failed
+               ? fmt::format("{:.1f}", r.samples_per_second)
+               : "-",
+           std::isfinite(r.accuracy) ? fmt::format("{:.2f} %", r.accuracy * 100)
+                                     : "-",
+           r.validity.summary()});
+  }
+  return t.str();
+}
+
+}  // namespace nnbench::cli
