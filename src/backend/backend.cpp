@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "tensor/tensor_file.h"
 #include "util/error.h"
 
 namespace nnbench::backend {
@@ -82,6 +83,30 @@ backend::Effective effective_from_json(const nlohmann::json& j) {
       e.extras[k] = text;
   }
   return e;
+}
+
+std::vector<model::ParamValue> initial_params(const model::Model& m,
+                                              uint64_t seed,
+                                              const std::string& weights) {
+  if (weights.empty()) return model::init_params(m, seed);
+  auto tensors = host::read_tensors(weights);
+  std::vector<model::ParamValue> out;
+  for (const auto& spec : model::param_specs(m)) {
+    const auto it = tensors.find(spec.name);
+    if (it == tensors.end())
+      throw Error(weights + ": no parameter " + spec.name + " (the model has " +
+                  std::to_string(model::param_specs(m).size()) + ")");
+    if (it->second.shape != spec.shape ||
+        it->second.dtype != model::DType::kFloat32)
+      throw Error(weights + ": parameter " + spec.name +
+                  " has another shape or type than the model's");
+    out.push_back({spec, std::move(it->second.f)});
+    tensors.erase(it);
+  }
+  if (!tensors.empty())
+    throw Error(weights + ": " + tensors.begin()->first +
+                " is not a parameter of this model (weights of another one?)");
+  return out;
 }
 
 }  // namespace nnbench::backend

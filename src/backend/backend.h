@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "model/params.h"
 #include "tensor/host.h"
 #include "util/error.h"
 
@@ -267,6 +268,14 @@ class Backend {
     throw Unimplemented(name() + " writes no " + format + " files");
   }
 };
+
+// The parameters a backend starts from: the seeded initial values
+// (model::init_params(m, seed)), or with `weights` a tensor file's, which
+// must hold every parameter of `m` by its canonical name and shape and
+// nothing else (an nnbench::Error naming the file and the parameter).
+std::vector<model::ParamValue> initial_params(const model::Model& m,
+                                              uint64_t seed,
+                                              const std::string& weights);
 
 // The device, precision and optimizer of `options` against a description:
 // the part of supports() every backend shares. "cuda" matches any cuda:N.

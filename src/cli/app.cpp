@@ -82,8 +82,9 @@ int main(int argc, char** argv) {
       "train", "Train on real data: time to accuracy, whole runs, cost");
   actions[train] = add_train(*train);
   auto* infer = app.add_subcommand(
-      "infer", "Inference under MLPerf's LoadGen: its four scenarios, VALID "
-               "or not, accuracy mode");
+      "infer",
+      "Inference under MLPerf's LoadGen: its four scenarios, VALID "
+      "or not, accuracy mode");
   actions[infer] = add_infer(*infer);
   auto* verify = app.add_subcommand(
       "verify", "Check backends against the reference on the same batch");

@@ -39,14 +39,15 @@ void print_run(const results::InferenceRun& r) {
     fmt::print("  {}: {}\n", results::state_name(r.state), r.message);
     return;
   }
-  fmt::print("  LoadGen {}: {}\n", r.loadgen_version,
-             r.loadgen_valid ? "VALID" : "INVALID");
-  for (const auto& why : r.loadgen_reasons) fmt::print("    {}\n", why);
   if (r.mode == "accuracy") {
+    // LoadGen judges performance runs only.
     fmt::print("  accuracy {:.2f} % top-1 over {} samples of {}\n",
                r.accuracy * 100, r.scored_samples, r.dataset);
     return;
   }
+  fmt::print("  LoadGen {}: {}\n", r.loadgen_version,
+             r.loadgen_valid ? "VALID" : "INVALID");
+  for (const auto& why : r.loadgen_reasons) fmt::print("    {}\n", why);
   const int pct = static_cast<int>(std::lround(r.percentile * 100));
   fmt::print("  p{} latency {} (early-stopping estimate {})\n", pct,
              ms(r.percentile_latency), ms(r.early_stopping_latency));

@@ -67,6 +67,11 @@ void check_outputs(const TrainArgs& a) {
     util::check_writable(mllog_path(a.mllog_file, 0, a.seeds));
   if (!a.dawnbench_dir.empty())
     util::check_writable(a.dawnbench_dir + "/" + a.task + ".json");
+  if (!a.options.save_weights.empty()) {
+    if (a.seeds != 1)
+      throw Error("--save-weights writes one run's parameters: give --seeds 1");
+    util::check_writable(a.options.save_weights);
+  }
 }
 
 void write_exports(const TrainArgs& a, const train::Task& task,
@@ -112,6 +117,7 @@ scenarios::Case training_case(const TrainArgs& a,
   c.settings["latency"] = o.latency ? "true" : "false";
   if (o.latency_items > 0)
     c.settings["latency_items"] = std::to_string(o.latency_items);
+  if (!o.save_weights.empty()) c.settings["save_weights"] = o.save_weights;
   return c;
 }
 
@@ -226,6 +232,9 @@ Action add_train(CLI::App& app) {
       ->check(positive());
   app.add_option("--prices", a->prices, "Price catalog file")
       ->capture_default_str();
+  app.add_option("--save-weights", o.save_weights,
+                 "Write the trained parameters to this file (one seed), for "
+                 "nnbench infer --weights");
   app.add_option("--out", a->out, "Write the runs as JSON");
   app.add_option("--dawnbench", a->dawnbench_dir,
                  "Write DAWNBench entry files here: <task>.json and "

@@ -41,7 +41,9 @@ std::string inference_table(const std::vector<results::InferenceRun>& runs) {
                            ? std::to_string(r.effective.threads)
                            : "?"),
            results::state_name(r.state),
-           failed ? "-" : (r.loadgen_valid ? "VALID" : "INVALID"),
+           failed || r.mode == "accuracy"
+               ? "-"
+               : (r.loadgen_valid ? "VALID" : "INVALID"),
            failed || !std::isfinite(r.percentile_latency)
                ? "-"
                : fmt::format("p{} {}", p, ms(r.percentile_latency)),

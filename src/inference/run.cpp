@@ -214,14 +214,24 @@ void test_split(const Settings& s, const model::Model& m, EngineSetup& e) {
   const data::Dataset d = data::load_dataset(s.data, s.data_dir);
   const data::Split& t = d.test;
   if (t.size == 0) throw Error("data set " + s.data + " has no test split");
-  if (t.input.shape != m.input.shape)
+  // Trained as the training tasks feed it: the same elements in the
+  // model's per-sample shape (an MLP reads a 28x28 image as 784 values).
+  int64_t want = 1, have = 1;
+  for (int64_t x : m.input.shape) want *= x;
+  for (int64_t x : t.input.shape) have *= x;
+  if (want != have || t.input.dtype != m.input.dtype)
     throw Error("data set " + s.data +
-                "'s samples do not fit the model's "
-                "input (its shape differs)");
+                "'s samples do not fit the model's input (another size or "
+                "type)");
   std::vector<int64_t> order(t.size);
   for (int64_t i = 0; i < t.size; ++i) order[i] = i;
-  for (int64_t i = 0; i < t.size; ++i)
-    e.batches.push_back(data::gather_batch(t, order, i, i + 1));
+  for (int64_t i = 0; i < t.size; ++i) {
+    host::Batch b = data::gather_batch(t, order, i, i + 1);
+    b.input.shape = {1};
+    b.input.shape.insert(b.input.shape.end(), m.input.shape.begin(),
+                         m.input.shape.end());
+    e.batches.push_back(std::move(b));
+  }
   e.labels = t.labels;
 }
 

@@ -1,7 +1,8 @@
 // Training to a target on real data (train/trainer.h), as a scenario: the
 // case names the task; settings: data (dataset directory or file; the
 // task's default location when absent), epochs, target, max_seconds,
-// include_eval_time, latency, latency_items.
+// include_eval_time, latency, latency_items, save_weights (a file for the
+// trained parameters).
 #include <cstdlib>
 
 #include "data/dataset.h"
@@ -50,6 +51,8 @@ train::TrainOptions options_of(const Case& c, std::string& data) {
       o.latency = flag(k, v);
     else if (k == "latency_items")
       o.latency_items = static_cast<int64_t>(number(k, v));
+    else if (k == "save_weights")
+      o.save_weights = v;
     else
       throw Error("setting '" + k + "' is not one the training scenario takes");
   }

@@ -12,6 +12,7 @@
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
 #include "results/result.h"
+#include "tensor/tensor_file.h"
 #include "train/adapt.h"
 #include "train/latency.h"
 #include "util/clock.h"
@@ -196,6 +197,10 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
   bench::judge_contention(r.cpu_usage, o.contention, r.validity);
   if (o.latency) r.latency = measure_latency(*exe, d.test, m, o.latency_items);
   r.effective = exe->effective();  // what ran, read after the run
+  if (!o.save_weights.empty()) {
+    host::write_tensors(o.save_weights, exe->parameters());
+    r.effective.extras["saved_weights"] = o.save_weights;
+  }
 }
 
 }  // namespace

@@ -29,6 +29,9 @@ struct TrainOptions {
   // What the CLI does with a contended run: "fail" (stop, exit 1) or
   // "warn" (record it invalid, go on). Either way it is recorded invalid.
   std::string on_contention = "fail";
+  // Where to write the trained parameters (a tensor file, by canonical
+  // name) after the run, for inference on the trained model; "": nowhere.
+  std::string save_weights;
 };
 
 // The records live with the other results (results/training.h).

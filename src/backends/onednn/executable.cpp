@@ -36,7 +36,7 @@ class OnednnExecutable : public backend::Executable {
   OnednnExecutable(const model::Model& m, const Options& o, Dt dt,
                    const backend::Shapes& shapes)
       : model_(m), rule_(o), dt_(dt), eng_(dnnl::engine::kind::cpu, 0) {
-    for (auto& v : model::init_params(m, o.seed))
+    for (auto& v : backend::initial_params(m, o.seed, o.weights))
       params_[v.spec.name] = {v.spec.shape, std::move(v.data), {}};
     state_.seed = o.seed;
     std::vector<int64_t> sizes = shapes.infer_batches;

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "backend/backend.h"
 #include "backends/reference/ops/loss.h"
 #include "model/analysis.h"
 #include "util/error.h"
@@ -9,12 +10,13 @@
 namespace nnbench::backends::reference {
 
 template <typename T>
-Network<T>::Network(const model::Model& m, uint64_t seed)
+Network<T>::Network(const model::Model& m, uint64_t seed,
+                    const std::string& weights)
     : model_(m), shapes_(model::infer_shapes(m)), rng_(seed) {
   const int layers = static_cast<int>(m.layers.size());
   first_param_.assign(layers, 0);
   param_count_.assign(layers, 0);
-  for (auto& p : model::init_params(m, seed)) {
+  for (auto& p : backend::initial_params(m, seed, weights)) {
     const int owner = p.spec.layer;
     if (param_count_[owner]++ == 0) first_param_[owner] = params_.size();
     Tensor<T> t(p.spec.shape);

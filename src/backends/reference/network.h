@@ -26,7 +26,9 @@ class Network {
  public:
   // Parameters start at model::init_params(m, seed); dropout masks are
   // drawn from a generator seeded with the same seed.
-  Network(const model::Model& m, uint64_t seed);
+  // `weights`: a tensor file of trained parameters; "" for the seeded ones.
+  Network(const model::Model& m, uint64_t seed,
+          const std::string& weights = "");
 
   // The batch must stay alive until the following backward().
   const Tensor<T>& forward(const Batch<T>& b, bool train);

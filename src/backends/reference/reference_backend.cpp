@@ -52,7 +52,7 @@ host::Tensor to_host(const Tensor<float>& t) {
 class ReferenceExecutable : public backend::Executable {
  public:
   ReferenceExecutable(const model::Model& m, const Options& o)
-      : net_(m, o.seed), update_(o) {}
+      : net_(m, o.seed, o.weights), update_(o) {}
 
   void load_batches(const std::vector<host::Batch>& batches) override {
     batches_.clear();

@@ -1,5 +1,6 @@
 #include "backends/torch/network.h"
 
+#include "backend/backend.h"
 #include "model/analysis.h"
 #include "model/params.h"
 #include "util/error.h"
@@ -117,9 +118,9 @@ void NetworkImpl::map_canonical() {
   }
 }
 
-void NetworkImpl::load_initial(uint64_t seed) {
+void NetworkImpl::load_initial(uint64_t seed, const std::string& weights) {
   torch::NoGradGuard no_grad;
-  const auto values = model::init_params(model_, seed);
+  const auto values = backend::initial_params(model_, seed, weights);
   for (size_t i = 0; i < values.size(); ++i) {
     auto& dst = canonical_[i].second;
     const auto src = torch::from_blob(const_cast<float*>(values[i].data.data()),

@@ -23,7 +23,7 @@ class NetworkImpl : public torch::nn::Module {
     return canonical_;
   }
   // Copies model::init_params values into the parameters.
-  void load_initial(uint64_t seed);
+  void load_initial(uint64_t seed, const std::string& weights = "");
 
  private:
   torch::Tensor run_layer(size_t i, const std::vector<torch::Tensor>& in);

@@ -77,7 +77,7 @@ class TorchExecutable : public backend::Executable {
                                    " (the LibTorch backend runs fp32)");
     torch::manual_seed(o.seed);  // dropout masks
     net_ = Network(m);
-    net_->load_initial(o.seed);
+    net_->load_initial(o.seed, o.weights);
     net_->to(device_);
     optimizer_ = make_optimizer(net_->trainable_parameters(), o);
   }

@@ -12,15 +12,18 @@
 
 #include "backend/optimizer.h"
 #include "backends/worker/process.h"
-#include "backends/worker/tensor_file.h"
 #include "model/model_file.h"
 #include "model/params.h"
+#include "tensor/tensor_file.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/paths.h"
 #include "util/temp_dir.h"
 
 namespace nnbench::backends::worker {
+
+using host::read_tensors;
+using host::write_tensors;
 namespace {
 
 namespace fs = std::filesystem;
@@ -77,10 +80,10 @@ std::unique_ptr<Process> start(const Framework& f, const std::string& python,
       s.file("worker.log"));
 }
 
-std::map<std::string, host::Tensor> seeded_params(const model::Model& m,
-                                                  uint64_t seed) {
+std::map<std::string, host::Tensor> seeded_params(
+    const model::Model& m, uint64_t seed, const std::string& weights = "") {
   std::map<std::string, host::Tensor> params;
-  for (auto& p : model::init_params(m, seed)) {
+  for (auto& p : backend::initial_params(m, seed, weights)) {
     host::Tensor t;
     t.shape = p.spec.shape;
     t.f = std::move(p.data);
@@ -108,7 +111,7 @@ class WorkerExecutable : public backend::Executable {
                    const model::Model& m, const backend::Options& o,
                    const backend::Shapes& shapes)
       : process_(start(f, python, scratch_, o.threads)) {
-    write_tensors(scratch_.file("params"), seeded_params(m, o.seed));
+    write_tensors(scratch_.file("params"), seeded_params(m, o.seed, o.weights));
     json sizes = json::array();
     for (int64_t b : shapes.infer_batches) sizes.push_back(b);
     const json reply = process_->request(

@@ -1,4 +1,4 @@
-#include "backends/worker/tensor_file.h"
+#include "tensor/tensor_file.h"
 
 #include <cstdint>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include "util/atomic_file.h"
 #include "util/error.h"
 
-namespace nnbench::backends::worker {
+namespace nnbench::host {
 
 // The machines are little-endian x86-64 and ARM64; the format says so.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
@@ -76,4 +76,4 @@ std::map<std::string, host::Tensor> read_tensors(const std::string& path) {
   return out;
 }
 
-}  // namespace nnbench::backends::worker
+}  // namespace nnbench::host

@@ -8,7 +8,7 @@
 
 #include "tensor/host.h"
 
-namespace nnbench::backends::worker {
+namespace nnbench::host {
 
 // Written atomically; throws nnbench::Error naming the file.
 void write_tensors(const std::string& path,
@@ -16,4 +16,4 @@ void write_tensors(const std::string& path,
 // Throws nnbench::Error for a short or malformed file, naming it.
 std::map<std::string, host::Tensor> read_tensors(const std::string& path);
 
-}  // namespace nnbench::backends::worker
+}  // namespace nnbench::host
