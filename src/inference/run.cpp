@@ -200,6 +200,18 @@ void read_figures(const json& log, const Settings& s,
                         : 0.0));
 }
 
+// The QPS LoadGen's peak search settled on: it says so in a message of
+// its detail log (its own settings entries keep the starting QPS).
+double found_peak(const std::string& detail_text) {
+  const std::string tag = "Found peak performance field: ";
+  const auto at = detail_text.rfind(tag);
+  if (at == std::string::npos)
+    throw Error(
+        "LoadGen's peak search found no valid QPS (the starting "
+        "target_qps must itself be valid)");
+  return std::strtod(detail_text.c_str() + at + tag.size(), nullptr);
+}
+
 std::vector<host::Batch> synthetic_batches(const model::Model& m, int64_t batch,
                                            int64_t samples, uint64_t seed) {
   std::vector<host::Batch> out;
@@ -346,11 +358,12 @@ results::InferenceRun run(backend::Backend& b, const model::Model& m,
     sut.rethrow_failure();
 
     r.loadgen_summary = slurp(dir.file("mlperf_log_summary.txt"));
-    const json detail =
-        read_detail_log(slurp(dir.file("mlperf_log_detail.txt")));
+    const std::string detail_text = slurp(dir.file("mlperf_log_detail.txt"));
+    const json detail = read_detail_log(detail_text);
     if (detail.empty())
       throw Error("LoadGen wrote no detail log in " + dir.path());
     read_figures(detail, s, r);
+    if (s.find_peak) r.target_qps = found_peak(detail_text);
     r.padded_samples = sut.padded_samples();
 
     if (s.mode == "performance" && !s.find_peak &&
