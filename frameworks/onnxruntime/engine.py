@@ -1,60 +1,111 @@
 """ONNX Runtime: nnbench's `onnxruntime` engine (inference only).
 
 The model is nnbench's description turned into an ONNX graph with its
-seeded weights (frameworks/common/onnx_model.py) and run by ONNX Runtime's
+seeded weights (frameworks/common/nnbench_onnx.py) and run by ONNX Runtime's
 CPU execution provider, as its users run an exported model: an
 InferenceSession with every graph optimisation, --threads as the
 session's intra-op threads (inter-op 1, sequential execution). A step is
 one session.run, which returns the output on the host. Training is
 refused as unimplemented: ONNX Runtime here is an inference engine.
+
+int8 is ONNX Runtime's own post-training static quantization
+(onnxruntime.quantization.quantize_static) of that graph: QDQ format,
+per-channel signed 8-bit weights, unsigned 8-bit activations, MinMax
+ranges from the calibration samples nnbench hands over.
 """
 from __future__ import annotations
 
+import os
 import platform
+import tempfile
 
 import numpy as np
 import onnx
 import onnxruntime as ort
+from onnxruntime import quantization
 
-import onnx_model  # frameworks/common, on sys.path
+# frameworks/common, on sys.path ("nnbench_onnx", not "onnx_model": ONNX
+# Runtime's quantization imports a module of that name of its own)
+import nnbench_onnx
+import tensors  # frameworks/common
 
 
-class Engine(onnx_model.InferenceEngine):
+class Calibration(quantization.CalibrationDataReader):
+    """The calibration samples, one at a time, as quantize_static reads."""
+
+    def __init__(self, x: np.ndarray):
+        self.rows = iter(x[i:i + 1] for i in range(x.shape[0]))
+
+    def get_next(self):
+        x = next(self.rows, None)
+        return None if x is None else {"input": x}
+
+
+def quantized(proto: onnx.ModelProto, calibration: np.ndarray) -> bytes:
+    with tempfile.TemporaryDirectory() as d:
+        src, dst = os.path.join(d, "fp32.onnx"), os.path.join(d, "int8.onnx")
+        onnx.save(proto, src)
+        quantization.quantize_static(
+            src, dst, Calibration(calibration),
+            quant_format=quantization.QuantFormat.QDQ, per_channel=True,
+            activation_type=quantization.QuantType.QUInt8,
+            weight_type=quantization.QuantType.QInt8,
+            calibrate_method=quantization.CalibrationMethod.MinMax)
+        with open(dst, "rb") as f:
+            return f.read()
+
+
+class Engine(nnbench_onnx.InferenceEngine):
     ENGINE = "onnxruntime"
+    PRECISIONS = ("fp32", "int8")
 
     def hello(self) -> dict:
         return {"framework": "ONNX Runtime",
                 "version": f"{ort.__version__} (onnx {onnx.__version__})",
                 "python": platform.python_version(),
-                "devices": ["cpu"], "precisions": ["fp32"], "optimizers": [],
+                "devices": ["cpu"], "precisions": list(self.PRECISIONS),
+                "optimizers": [],
                 "exports": ["onnx"]}
 
     def export(self, fmt: str, model: dict, params: dict, path: str) -> None:
         """`nnbench models --export-onnx`: the graph this engine runs."""
         with open(path, "wb") as f:
-            f.write(onnx_model.build(model, params).SerializeToString())
+            f.write(nnbench_onnx.build(model, params).SerializeToString())
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
         self.refuse(options, shapes)
         self.options = options
-        proto = onnx_model.build(model, params)
+        proto = nnbench_onnx.build(model, params)
         so = ort.SessionOptions()
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         if options["threads"] > 0:
             so.intra_op_num_threads = options["threads"]
         so.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(proto.SerializeToString(), so,
+        graph = proto.SerializeToString()
+        self.calibrated = 0
+        if options["precision"] == "int8":
+            x = tensors.read(options["calibration"])["input"]
+            graph = quantized(proto, x)
+            self.calibrated = x.shape[0]
+        self.session = ort.InferenceSession(graph, so,
                                             providers=["CPUExecutionProvider"])
         return self.effective()
 
     def effective(self) -> dict:
         so = self.session.get_session_options()
-        return {"threads": so.intra_op_num_threads or self.options["threads"],
-                "device": "cpu", "precision": "fp32", "optimizer": "none (inference)",
+        extra = {}
+        if self.calibrated:
+            extra["quantization"] = (
+                "ONNX Runtime quantize_static: QDQ, per-channel s8 weights, "
+                f"u8 activations, MinMax on {self.calibrated} samples")
+        return {**extra,
+                "threads": so.intra_op_num_threads or self.options["threads"],
+                "device": "cpu", "precision": self.options["precision"],
+                "optimizer": "none (inference)",
                 "inter_op_threads": str(so.inter_op_num_threads),
                 "provider": ",".join(self.session.get_providers()),
-                "graph": f"ONNX opset {onnx_model.OPSET}, ORT_ENABLE_ALL",
+                "graph": f"ONNX opset {nnbench_onnx.OPSET}, ORT_ENABLE_ALL",
                 "framework": f"ONNX Runtime {ort.__version__}"}
 
     def run(self, x: np.ndarray) -> np.ndarray:

@@ -1,7 +1,7 @@
 """OpenVINO: nnbench's `openvino` engine (inference only).
 
 The model is nnbench's description as an ONNX graph with its seeded
-weights (frameworks/common/onnx_model.py), read by OpenVINO and compiled
+weights (frameworks/common/nnbench_onnx.py), read by OpenVINO and compiled
 for its CPU plugin, as its users run an exported model: the latency hint
 (one stream), --threads as INFERENCE_NUM_THREADS, fp32 as the inference
 precision (the plugin would otherwise pick bf16 on CPUs that have it). A
@@ -19,10 +19,10 @@ import openvino as ov
 import openvino.properties as props
 import openvino.properties.hint as hints
 
-import onnx_model  # frameworks/common, on sys.path
+import nnbench_onnx  # frameworks/common, on sys.path
 
 
-class Engine(onnx_model.InferenceEngine):
+class Engine(nnbench_onnx.InferenceEngine):
     ENGINE = "openvino"
 
     def __init__(self):
@@ -37,13 +37,13 @@ class Engine(onnx_model.InferenceEngine):
 
     def check(self, model: dict) -> None:
         """The gaps that depend on shapes: NotImplementedError names one."""
-        onnx_model.check_avg_pool_overhang(model)
+        nnbench_onnx.check_avg_pool_overhang(model)
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
         self.refuse(options, shapes)
         self.options = options
-        onnx_model.check_avg_pool_overhang(model)
-        proto = onnx_model.build(model, params)
+        nnbench_onnx.check_avg_pool_overhang(model)
+        proto = nnbench_onnx.build(model, params)
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "model.onnx")
             with open(path, "wb") as f:

@@ -89,6 +89,14 @@ std::vector<model::ParamValue> initial_params(const model::Model& m,
                                               uint64_t seed,
                                               const std::string& weights) {
   if (weights.empty()) return model::init_params(m, seed);
+  // A tensor file holds parameters only; batch norm's running statistics
+  // are each backend's own state and would start at (0, 1), which is not
+  // the trained model.
+  for (const auto& l : m.layers)
+    if (l.op == model::Op::kBatchNorm)
+      throw Unimplemented(
+          "trained weights for a model with batch norm (" + l.name +
+          "): its running statistics are not saved with the parameters yet");
   auto tensors = host::read_tensors(weights);
   std::vector<model::ParamValue> out;
   for (const auto& spec : model::param_specs(m)) {

@@ -44,6 +44,9 @@ struct Options {
   // Trained parameters to start from (a tensor file with every parameter
   // by canonical name, model/params.h); empty: the seeded initial values.
   std::string weights;
+  // int8: the samples a post-training quantization calibrates on (a
+  // tensor file, "input" [N, ...]); the engine says what it did with them.
+  std::string calibration;
 };
 
 // The batch sizes a run will use, known before its clock starts, so that a

@@ -93,7 +93,7 @@ std::vector<Entry>& entries() {
                                                        kFrameworkCan});
        }},
       // Inference engines on nnbench's models as ONNX graphs
-      // (frameworks/common/onnx_model.py), their own environments.
+      // (frameworks/common/nnbench_onnx.py), their own environments.
       {"onnxruntime",
        [] {
          return backends::worker::make_worker_backend(

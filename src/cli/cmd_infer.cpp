@@ -43,6 +43,11 @@ void print_run(const results::InferenceRun& r) {
     // LoadGen judges performance runs only.
     fmt::print("  accuracy {:.2f} % top-1 over {} samples of {}\n",
                r.accuracy * 100, r.scored_samples, r.dataset);
+    if (std::isfinite(r.fp32_accuracy))
+      fmt::print("  fp32 on the same engine: {:.2f} %\n",
+                 r.fp32_accuracy * 100);
+    for (const auto& why : r.validity.reasons)
+      fmt::print("  INVALID ({}): {}\n", why.reason, why.detail);
     return;
   }
   fmt::print("  LoadGen {}: {}\n", r.loadgen_version,

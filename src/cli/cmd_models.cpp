@@ -48,7 +48,7 @@ int list_models(bool as_json) {
 }
 
 // The ONNX graph with the seeded weights, as the onnxruntime engine runs
-// it (frameworks/common/onnx_model.py, in that engine's environment).
+// it (frameworks/common/nnbench_onnx.py, in that engine's environment).
 int export_onnx(const ModelsArgs& a) {
   if (a.out.empty()) throw Error("--export-onnx needs --out FILE");
   const model::Model m = model::zoo::get(a.onnx_name);

@@ -1,11 +1,13 @@
 #include "inference/run.h"
 
+#include <fmt/core.h>
 #include <loadgen.h>
 #include <test_settings.h>
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "bench/cpu_usage.h"
@@ -16,6 +18,7 @@
 #include "inference/sut.h"
 #include "machine/threads.h"
 #include "model/model_file.h"
+#include "tensor/tensor_file.h"
 #include "util/error.h"
 #include "util/temp_dir.h"
 
@@ -221,13 +224,53 @@ std::vector<host::Batch> synthetic_batches(const model::Model& m, int64_t batch,
   return out;
 }
 
+// A sample of `split` in the model's per-sample shape (the same elements:
+// an MLP reads a 28x28 image as 784 values), as a batch of one.
+host::Batch sample_of(const data::Split& split, int64_t i,
+                      const model::Model& m) {
+  host::Batch b = data::gather_batch(split, {i}, 0, 1);
+  b.input.shape = {1};
+  b.input.shape.insert(b.input.shape.end(), m.input.shape.begin(),
+                       m.input.shape.end());
+  return b;
+}
+
+// int8: the calibration samples as a tensor file ("input" [N, ...]) for
+// the engine's quantization; returns what they are, for the record.
+std::string write_calibration(const Settings& s, const model::Model& m,
+                              const data::Dataset* d, uint64_t seed,
+                              const std::string& path) {
+  host::Tensor all;
+  std::string what;
+  if (d) {
+    const int64_t n = std::min(s.calibration_samples, d->train.size);
+    for (int64_t i = 0; i < n; ++i) {
+      host::Batch b = sample_of(d->train, i, m);
+      all.f.insert(all.f.end(), b.input.f.begin(), b.input.f.end());
+      all.i.insert(all.i.end(), b.input.i.begin(), b.input.i.end());
+      all.dtype = b.input.dtype;
+    }
+    all.shape = {n};
+    what = "the first " + std::to_string(n) + " training images of " + s.data;
+  } else {
+    const host::Batch b =
+        data::synthetic_batch(m, s.calibration_samples, seed * 7919 + 17);
+    all = b.input;
+    what = std::to_string(s.calibration_samples) +
+           " synthetic samples (seeded; performance mode has no data set)";
+  }
+  if (d)
+    all.shape.insert(all.shape.end(), m.input.shape.begin(),
+                     m.input.shape.end());
+  host::write_tensors(path, {{"input", all}});
+  return what;
+}
+
 // The test split, one batch per sample, checked against the model's input.
-void test_split(const Settings& s, const model::Model& m, EngineSetup& e) {
-  const data::Dataset d = data::load_dataset(s.data, s.data_dir);
+void test_split(const Settings& s, const model::Model& m,
+                const data::Dataset& d, EngineSetup& e) {
   const data::Split& t = d.test;
   if (t.size == 0) throw Error("data set " + s.data + " has no test split");
-  // Trained as the training tasks feed it: the same elements in the
-  // model's per-sample shape (an MLP reads a 28x28 image as 784 values).
   int64_t want = 1, have = 1;
   for (int64_t x : m.input.shape) want *= x;
   for (int64_t x : t.input.shape) have *= x;
@@ -235,21 +278,23 @@ void test_split(const Settings& s, const model::Model& m, EngineSetup& e) {
     throw Error("data set " + s.data +
                 "'s samples do not fit the model's input (another size or "
                 "type)");
-  std::vector<int64_t> order(t.size);
-  for (int64_t i = 0; i < t.size; ++i) order[i] = i;
-  for (int64_t i = 0; i < t.size; ++i) {
-    host::Batch b = data::gather_batch(t, order, i, i + 1);
-    b.input.shape = {1};
-    b.input.shape.insert(b.input.shape.end(), m.input.shape.begin(),
-                         m.input.shape.end());
-    e.batches.push_back(std::move(b));
-  }
+  for (int64_t i = 0; i < t.size; ++i) e.batches.push_back(sample_of(t, i, m));
   e.labels = t.labels;
 }
 
 }  // namespace
 
 std::string loadgen_version() { return mlperf::LoadgenVersion(); }
+
+void judge_accuracy(results::InferenceRun& r) {
+  const double drop = (r.fp32_accuracy - r.accuracy) * 100;
+  if (drop > 1.0)
+    r.validity.add("accuracy_drop",
+                   fmt::format("{} loses {:.2f} points of top-1 against fp32 "
+                               "({:.2f} % against {:.2f} %): more than 1",
+                               r.requested.options.precision, drop,
+                               r.accuracy * 100, r.fp32_accuracy * 100));
+}
 
 std::vector<double> read_trace_latencies(const std::string& text,
                                          bool per_query) {
@@ -312,7 +357,7 @@ results::InferenceRun run(backend::Backend& b, const model::Model& m,
   r.instances = s.instances;
   r.loadgen_version = loadgen_version();
   r.dataset = s.data;
-  r.accuracy = NAN;
+  r.accuracy = r.fp32_accuracy = NAN;
   try {
     check(s);
     EngineSetup e;
@@ -328,8 +373,17 @@ results::InferenceRun run(backend::Backend& b, const model::Model& m,
     if (!s.weights.empty()) e.options.weights = s.weights;
     if (const auto ok = backend::supports_model(b, m, e.options); !ok)
       throw backend::Unimplemented(ok.why);
+    std::optional<data::Dataset> d;
+    if (e.accuracy) d = data::load_dataset(s.data, s.data_dir);
+    util::TempDir work("nnbench-infer");
+    std::string calibration;
+    if (e.options.precision == "int8") {
+      e.options.calibration = work.file("calibration");
+      calibration = write_calibration(
+          s, m, d ? &*d : nullptr, request.options.seed, e.options.calibration);
+    }
     if (e.accuracy)
-      test_split(s, m, e);
+      test_split(s, m, *d, e);
     else
       e.batches = synthetic_batches(m, e.batch, s.performance_samples,
                                     request.options.seed);
@@ -341,6 +395,7 @@ results::InferenceRun run(backend::Backend& b, const model::Model& m,
     r.effective.optimizer.clear();  // inference: no update runs
     r.effective.extras["instances"] = std::to_string(s.instances);
     r.effective.extras["step_batch"] = std::to_string(e.batch);
+    if (!calibration.empty()) r.effective.extras["calibration"] = calibration;
     SampleLibrary qsl(total, total);
 
     util::TempDir dir("nnbench-loadgen");
@@ -380,6 +435,15 @@ results::InferenceRun run(backend::Backend& b, const model::Model& m,
       r.accuracy = r.scored_samples > 0
                        ? static_cast<double>(sut.correct()) / r.scored_samples
                        : NAN;
+    }
+    if (e.accuracy && request.options.precision != "fp32") {
+      results::RunRequest fp32 = request;
+      fp32.options.precision = "fp32";
+      const auto base = run(b, m, model_name, fp32, s, settings);
+      if (results::is_failure(base.state))
+        throw Error("fp32's accuracy, to compare with: " + base.message);
+      r.fp32_accuracy = base.accuracy;
+      judge_accuracy(r);
     }
     if (!r.loadgen_valid && s.mode == "performance") {
       std::string why;

@@ -34,6 +34,10 @@ nlohmann::json read_detail_log(const std::string& text);
 std::vector<double> read_trace_latencies(const std::string& text,
                                          bool per_query);
 
+// A precision below fp32 that loses more than 1 point of top-1 against
+// fp32's accuracy (both in the record) makes the record invalid.
+void judge_accuracy(results::InferenceRun& r);
+
 // LoadGen's version, as built into nnbench.
 std::string loadgen_version();
 

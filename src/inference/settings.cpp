@@ -129,6 +129,12 @@ const std::map<std::string, Entry>& table() {
         [](Settings& s, const std::string& v) {
           s.find_peak = flag("find_peak", v);
         }}},
+      {"calibration_samples",
+       {"int8: samples the quantization calibrates on (500; training "
+        "images in accuracy mode)",
+        [](Settings& s, const std::string& v) {
+          s.calibration_samples = count("calibration_samples", v, 1);
+        }}},
       {"data",
        {"accuracy mode: the data set (fashion-mnist, mnist, cifar10)",
         [](Settings& s, const std::string& v) { s.data = v; }}},

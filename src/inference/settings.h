@@ -42,6 +42,10 @@ struct Settings {
   // Accuracy mode: the data set whose test split is scored, and where it is.
   std::string data, data_dir;
   std::string weights;  // trained parameters (a tensor file), accuracy mode
+  // int8: the samples post-training quantization calibrates on: the first
+  // ones of the data set's training split in accuracy mode, seeded
+  // synthetic ones in performance mode.
+  int64_t calibration_samples = 500;
 };
 
 // The settings a suite case or the CLI may give, by name, with a line of

@@ -58,7 +58,8 @@ json to_json(const InferenceRun& r) {
       {"coverage", r.percentile_ci.coverage}};
   j["accuracy"] = {{"dataset", r.dataset},
                    {"samples", r.scored_samples},
-                   {"top1", finite_or_null(r.accuracy)}};
+                   {"top1", finite_or_null(r.accuracy)},
+                   {"fp32_top1", finite_or_null(r.fp32_accuracy)}};
   return j;
 }
 
@@ -99,6 +100,7 @@ InferenceRun inference_run_from_json(const json& j) {
   r.dataset = a.at("dataset");
   r.scored_samples = a.at("samples");
   r.accuracy = number_or_nan(a.at("top1"));
+  r.fp32_accuracy = number_or_nan(a.value("fp32_top1", json()));
   return r;
 }
 

@@ -61,6 +61,10 @@ struct InferenceRun : Record {
   std::string dataset;
   int64_t scored_samples = 0;
   double accuracy = 0;
+  // Below fp32 (int8, bf16): fp32's accuracy on the same engine, model and
+  // samples, scored in the same run; a drop of more than 1 point makes
+  // the record invalid ("accuracy_drop"), as MLPerf bounds it.
+  double fp32_accuracy = 0;
 };
 
 nlohmann::json to_json(const InferenceRun& r);

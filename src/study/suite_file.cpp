@@ -467,7 +467,7 @@ void check_names(const SuiteSpec& s, const std::vector<std::string>& backends) {
       {"model", model::zoo::names()},
       {"task", tasks},
       {"scenario", scenarios::scenario_names()},
-      {"precision", {"fp32", "bf16", "fp16"}},
+      {"precision", {"fp32", "bf16", "fp16", "int8"}},
       {"backend", backends},
   };
   const bool training = s.scenario == "training";

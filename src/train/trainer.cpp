@@ -161,6 +161,15 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
                                  "' (the " + b.name() +
                                  " backend cannot change the rate)");
   const auto t0 = Clock::now();
+  if (!o.save_weights.empty())
+    for (const auto& l : m.layers)
+      if (l.op == model::Op::kBatchNorm)
+        throw results::RunError(
+            results::State::kUnimplemented,
+            "--save-weights: " + l.name +
+                " is batch norm, whose running statistics are not saved with "
+                "the parameters yet (the trained model's answers would "
+                "differ)");
   auto exe = b.compile(m, bo, shapes);
   r.init_seconds = util::seconds_since(t0);
   r.effective = exe->effective();

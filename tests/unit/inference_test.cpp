@@ -116,6 +116,22 @@ TEST(LoadgenLogs, DetailEntriesAndTraceLatenciesAreReadBack) {
             (std::vector<double>{5e-6, 3e-6}));
 }
 
+TEST(LoadgenRuns, MoreThanOnePointBelowFp32IsInvalid) {
+  results::InferenceRun r;
+  r.requested.options.precision = "int8";
+  r.fp32_accuracy = 0.9000;
+  r.accuracy = 0.8905;  // 0.95 points down: within MLPerf's 1 %
+  judge_accuracy(r);
+  EXPECT_TRUE(r.validity.valid());
+  r.accuracy = 0.8895;  // 1.05 points down
+  judge_accuracy(r);
+  ASSERT_FALSE(r.validity.valid());
+  EXPECT_EQ(r.validity.reasons[0].reason, "accuracy_drop");
+  EXPECT_NE(r.validity.reasons[0].detail.find("int8 loses 1.05 points"),
+            std::string::npos)
+      << r.validity.reasons[0].detail;
+}
+
 results::InferenceRun run_scripted(double service_seconds, Settings s,
                                    int64_t batch = 1) {
   test::Script script;

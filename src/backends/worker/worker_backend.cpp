@@ -101,6 +101,7 @@ json options_json(const backend::Options& o) {
             {"threads", o.threads},
             {"seed", o.seed},
             {"precision", o.precision},
+            {"calibration", o.calibration},
             {"optimizer", o.optimizer}});
   return j;
 }

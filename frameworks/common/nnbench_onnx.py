@@ -228,10 +228,16 @@ class InferenceEngine:
         self.batches: List[np.ndarray] = []
         self.out = None
 
+    PRECISIONS = ("fp32",)
+
     def refuse(self, options: dict, shapes: dict) -> None:
-        if options["precision"] != "fp32":
-            raise NotImplementedError(f"precision {options['precision']} "
-                                      f"(the {self.ENGINE} engine runs fp32)")
+        if options["precision"] not in self.PRECISIONS:
+            raise NotImplementedError(
+                f"precision {options['precision']} (the {self.ENGINE} engine "
+                f"runs {', '.join(self.PRECISIONS)})")
+        if options["precision"] == "int8" and not options.get("calibration"):
+            raise ValueError("int8 needs calibration samples (nnbench infer "
+                             "writes them)")
         if shapes.get("train_batch", 0) > 0:
             self.training()
 
