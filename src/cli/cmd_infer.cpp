@@ -54,8 +54,9 @@ void print_run(const results::InferenceRun& r) {
              r.loadgen_valid ? "VALID" : "INVALID");
   for (const auto& why : r.loadgen_reasons) fmt::print("    {}\n", why);
   const int pct = static_cast<int>(std::lround(r.percentile * 100));
-  fmt::print("  p{} latency {} (early-stopping estimate {})\n", pct,
-             ms(r.percentile_latency), ms(r.early_stopping_latency));
+  if (std::isfinite(r.percentile_latency))
+    fmt::print("  p{} latency {} (early-stopping estimate {})\n", pct,
+               ms(r.percentile_latency), ms(r.early_stopping_latency));
   if (r.latency_samples > 0)
     fmt::print("  p{} interval [{}, {}] ({:.1f} % coverage, {} latencies)\n",
                pct, ms(r.percentile_ci.lo), ms(r.percentile_ci.hi),

@@ -86,8 +86,11 @@ mlperf::TestSettings loadgen_settings(const Settings& s, double step_seconds,
   t.max_duration_ms = static_cast<uint64_t>(s.max_duration_seconds * 1e3);
   t.min_query_count = static_cast<uint64_t>(s.min_queries);
   t.max_query_count = static_cast<uint64_t>(s.max_queries);
+  // The warm-up's step, with a margin of 2: LoadGen generates queries for
+  // the minimum duration from these hints, and a steady state faster than
+  // the warm-up would otherwise end the run short of it (INVALID).
   const double expected =
-      s.expected_seconds > 0 ? s.expected_seconds : step_seconds;
+      s.expected_seconds > 0 ? s.expected_seconds : step_seconds / 2;
   t.single_stream_expected_latency_ns = std::max(1.0, expected * 1e9);
   t.multi_stream_expected_latency_ns = std::max(1.0, expected * 1e9);
   t.multi_stream_samples_per_query = static_cast<uint64_t>(s.samples_per_query);
@@ -97,7 +100,7 @@ mlperf::TestSettings loadgen_settings(const Settings& s, double step_seconds,
   t.offline_expected_qps =
       s.expected_qps > 0
           ? s.expected_qps
-          : std::max(1.0, instances * batch / std::max(step_seconds, 1e-9));
+          : std::max(1.0, 2 * instances * batch / std::max(step_seconds, 1e-9));
   t.qsl_rng_seed = derived_seed(s.seed, 0);
   t.sample_index_rng_seed = derived_seed(s.seed, 1);
   t.schedule_rng_seed = derived_seed(s.seed, 2);
@@ -395,6 +398,8 @@ results::InferenceRun run(backend::Backend& b, const model::Model& m,
     r.effective.optimizer.clear();  // inference: no update runs
     r.effective.extras["instances"] = std::to_string(s.instances);
     r.effective.extras["step_batch"] = std::to_string(e.batch);
+    r.effective.extras["warmup_step_ms"] =
+        fmt::format("{:.4g}", sut.warmup_step_seconds() * 1e3);
     if (!calibration.empty()) r.effective.extras["calibration"] = calibration;
     SampleLibrary qsl(total, total);
 
