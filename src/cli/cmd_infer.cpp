@@ -4,13 +4,16 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "backend/registry.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
+#include "cost/catalog.h"
 #include "inference/settings.h"
+#include "machine/threads.h"
 #include "results/inference.h"
 #include "results/kinds.h"
 #include "scenarios/scenario.h"
@@ -26,7 +29,27 @@ struct InferArgs {
   // Setting name -> value as given (inference/settings.h).
   std::map<std::string, std::string> values;
   bool find_peak = false, accuracy = false;
+  std::string instance, prices = cost::default_catalog_path();
+  double price_per_hour = 0;
 };
+
+std::optional<cost::Price> resolve_price(const InferArgs& a, int vcpus) {
+  if (a.price_per_hour > 0)
+    return cost::Price{a.price_per_hour, "--price-per-hour"};
+  if (a.instance.empty()) return std::nullopt;
+  return cost::instance_price(
+      cost::find_instance(cost::load_catalog(a.prices), a.instance), vcpus);
+}
+
+// --target-qps 100,200,400: one server run per rate (latency against QPS).
+std::vector<std::string> rates(const std::string& v) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  for (size_t at; (at = v.find(',', from)) != std::string::npos; from = at + 1)
+    out.push_back(v.substr(from, at - from));
+  out.push_back(v.substr(from));
+  return out;
+}
 
 std::string ms(double seconds) {
   return std::isfinite(seconds) ? fmt::format("{:.4g} ms", seconds * 1e3) : "-";
@@ -64,6 +87,9 @@ void print_run(const results::InferenceRun& r) {
   if (std::isfinite(r.samples_per_second))
     fmt::print("  {:.1f} samples/s, {} queries\n", r.samples_per_second,
                r.query_count);
+  if (std::isfinite(r.usd_per_10k) && r.usd_per_10k > 0)
+    fmt::print("  ${:.3g} per 10,000 inferences at {:.4g} $/h ({})\n",
+               r.usd_per_10k, r.usd_per_hour, r.price_source);
   if (std::isfinite(r.target_qps))
     fmt::print("  target {:.1f} QPS, bound {}\n", r.target_qps,
                ms(r.latency_bound));
@@ -72,7 +98,6 @@ void print_run(const results::InferenceRun& r) {
 }
 
 int infer_command(InferArgs& a) {
-  inference::scenario_from_name(a.scenario);  // a usage error if unknown
   scenarios::Case c;
   c.model = a.model;
   c.model_file = a.model_file;
@@ -81,35 +106,52 @@ int infer_command(InferArgs& a) {
   for (const auto& [name, value] : a.values) c.settings[name] = value;
   if (a.find_peak) c.settings["find_peak"] = "true";
   if (a.accuracy) c.settings["mode"] = "accuracy";
+  const auto qps = c.settings.count("target_qps")
+                       ? rates(c.settings["target_qps"])
+                       : std::vector<std::string>{""};
   // Usage errors before anything starts: a bad value names its option.
-  inference::Settings s;
-  s.scenario = inference::scenario_from_name(a.scenario);
-  for (const auto& [name, value] : c.settings) {
-    try {
-      inference::apply_setting(s, name, value);
-    } catch (const Error& e) {
-      std::string flag = name;
-      for (char& ch : flag)
-        if (ch == '_') ch = '-';
-      throw Error("--" + flag + ": " + e.what());
+  for (const auto& q : qps) {
+    inference::Settings s;
+    s.scenario = inference::scenario_from_name(a.scenario);
+    auto settings = c.settings;
+    if (!q.empty()) settings["target_qps"] = q;
+    for (const auto& [name, value] : settings) {
+      try {
+        inference::apply_setting(s, name, value);
+      } catch (const Error& e) {
+        std::string flag = name;
+        for (char& ch : flag)
+          if (ch == '_') ch = '-';
+        throw Error("--" + flag + ": " + e.what());
+      }
     }
+    inference::check(s);
   }
-  inference::check(s);
   resolve_model(a.model, a.model_file);
   auto b = backend::make_ready_backend(a.request.backend);
   if (!a.out.empty()) util::check_writable(a.out);
+  const auto price = resolve_price(a, a.request.options.threads > 0
+                                          ? a.request.options.threads
+                                          : machine::resolve_threads(0));
   const machine::Environment env = capture_and_warn();
-  auto rec = scenarios::make_scenario(a.scenario)->run(*b, c, {});
-  const auto& r = results::as<results::InferenceRun>(*rec);
-  print_run(r);
-  if (!a.out.empty()) {
-    results::Report report;
-    report.environment = machine::to_json(env);
+  results::Report report;
+  report.environment = machine::to_json(env);
+  bool ok = true;
+  for (const auto& q : qps) {
+    if (!q.empty()) c.settings["target_qps"] = q;
+    auto rec = scenarios::make_scenario(a.scenario)->run(*b, c, {});
+    auto& r = results::as<results::InferenceRun>(*rec);
+    if (price && !results::is_failure(r.state))
+      results::price(r, price->usd_per_hour, price->source);
+    print_run(r);
     report.add(r);
-    write_results_file(a.out, std::move(report));
+    // In a sweep, LoadGen's INVALID at a rate too high is the answer
+    // measured, not a failure of the command.
+    ok = ok && !results::is_failure(r.state) &&
+         (qps.size() > 1 ||
+          (r.validity.valid() && (r.loadgen_valid || r.mode == "accuracy")));
   }
-  const bool ok = !results::is_failure(r.state) && r.validity.valid() &&
-                  (r.loadgen_valid || r.mode == "accuracy");
+  if (!a.out.empty()) write_results_file(a.out, std::move(report));
   return ok ? kExitOk : kExitRunNotOk;
 }
 
@@ -141,6 +183,13 @@ Action add_infer(CLI::App& app) {
                "Server: search the highest QPS that stays VALID");
   app.add_flag("--accuracy", a->accuracy,
                "Accuracy mode: score every sample of --data's test split");
+  app.add_option("--instance", a->instance,
+                 "Price the run as this catalog instance: cost of 10,000 "
+                 "inferences at the scenario's throughput");
+  app.add_option("--price-per-hour", a->price_per_hour,
+                 "Price the run at this many USD an hour")
+      ->check(positive());
+  app.add_option("--prices", a->prices, "Price catalog file");
   app.add_option("--out", a->out, "Write the run as a results file (JSON)");
   return [a] {
     // Options left out keep no value: only those given are settings.

@@ -290,7 +290,7 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   util::lifeline::set_note("");
 
   const auto& report = r.report;
-  const auto inference = inference_runs(report.other);
+  const auto inference = results::inference_runs(report.other);
   if (!report.results.empty() || (report.training.empty() && inference.empty()))
     fmt::print("{}{}{}", results_table(report.results),
                not_run_lines(report.results), verdict_lines(report.results));

@@ -9,17 +9,6 @@
 
 namespace nnbench::cli {
 
-std::vector<results::InferenceRun> inference_runs(
-    const std::vector<nlohmann::json>& other) {
-  const auto& kinds = results::inference_kinds();
-  std::vector<results::InferenceRun> out;
-  for (const auto& j : other)
-    if (std::find(kinds.begin(), kinds.end(), j.value("kind", "")) !=
-        kinds.end())
-      out.push_back(results::inference_run_from_json(j));
-  return out;
-}
-
 namespace {
 
 std::string ms(double s) {
@@ -31,7 +20,7 @@ std::string ms(double s) {
 std::string inference_table(const std::vector<results::InferenceRun>& runs) {
   Table t({"model", "backend", "scenario", "copies x threads", "state",
            "LoadGen", "p-latency ms", "95% interval ms", "samples/s",
-           "accuracy", "validity"});
+           "accuracy", "$ per 10k", "validity"});
   for (const auto& r : runs) {
     const bool failed = results::is_failure(r.state);
     const int p = static_cast<int>(std::lround(r.percentile * 100));
@@ -56,6 +45,8 @@ std::string inference_table(const std::vector<results::InferenceRun>& runs) {
                : "-",
            std::isfinite(r.accuracy) ? fmt::format("{:.2f} %", r.accuracy * 100)
                                      : "-",
+           std::isfinite(r.usd_per_10k) ? fmt::format("{:.5f}", r.usd_per_10k)
+                                        : "-",
            r.validity.summary()});
   }
   return t.str();

@@ -9,10 +9,6 @@
 
 namespace nnbench::cli {
 
-// The LoadGen records among a report's other-kind records.
-std::vector<results::InferenceRun> inference_runs(
-    const std::vector<nlohmann::json>& other);
-
 // One row per run: the scenario's figure (p90/p99 latency with its
 // interval, or samples/s), LoadGen's verdict, accuracy where scored.
 std::string inference_table(const std::vector<results::InferenceRun>& runs);

@@ -31,6 +31,7 @@ Loaded load_results(const std::string& name, const std::string& db) {
     l.environment = rep.environment;
     l.runs = rep.results;
     l.training = rep.training;
+    l.inference = results::inference_runs(rep.other);
     l.price_note = rep.price_note;
     for (const auto& d : rep.derived)
       l.derived.push_back({d.value("name", ""), d.value("group", ""),
@@ -61,6 +62,7 @@ Loaded load_results(const std::string& name, const std::string& db) {
     rep.add(*results::record_from_json(row.record));
   l.runs = std::move(rep.results);
   l.training = std::move(rep.training);
+  l.inference = results::inference_runs(rep.other);
   return l;
 }
 

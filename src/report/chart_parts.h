@@ -56,4 +56,9 @@ std::vector<Chart> scaling(const std::vector<Source>& sources,
 std::vector<Chart> process_scaling(const std::vector<Source>& sources,
                                    Palette& palette);
 
+// LoadGen's runs: latency percentiles with the scenario percentile's
+// interval, and the server's p99 against QPS (inference_charts.cpp).
+std::vector<Chart> inference(const std::vector<Source>& sources,
+                             Palette& palette);
+
 }  // namespace nnbench::report::parts

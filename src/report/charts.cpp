@@ -397,6 +397,7 @@ std::vector<Chart> charts(const std::vector<Source>& sources) {
   add(training_time_cost(sources));
   add(accuracy_vs_time(sources, palette));
   add({latency(sources)});
+  add(inference(sources, palette));
   return out;
 }
 
@@ -416,6 +417,11 @@ std::vector<std::string> invalid_results(const std::vector<Source>& sources) {
     for (const auto& r : s.training)
       if (!r.validity.valid())
         out.push_back(r.task + " " + r.backend + " [" + s.label +
+                      "]: " + reasons(r.validity));
+    for (const auto& r : s.inference)
+      if (!r.validity.valid())
+        out.push_back(r.model + " " + r.backend + " " + r.kind + " " +
+                      r.requested.options.precision + " [" + s.label +
                       "]: " + reasons(r.validity));
   }
   return out;

@@ -266,6 +266,7 @@ std::string summary(const std::vector<Source>& sources) {
   for (const auto& s : sources) {
     for (const auto& r : s.runs) count(r);
     for (const auto& r : s.training) count(r);
+    for (const auto& r : s.inference) count(r);
   }
   std::string states, missing;
   for (const auto& [k, v] : other) states += fmt::format(", {} {}", v, k);

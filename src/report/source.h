@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "results/inference.h"
 #include "results/result.h"
 
 namespace nnbench::report {
@@ -22,6 +23,7 @@ struct Source {
   nlohmann::json environment;
   std::vector<results::RunResult> runs;
   std::vector<results::TrainRun> training;
+  std::vector<results::InferenceRun> inference;  // LoadGen's scenarios
   std::vector<Figure> derived;  // a suite's (its run or its --out file)
   std::string price_note;       // how costs were priced, when they were
 };

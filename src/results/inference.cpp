@@ -1,5 +1,6 @@
 #include "results/inference.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace nnbench::results {
@@ -14,12 +15,38 @@ const std::vector<std::string>& inference_kinds() {
 
 json InferenceRun::serialize() const { return to_json(*this); }
 
+std::vector<InferenceRun> inference_runs(const std::vector<json>& other) {
+  const auto& kinds = inference_kinds();
+  std::vector<InferenceRun> out;
+  for (const auto& j : other)
+    if (std::find(kinds.begin(), kinds.end(), j.value("kind", "")) !=
+        kinds.end())
+      out.push_back(inference_run_from_json(j));
+  return out;
+}
+
 Headline InferenceRun::headline() const {
   Headline h;
   if (std::isfinite(percentile_latency)) h.median_seconds = percentile_latency;
   if (std::isfinite(samples_per_second))
     h.samples_per_second = samples_per_second;
   return h;
+}
+
+double cost_throughput(const InferenceRun& r) {
+  if (std::isfinite(r.samples_per_second) && r.samples_per_second > 0)
+    return r.samples_per_second;
+  if (r.kind == "multi-stream" && std::isfinite(r.mean_latency) &&
+      r.mean_latency > 0 && r.query_count > 0)
+    return static_cast<double>(r.sample_count) / r.query_count / r.mean_latency;
+  return NAN;
+}
+
+void price(InferenceRun& r, double usd_per_hour, const std::string& source) {
+  r.usd_per_hour = usd_per_hour;
+  r.price_source = source;
+  const double sps = cost_throughput(r);
+  r.usd_per_10k = std::isfinite(sps) ? usd_per_hour / 3600 * 10000 / sps : NAN;
 }
 
 json to_json(const InferenceRun& r) {
@@ -60,6 +87,9 @@ json to_json(const InferenceRun& r) {
                    {"samples", r.scored_samples},
                    {"top1", finite_or_null(r.accuracy)},
                    {"fp32_top1", finite_or_null(r.fp32_accuracy)}};
+  j["cost"] = {{"usd_per_hour", finite_or_null(r.usd_per_hour)},
+               {"price_source", r.price_source},
+               {"usd_per_10k_inferences", finite_or_null(r.usd_per_10k)}};
   return j;
 }
 
@@ -101,6 +131,10 @@ InferenceRun inference_run_from_json(const json& j) {
   r.scored_samples = a.at("samples");
   r.accuracy = number_or_nan(a.at("top1"));
   r.fp32_accuracy = number_or_nan(a.value("fp32_top1", json()));
+  const json c = j.value("cost", json::object());
+  r.usd_per_hour = number_or_nan(c.value("usd_per_hour", json()));
+  r.price_source = c.value("price_source", "");
+  r.usd_per_10k = number_or_nan(c.value("usd_per_10k_inferences", json()));
   return r;
 }
 

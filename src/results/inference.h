@@ -65,9 +65,26 @@ struct InferenceRun : Record {
   // samples, scored in the same run; a drop of more than 1 point makes
   // the record invalid ("accuracy_drop"), as MLPerf bounds it.
   double fp32_accuracy = 0;
+
+  // DAWNBench's cost of 10,000 inferences at this scenario's throughput
+  // (samples/s as LoadGen measured it; multi-stream: samples per query
+  // over the mean query latency), priced by the hour; NaN: not priced.
+  double usd_per_hour = 0;
+  std::string price_source;
+  double usd_per_10k = 0;
 };
 
+// Samples a second that a scenario's record stands for (its cost basis):
+// LoadGen's samples/s, or for multi-stream samples per query over the mean
+// query latency; NaN when the run has neither.
+double cost_throughput(const InferenceRun& r);
+// Sets the price and the cost of 10,000 inferences from it.
+void price(InferenceRun& r, double usd_per_hour, const std::string& source);
+
 nlohmann::json to_json(const InferenceRun& r);
+// The LoadGen records among a report's records of other kinds.
+std::vector<InferenceRun> inference_runs(
+    const std::vector<nlohmann::json>& other);
 InferenceRun inference_run_from_json(const nlohmann::json& j);
 
 }  // namespace nnbench::results

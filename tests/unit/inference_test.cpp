@@ -9,6 +9,7 @@
 #include "inference/run.h"
 #include "inference/settings.h"
 #include "model/zoo/zoo.h"
+#include "report/charts.h"
 #include "scenarios/scenario.h"
 #include "scripted_backend.h"
 #include "util/error.h"
@@ -243,3 +244,73 @@ TEST(LoadgenRuns, TheScenariosAreRegisteredAndRefuseBadSettings) {
 
 }  // namespace
 }  // namespace nnbench::inference
+
+namespace nnbench::report {
+namespace {
+
+results::InferenceRun server_run(double qps, double p99, bool valid) {
+  results::InferenceRun r;
+  r.kind = "server";
+  r.model = "m";
+  r.backend = "b";
+  r.requested.options.precision = "fp32";
+  r.effective.threads = 2;
+  r.target_qps = qps;
+  r.percentile = 0.99;
+  r.percentile_latency = p99;
+  r.latency_percentiles = {
+      {"50.00", p99 / 2}, {"90.00", p99 * 0.8}, {"99.00", p99}};
+  r.latency_samples = 1000;
+  r.percentile_ci = {p99 * 0.9, p99 * 1.1, 0.95};
+  r.samples_per_second = qps;
+  r.loadgen_valid = valid;
+  return r;
+}
+
+// The server's curve: one point per target QPS in rising order, p99 in ms,
+// an INVALID run drawn open; every run a row of the latency table.
+TEST(InferenceReport, ServerCurveAndPercentileTable) {
+  Source s;
+  s.label = "f.json";
+  s.inference = {server_run(400, 0.004, false), server_run(100, 0.001, true),
+                 server_run(200, 0.002, true)};
+  results::InferenceRun offline;
+  offline.kind = "offline";
+  offline.model = "m";
+  offline.backend = "b";
+  offline.samples_per_second = 1234.5;
+  offline.percentile_latency = NAN;
+  offline.early_stopping_latency = NAN;
+  offline.usd_per_10k = NAN;
+  s.inference.push_back(offline);
+  std::map<std::string, Chart> by;
+  for (auto& c : charts({s})) by[c.id] = c;
+  ASSERT_TRUE(by.count("loadgen-latency"));
+  ASSERT_TRUE(by.count("loadgen-server"));
+  EXPECT_EQ(by["loadgen-latency"].rows.size(), 4u);  // offline: a row only
+  EXPECT_EQ(by["loadgen-latency"].config["data"]["labels"].size(), 3u);
+  const auto& points = by["loadgen-server"].config["data"]["datasets"][0];
+  ASSERT_EQ(points["data"].size(), 3u);
+  EXPECT_EQ(points["data"][0]["x"], 100);
+  EXPECT_DOUBLE_EQ(points["data"][0]["y"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(points["data"][2]["y"].get<double>(), 4.0);
+  EXPECT_EQ(points["pointBackgroundColor"][2], "#ffffff");  // INVALID
+  EXPECT_NE(points["pointBackgroundColor"][0], "#ffffff");
+}
+
+TEST(InferenceReport, CostOfTenThousandAtTheScenariosThroughput) {
+  results::InferenceRun r = server_run(100, 0.001, true);
+  results::price(r, 3.6, "test");  // $0.001 a second, 100 samples a second
+  EXPECT_DOUBLE_EQ(r.usd_per_10k, 0.1);  // 100 s of machine for 10,000
+  results::InferenceRun ms;
+  ms.kind = "multi-stream";
+  ms.samples_per_second = NAN;
+  ms.query_count = 10;
+  ms.sample_count = 80;
+  ms.mean_latency = 0.008;  // 8 samples each 8 ms: 1000 samples a second
+  results::price(ms, 3.6, "test");
+  EXPECT_DOUBLE_EQ(ms.usd_per_10k, 0.01);
+}
+
+}  // namespace
+}  // namespace nnbench::report
