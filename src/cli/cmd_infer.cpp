@@ -29,6 +29,7 @@ struct InferArgs {
   // Setting name -> value as given (inference/settings.h).
   std::map<std::string, std::string> values;
   bool find_peak = false, accuracy = false;
+  std::string on_contention = "fail";
   std::string instance, prices = cost::default_catalog_path();
   double price_per_hour = 0;
 };
@@ -147,9 +148,12 @@ int infer_command(InferArgs& a) {
     report.add(r);
     // In a sweep, LoadGen's INVALID at a rate too high is the answer
     // measured, not a failure of the command.
-    ok = ok && !results::is_failure(r.state) &&
-         (qps.size() > 1 ||
-          (r.validity.valid() && (r.loadgen_valid || r.mode == "accuracy")));
+    bool untrusted = false;  // beside LoadGen's own verdict
+    for (const auto& why : r.validity.reasons)
+      untrusted |= why.reason != "loadgen" &&
+                   !(why.reason == "contended" && a.on_contention == "warn");
+    ok = ok && !results::is_failure(r.state) && !untrusted &&
+         (qps.size() > 1 || r.loadgen_valid || r.mode == "accuracy");
   }
   if (!a.out.empty()) write_results_file(a.out, std::move(report));
   return ok ? kExitOk : kExitRunNotOk;
@@ -190,6 +194,11 @@ Action add_infer(CLI::App& app) {
                  "Price the run at this many USD an hour")
       ->check(positive());
   app.add_option("--prices", a->prices, "Price catalog file");
+  add_contention_rule(app, a->request.contention.rule);
+  app.add_option("--on-contention", a->on_contention,
+                 "A run whose threads did not get their CPUs: fail (exit "
+                 "1) or warn (recorded invalid, exit 0)")
+      ->check(CLI::IsMember({"fail", "warn"}));
   app.add_option("--out", a->out, "Write the run as a results file (JSON)");
   return [a] {
     // Options left out keep no value: only those given are settings.

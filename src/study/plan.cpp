@@ -5,8 +5,10 @@
 #include <set>
 
 #include "data/manifest.h"
+#include "inference/settings.h"
 #include "model/analysis.h"
 #include "model/zoo/zoo.h"
+#include "results/inference.h"
 #include "results/result.h"
 #include "util/error.h"
 
@@ -179,6 +181,18 @@ std::vector<PlannedCase> plan(const SuiteSpec& s, const PlanOptions& o) {
 
 double estimate_seconds(const PlannedCase& p) {
   if (p.scenario == "training") return -1;
+  const auto& kinds = results::inference_kinds();
+  if (std::find(kinds.begin(), kinds.end(), p.scenario) != kinds.end()) {
+    // LoadGen runs its minimum duration (or until its minimum queries,
+    // unknown here) after a warm-up of about a second.
+    inference::Settings s;
+    try {
+      for (const auto& [k, v] : p.c.settings) inference::apply_setting(s, k, v);
+    } catch (const Error&) {
+    }
+    if (s.find_peak || s.mode == "accuracy") return -1;
+    return 3 + s.min_duration_seconds;
+  }
   const auto& r = p.c.request;
   double step = 0.01;
   try {

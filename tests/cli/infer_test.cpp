@@ -122,8 +122,8 @@ TEST_F(Cli, AccuracyModeScoresEverySampleOfAModelWhoseAnswersAreKnown) {
 TEST_F(Cli, InferRecordsLoadGensVerdictAndFigures) {
   const auto o = nnbench(
       "infer --model mnist-mlp --backend onednn --threads 2 --scenario "
-      "multi-stream --min-duration-s 0.3 --min-queries 700 --out " +
-      path("m.json"));
+      "multi-stream --min-duration-s 0.3 --min-queries 700" +
+      std::string(kNoContention) + " --out " + path("m.json"));
   ASSERT_EQ(o.code, 0) << o.output;
   const json r = json::parse(slurp(path("m.json")))["results"][0];
   EXPECT_EQ(r["kind"], "multi-stream");
@@ -159,6 +159,34 @@ TEST_F(Cli, InferUsageErrorsNameTheOption) {
                              "--save-weights " +
                              path("w.bin")),
                      "--save-weights writes one run's parameters");
+}
+
+// A suite of a LoadGen scenario: its settings checked before anything
+// runs (FILE:LINE:COLUMN naming the setting), its cases stored as records of
+// the scenario's kind and shown in the suite's table.
+TEST_F(Cli, ASuiteOfALoadGenScenarioRunsAndChecksItsSettings) {
+  write("bad.toml",
+        "scenario = \"server\"\n[grid]\nmodels = [\"mnist-mlp\"]\n"
+        "[settings]\ntarget_qps = 100\nlatency_bound_ms = \"soon\"\n");
+  expect_usage_error(nnbench("suite " + path("bad.toml") + " --check"),
+                     "bad.toml:6:20: [settings] setting latency_bound_ms = "
+                     "'soon': not a number");
+  write("s.toml",
+        "scenario = \"single-stream\"\n[grid]\nmodels = [\"mnist-mlp\"]\n"
+        "backends = [\"onednn\", \"reference\"]\nthreads = [2]\n"
+        "[settings]\nmin_duration_s = 0.2\nmin_queries = 100\n");
+  const auto o = nnbench("suite " + path("s.toml") + kNoContention +
+                         " --no-store --out " + path("r.json"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("LoadGen"), std::string::npos) << o.output;
+  const json runs = json::parse(slurp(path("r.json")))["results"];
+  ASSERT_EQ(runs.size(), 2u);
+  for (const auto& r : runs) {
+    EXPECT_EQ(r["kind"], "single-stream");
+    EXPECT_EQ(r["state"], "ok") << r["message"];
+    EXPECT_TRUE(r["loadgen"]["valid"].get<bool>());
+    EXPECT_GE(r["figures"]["query_count"].get<int>(), 100);
+  }
 }
 
 }  // namespace

@@ -343,7 +343,8 @@ class WorkerBackend : public backend::Backend {
     return d;
   }
   // The gaps the engine declares in hello: an op, optionally only with
-  // one attribute value ({"op", "attribute", "value", "why"}).
+  // one attribute value or at one precision ({"op", "attribute", "value",
+  // "precision", "why"}).
   backend::Support supports(const model::Layer& l,
                             const backend::Options& o) const override {
     const auto d = describe();
@@ -355,6 +356,8 @@ class WorkerBackend : public backend::Backend {
     for (const auto& gap :
          hello(f_).reply.value("unsupported", json::array())) {
       if (gap.value("op", "") != op) continue;
+      const std::string p = gap.value("precision", "");
+      if (!p.empty() && p != o.precision) continue;
       const std::string a = gap.value("attribute", "");
       if (!a.empty() && (!attrs.contains(a) || attrs[a] != gap["value"]))
         continue;
