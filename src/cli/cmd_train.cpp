@@ -42,15 +42,6 @@ int list_tasks() {
   return kExitOk;
 }
 
-std::optional<cost::Price> resolve_price(const TrainArgs& a, int threads) {
-  if (a.price_per_hour > 0)
-    return cost::Price{a.price_per_hour, "--price-per-hour"};
-  if (a.instance.empty()) return std::nullopt;
-  const auto catalog = cost::load_catalog(a.prices);
-  return cost::instance_price(cost::find_instance(catalog, a.instance),
-                              threads);
-}
-
 // MLPerf's checker takes one run per log (run_start is EXACTLY_ONE), so
 // several runs go to FILE's name numbered from 0, as MLPerf's result_N.txt.
 std::string mllog_path(const std::string& file, size_t i, size_t runs) {
@@ -139,7 +130,8 @@ int train_command(TrainArgs& a) {
                                  threads);
   train::check_submitter(a.who);  // before any long work
   check_outputs(a);
-  const auto price = resolve_price(a, threads);
+  const auto price =
+      cost::asked_price(a.price_per_hour, a.instance, a.prices, threads);
   const auto t0 = util::Clock::now();
   data::DatasetOptions dopt;
   dopt.seq_len = task.seq_len;

@@ -107,4 +107,13 @@ nlohmann::json to_json(const Costs& c) {
        c.usd_per_10k_inferences > 0 ? json(c.usd_per_10k_inferences) : json()}};
 }
 
+std::optional<Price> asked_price(double usd_per_hour,
+                                 const std::string& instance,
+                                 const std::string& catalog, int vcpus_used) {
+  if (usd_per_hour > 0) return Price{usd_per_hour, "--price-per-hour"};
+  if (instance.empty()) return std::nullopt;
+  return instance_price(find_instance(load_catalog(catalog), instance),
+                        vcpus_used);
+}
+
 }  // namespace nnbench::cost

@@ -34,6 +34,11 @@ struct Price {
   std::string source;  // instance and its source, or "--price-per-hour"
 };
 Price instance_price(const Instance& i, int vcpus_used = 0);
+// What the command line asked: a price an hour (> 0) wins, else the
+// catalog instance named (read from `catalog`), else none.
+std::optional<Price> asked_price(double usd_per_hour,
+                                 const std::string& instance,
+                                 const std::string& catalog, int vcpus_used);
 
 // The training time a price applies to, and what it is the time of. A run
 // that did not reach its target has none: its time is not the cost of

@@ -155,10 +155,8 @@ void read_figures(const json& log, const Settings& s,
     if (p.find('_') == std::string::npos && v.is_number())
       r.latency_percentiles[p] = v.get<double>() / 1e9;
   }
-  const std::string key = multi                 ? "99.00"
-                          : r.percentile == 0.9 ? "90.00"
-                                                : "99.00";
-  const auto pl = r.latency_percentiles.find(key);
+  const auto pl =
+      r.latency_percentiles.find(r.percentile == 0.9 ? "90.00" : "99.00");
   r.percentile_latency = pl == r.latency_percentiles.end() ? NAN : pl->second;
   const std::string q =
       multi ? "result_%s_query_latency_ns" : "result_%s_latency_ns";
@@ -195,15 +193,12 @@ void read_figures(const json& log, const Settings& s,
   } else {
     r.target_qps = r.latency_bound = NAN;
   }
-  r.query_count = static_cast<int64_t>(
-      std::max(0.0, std::isfinite(number(log, "result_query_count"))
-                        ? number(log, "result_query_count")
-                        : 0.0));
-  r.sample_count = static_cast<int64_t>(
-      std::max(0.0, std::isfinite(number(log, "generated_samples_per_query"))
-                        ? number(log, "generated_samples_per_query") *
-                              static_cast<double>(r.query_count)
-                        : 0.0));
+  const auto whole = [&](const std::string& key) -> int64_t {
+    const double x = number(log, key);
+    return std::isfinite(x) && x > 0 ? static_cast<int64_t>(x) : 0;
+  };
+  r.query_count = whole("result_query_count");
+  r.sample_count = whole("generated_samples_per_query") * r.query_count;
 }
 
 // The QPS LoadGen's peak search settled on: it says so in a message of
@@ -247,24 +242,19 @@ std::string write_calibration(const Settings& s, const model::Model& m,
   std::string what;
   if (d) {
     const int64_t n = std::min(s.calibration_samples, d->train.size);
-    for (int64_t i = 0; i < n; ++i) {
-      host::Batch b = sample_of(d->train, i, m);
-      all.f.insert(all.f.end(), b.input.f.begin(), b.input.f.end());
-      all.i.insert(all.i.end(), b.input.i.begin(), b.input.i.end());
-      all.dtype = b.input.dtype;
-    }
-    all.shape = {n};
+    std::vector<int64_t> first(n);
+    for (int64_t i = 0; i < n; ++i) first[i] = i;
+    all = data::gather_batch(d->train, first, 0, n).input;
+    all.shape = {n};  // the model's per-sample shape, as sample_of gives
+    all.shape.insert(all.shape.end(), m.input.shape.begin(),
+                     m.input.shape.end());
     what = "the first " + std::to_string(n) + " training images of " + s.data;
   } else {
-    const host::Batch b =
-        data::synthetic_batch(m, s.calibration_samples, seed * 7919 + 17);
-    all = b.input;
+    all =
+        data::synthetic_batch(m, s.calibration_samples, seed * 7919 + 17).input;
     what = std::to_string(s.calibration_samples) +
            " synthetic samples (seeded; performance mode has no data set)";
   }
-  if (d)
-    all.shape.insert(all.shape.end(), m.input.shape.begin(),
-                     m.input.shape.end());
   host::write_tensors(path, {{"input", all}});
   return what;
 }
@@ -403,10 +393,15 @@ results::InferenceRun run(backend::Backend& b, const model::Model& m,
     if (!calibration.empty()) r.effective.extras["calibration"] = calibration;
     SampleLibrary qsl(total, total);
 
+    // The per-sample latencies of the percentile's interval come from
+    // LoadGen's trace: written only where they are read (not offline's one
+    // query, nor a peak search's many runs, nor accuracy mode).
+    const bool interval = s.mode == "performance" && !s.find_peak &&
+                          s.scenario != Scenario::kOffline;
     util::TempDir dir("nnbench-loadgen");
     mlperf::LogSettings log;
     log.log_output.outdir = dir.path();
-    log.enable_trace = true;
+    log.enable_trace = interval;
     const mlperf::TestSettings ts =
         loadgen_settings(s, sut.warmup_step_seconds(), s.instances, e.batch);
     bench::UsageProbe probe(sut.processes());
@@ -426,8 +421,7 @@ results::InferenceRun run(backend::Backend& b, const model::Model& m,
     if (s.find_peak) r.target_qps = found_peak(detail_text);
     r.padded_samples = sut.padded_samples();
 
-    if (s.mode == "performance" && !s.find_peak &&
-        s.scenario != Scenario::kOffline) {
+    if (interval) {
       const std::vector<double> lat =
           read_trace_latencies(slurp(dir.file("mlperf_log_trace.json")),
                                s.scenario == Scenario::kMultiStream);

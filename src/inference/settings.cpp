@@ -52,7 +52,9 @@ bool flag(const std::string& name, const std::string& v) {
   bad(name, v, "true or false");
 }
 
-using Apply = std::function<void(Settings&, const std::string&)>;
+// (settings, the setting's name, its value): the name only for messages.
+using Apply =
+    std::function<void(Settings&, const std::string&, const std::string&)>;
 struct Entry {
   std::string help;
   Apply apply;
@@ -62,89 +64,94 @@ const std::map<std::string, Entry>& table() {
   static const std::map<std::string, Entry> t = {
       {"min_duration_s",
        {"LoadGen's minimum duration, seconds (10)",
-        [](Settings& s, const std::string& v) {
-          s.min_duration_seconds = number("min_duration_s", v, 0, false);
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.min_duration_seconds = number(n, v, 0, false);
         }}},
       {"max_duration_s",
        {"stop after this many seconds (0: no limit)",
-        [](Settings& s, const std::string& v) {
-          s.max_duration_seconds = number("max_duration_s", v, 0, false);
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.max_duration_seconds = number(n, v, 0, false);
         }}},
       {"min_queries",
        {"LoadGen's minimum query count (100)",
-        [](Settings& s, const std::string& v) {
-          s.min_queries = count("min_queries", v, 1);
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.min_queries = count(n, v, 1);
         }}},
       {"max_queries",
        {"stop after this many queries (0: no limit)",
-        [](Settings& s, const std::string& v) {
-          s.max_queries = count("max_queries", v, 0);
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.max_queries = count(n, v, 0);
         }}},
       {"target_qps",
        {"server: mean Poisson arrival rate, queries/s",
-        [](Settings& s, const std::string& v) {
-          s.target_qps = number("target_qps", v, 0, true);
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.target_qps = number(n, v, 0, true);
         }}},
       {"latency_bound_ms",
        {"server: the percentile's latency bound, ms (15)",
-        [](Settings& s, const std::string& v) {
-          s.latency_bound_seconds =
-              number("latency_bound_ms", v, 0, true) / 1e3;
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.latency_bound_seconds = number(n, v, 0, true) / 1e3;
         }}},
       {"samples_per_query",
        {"multi-stream: samples in each query (8)",
-        [](Settings& s, const std::string& v) {
-          s.samples_per_query = count("samples_per_query", v, 1);
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.samples_per_query = count(n, v, 1);
         }}},
       {"performance_samples",
        {"samples LoadGen draws from, loaded before the run (64)",
-        [](Settings& s, const std::string& v) {
-          s.performance_samples = count("performance_samples", v, 1);
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.performance_samples = count(n, v, 1);
         }}},
       {"instances",
        {"engine copies serving queries at once (1)",
-        [](Settings& s, const std::string& v) {
-          s.instances = static_cast<int>(count("instances", v, 1));
-          if (s.instances > 256) bad("instances", v, "at most 256");
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.instances = static_cast<int>(count(n, v, 1));
+          if (s.instances > 256) bad(n, v, "at most 256");
         }}},
       {"expected_latency_ms",
        {"LoadGen's latency hint, ms (0: timed in the warm-up)",
-        [](Settings& s, const std::string& v) {
-          s.expected_seconds = number("expected_latency_ms", v, 0, false) / 1e3;
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.expected_seconds = number(n, v, 0, false) / 1e3;
         }}},
       {"expected_qps",
        {"offline: LoadGen's throughput hint (0: timed in the warm-up)",
-        [](Settings& s, const std::string& v) {
-          s.expected_qps = number("expected_qps", v, 0, false);
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.expected_qps = number(n, v, 0, false);
         }}},
       {"mode",
        {"performance (synthetic samples) or accuracy (a test set, scored)",
-        [](Settings& s, const std::string& v) {
+        [](Settings& s, const std::string& n, const std::string& v) {
           if (v != "performance" && v != "accuracy")
-            bad("mode", v, "performance or accuracy");
+            bad(n, v, "performance or accuracy");
           s.mode = v;
         }}},
       {"find_peak",
        {"server: search the highest QPS that stays VALID (false)",
-        [](Settings& s, const std::string& v) {
-          s.find_peak = flag("find_peak", v);
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.find_peak = flag(n, v);
         }}},
       {"calibration_samples",
        {"int8: samples the quantization calibrates on (500; training "
         "images in accuracy mode)",
-        [](Settings& s, const std::string& v) {
-          s.calibration_samples = count("calibration_samples", v, 1);
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.calibration_samples = count(n, v, 1);
         }}},
       {"data",
        {"accuracy mode: the data set (fashion-mnist, mnist, cifar10)",
-        [](Settings& s, const std::string& v) { s.data = v; }}},
+        [](Settings& s, const std::string&, const std::string& v) {
+          s.data = v;
+        }}},
       {"data_dir",
        {"accuracy mode: where the data set is (its default if left out)",
-        [](Settings& s, const std::string& v) { s.data_dir = v; }}},
+        [](Settings& s, const std::string&, const std::string& v) {
+          s.data_dir = v;
+        }}},
       {"weights",
        {"trained parameters to run (a file nnbench train --save-weights "
         "wrote); the seeded ones if left out",
-        [](Settings& s, const std::string& v) { s.weights = v; }}},
+        [](Settings& s, const std::string&, const std::string& v) {
+          s.weights = v;
+        }}},
   };
   return t;
 }
@@ -179,7 +186,7 @@ void apply_setting(Settings& s, const std::string& name,
     for (const auto& [n, e] : table()) known += (known.empty() ? "" : ", ") + n;
     throw Error("unknown inference setting '" + name + "'; known: " + known);
   }
-  it->second.apply(s, value);
+  it->second.apply(s, name, value);
 }
 
 void check(const Settings& s) {
