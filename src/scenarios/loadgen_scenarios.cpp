@@ -46,13 +46,9 @@ class LoadgenScenario : public Scenario {
       return std::make_unique<results::InferenceRun>(
           inference::run(b, m, label, c.request, s, c.settings));
     } catch (...) {
-      auto r = std::make_unique<results::InferenceRun>();
-      r->kind = name();
-      r->model = label;
+      auto r = empty_record(c);
       r->backend = b.name();
       r->backend_version = b.version();
-      r->requested = c.request;
-      r->settings = c.settings;
       r->fail(results::classify(std::current_exception()));
       return r;
     }
