@@ -200,7 +200,9 @@ Verification verify(backend::Backend& oracle, backend::Backend& candidate,
   const model::Model plain = without_dropout(m);
   const host::Batch batch = data::synthetic_batch(plain, vo.batch, vo.seed);
   Observed got;
-  const bool train = candidate.describe().can.training;
+  // int8 is post-training quantization: inference only on every engine.
+  const bool train =
+      candidate.describe().can.training && vo.precision != "int8";
   try {
     got = observe(candidate, plain, batch, vo, vo.precision, vo.device, train);
   } catch (const backend::Unimplemented& e) {

@@ -46,6 +46,11 @@ std::string cpu_isa_name() { return name_of(dnnl::get_effective_cpu_isa()); }
 
 bool cpu_has_bf16() { return has_all_bits(dnnl::cpu_isa::avx512_core_bf16); }
 
+bool cpu_has_vnni() {
+  return has_all_bits(dnnl::cpu_isa::avx512_core_vnni) ||
+         has_all_bits(dnnl::cpu_isa::avx2_vnni);
+}
+
 std::string bf16_path() {
   if (has_all_bits(dnnl::cpu_isa::avx512_core_amx))
     return "AMX (avx512_core_amx)";

@@ -10,6 +10,9 @@ namespace nnbench::backends::onednn {
 std::string cpu_isa_name();
 // Whether the effective ISA includes AVX512-BF16 instructions.
 bool cpu_has_bf16();
+// Whether the effective ISA has VNNI (int8 dot products without 16-bit
+// intermediate sums): avx512_core_vnni or avx2_vnni and later.
+bool cpu_has_vnni();
 // The bf16 path the kernels take: "AMX (avx512_core_amx)" or "AVX-512 BF16
 // (avx512_core_bf16)"; "none" without bf16 instructions.
 std::string bf16_path();

@@ -43,7 +43,19 @@ class OnednnExecutable : public backend::Executable {
     if (shapes.train_batch > 0) sizes.push_back(shapes.train_batch);
     if (sizes.empty())
       throw Error("oneDNN backend: compile needs the batch sizes it will run");
+    const bool int8 = o.precision == "int8";
+    if (int8 && shapes.train_batch > 0)
+      throw backend::Unimplemented(
+          "precision int8 on the oneDNN backend is inference only "
+          "(post-training quantization; nothing trains in int8)");
+    if (shapes.train_batch == 0) infer_ = &plan_;
     translate_errors([&] {
+      if (int8) {
+        plan_.int8 = true;
+        plan_.weight_levels = cpu_has_vnni() ? 127.f : 63.f;
+        plan_.ranges = calibrate(model_, o.calibration, eng_, &params_, &state_,
+                                 &calibration_samples_);
+      }
       for (int64_t n : sizes) {
         if (n <= 0) throw Error("oneDNN backend: batch size must be > 0");
         if (!graphs_.count(n)) graphs_[n] = build(n);
@@ -120,7 +132,13 @@ class OnednnExecutable : public backend::Executable {
   }
 
   std::map<std::string, host::Tensor> parameters() override {
-    return graph().params->values(graph().net->stream());
+    if (infer_ == nullptr) return graph().params->values(graph().net->stream());
+    // Folded and quantized layers keep no parameter of their own: the
+    // values they were prepared from, which nothing changes.
+    std::map<std::string, host::Tensor> out;
+    for (const auto& [name, st] : params_)
+      out[name] = {st.shape, model::DType::kFloat32, st.value, {}};
+    return out;
   }
 
   std::map<std::string, host::Tensor> gradients() override {
@@ -137,7 +155,7 @@ class OnednnExecutable : public backend::Executable {
   Graph build(int64_t batch) {
     ++builds_;
     return build_graph(model_, batch, dt_, eng_, &params_, &state_,
-                       rule_.state_arrays());
+                       rule_.state_arrays(), infer_);
   }
 
   // Makes the graph of batch size n current. Graphs are built in compile
@@ -189,6 +207,9 @@ class OnednnExecutable : public backend::Executable {
   dnnl::engine eng_;
   ParamStates params_;
   RunState state_;
+  InferPlan plan_;
+  const InferPlan* infer_ = nullptr;  // set in an inference-only compile
+  int64_t calibration_samples_ = 0;
   std::map<int64_t, Graph> graphs_;  // by batch size, built in compile
   int64_t train_batch_ = 0, active_ = 0;
   int64_t holder_ = 0;  // the graph holding the newest parameter values
@@ -211,26 +232,45 @@ std::string note_or(const std::map<std::string, std::string>& notes,
 backend::Effective OnednnExecutable::effective() const {
   const auto& notes = graph().net->notes();
   const bool bf16 = dt_ == Dt::bf16;
+  const bool int8 = plan_.int8;
   std::string built;
   for (const auto& [size, g] : graphs_)
     built += (built.empty() ? "" : ", ") + std::to_string(size) +
              (size == train_batch_ ? " (train)" : "");
-  return {max_threads(),
-          "cpu",
-          bf16 ? "bf16" : "fp32",
-          backend::describe_optimizer(rule_.options()) +
-              (bf16 ? ", fp32 master weights, bf16 copies" : ""),
-          {{"cpu_isa", cpu_isa_name()},
-           {"bf16_path", bf16 ? bf16_path() : "not used (fp32)"},
-           {"layout",
-            "oneDNN blocked (format_tag::any), e.g. " +
-                note_or(notes, "conv_layout",
-                        note_or(notes, "linear_layout", "no conv or linear"))},
-           {"conv_impl", note_or(notes, "conv_impl", "no convolution")},
-           {"built_for_batches", built},
-           {"graph_builds", std::to_string(builds_)},
-           {"reference_kernels", note_or(notes, "ref_impls", "none")},
-           {"parameters", std::to_string(graph().params->count())}}};
+  int64_t count = 0;
+  for (const auto& [name, st] : params_) count += st.value.size();
+  backend::Effective e{
+      max_threads(),
+      "cpu",
+      int8 ? "int8" : (bf16 ? "bf16" : "fp32"),
+      backend::describe_optimizer(rule_.options()) +
+          (bf16 ? ", fp32 master weights, bf16 copies" : ""),
+      {{"cpu_isa", cpu_isa_name()},
+       {"bf16_path", bf16 ? bf16_path() : "not used (fp32)"},
+       {"layout",
+        "oneDNN blocked (format_tag::any), e.g. " +
+            note_or(notes, "conv_layout",
+                    note_or(notes, "linear_layout", "no conv or linear"))},
+       {"conv_impl", note_or(notes, "conv_impl", "no convolution")},
+       {"built_for_batches", built},
+       {"graph_builds", std::to_string(builds_)},
+       {"reference_kernels", note_or(notes, "ref_impls", "none")},
+       {"parameters", std::to_string(count)}}};
+  if (infer_ != nullptr) {
+    e.extras["inference_only"] =
+        "constant weights; " + std::to_string(graph().folded_norms) +
+        " batch norms folded into the conv or linear before them";
+    e.extras["linear_impl"] = note_or(notes, "linear_impl", "no linear");
+  }
+  if (int8)
+    e.extras["int8"] =
+        "conv and linear: s8 weights (per output channel, " +
+        std::to_string(static_cast<int>(plan_.weight_levels)) +
+        " levels each side), u8/s8 inputs (per tensor, MinMax over " +
+        std::to_string(calibration_samples_) +
+        " calibration samples), fp32 between layers; VNNI: " +
+        (cpu_has_vnni() ? "yes" : "no");
+  return e;
 }
 
 }  // namespace

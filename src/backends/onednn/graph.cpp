@@ -127,6 +127,27 @@ std::vector<int> fuse_relus(const model::Model& m, Net& net,
   return out;
 }
 
+// Inference-only builds: a batch norm whose input is a conv or linear that
+// nothing else reads folds into that layer (norm_of[i]: the norm folded
+// into layer i), which then writes where the norm would have, its fused
+// ReLU's value included; the norm is skipped.
+std::vector<int> fold_norms(const model::Model& m, Net& net,
+                            const std::vector<std::vector<int>>& inputs,
+                            std::vector<int>* out, std::vector<bool>* skip) {
+  std::vector<int> norm_of(m.layers.size(), -1);
+  for (int j = 0; j < static_cast<int>(m.layers.size()); ++j) {
+    if (m.layers[j].op != Op::kBatchNorm || inputs[j].size() != 1) continue;
+    const int i = inputs[j][0];
+    if (i < 0 || net.value(i).consumers != 1) continue;
+    const Op op = m.layers[i].op;
+    if (op != Op::kConv2d && op != Op::kLinear) continue;
+    norm_of[i] = j;
+    (*out)[i] = (*out)[j];
+    (*skip)[j] = true;
+  }
+  return norm_of;
+}
+
 }  // namespace
 
 void check_supported(const model::Model& m) {
@@ -161,7 +182,7 @@ void check_supported(const model::Model& m) {
 
 Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
                   const dnnl::engine& eng, ParamStates* params, RunState* state,
-                  int state_arrays) {
+                  int state_arrays, const InferPlan* infer) {
   const auto shapes = model::infer_shapes(m);
   const int n = static_cast<int>(m.layers.size());
   Graph g{std::make_unique<Net>(eng, dt, n),
@@ -175,7 +196,9 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
   }
   count_uses(m, net, inputs);
   std::vector<bool> skip(n, false);
-  const std::vector<int> out = fuse_relus(m, net, inputs, &skip);
+  std::vector<int> out = fuse_relus(m, net, inputs, &skip);
+  const std::vector<int> norm_of =
+      infer ? fold_norms(m, net, inputs, &out, &skip) : std::vector<int>(n, -1);
   for (int i = 0; i < n; ++i) {
     if (skip[i]) continue;
     net.value(out[i]).producer = i;
@@ -183,8 +206,16 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
   }
   for (int i = 0; i < n; ++i) {
     if (skip[i]) continue;
-    LayerCtx c{net, *g.params, *state, m.layers[i],
-               i,   inputs[i], out[i], out[i] != i};
+    LayerCtx c{net,    *g.params,
+               *state, m.layers[i],
+               i,      inputs[i],
+               out[i], out[i] != i && m.layers[out[i]].op == Op::kRelu};
+    c.infer = infer;
+    if (norm_of[i] >= 0) {
+      c.norm = &m.layers[norm_of[i]];
+      c.norm_index = norm_of[i];
+      ++g.folded_norms;
+    }
     build_layer(c, dt);
   }
   net.finalize();

@@ -28,6 +28,13 @@ dnnl::reorder make_reorder(const memory& src, const memory& dst,
   return dnnl::reorder(dnnl::reorder::primitive_desc(src, dst, attr));
 }
 
+dnnl::reorder make_scaling_reorder(const memory& src, const memory& dst,
+                                   int mask, const std::vector<float>& scales) {
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(mask, scales);
+  return dnnl::reorder(dnnl::reorder::primitive_desc(src, dst, attr));
+}
+
 memory view(const memory& mem, const Md& md) {
   return memory(md, mem.get_engine(), mem.get_data_handle());
 }
@@ -97,12 +104,24 @@ memory Net::src_as(int id, const Md& want) {
   Value& v = value(id);
   if (v.md.is_zero()) define(id, want);  // the first consumer picks
   if (v.md == want) return v.mem;
+  return converted(id, want, 1.f);
+}
+
+memory Net::quantized(int id, const Md& want, float scale) {
+  md_or_plain(id);
+  return converted(id, want, scale);
+}
+
+memory Net::converted(int id, const Md& want, float scale) {
   for (const auto& c : converted_)
-    if (c.id == id && c.md == want) return c.mem;
+    if (c.id == id && c.md == want && c.scale == scale) return c.mem;
+  const memory& from = value(id).mem;
   memory out = alloc(want);
-  fwd(When::kAlways, make_reorder(v.mem, out),
-      {{DNNL_ARG_FROM, v.mem}, {DNNL_ARG_TO, out}});
-  converted_.push_back({id, want, out});
+  fwd(When::kAlways,
+      scale == 1.f ? make_reorder(from, out)
+                   : make_scaling_reorder(from, out, 0, {scale}),
+      {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, out}});
+  converted_.push_back({id, want, scale, out});
   return out;
 }
 

@@ -68,6 +68,10 @@ class Net {
   // Value id in layout `want`: the value itself, or a copy a reorder step
   // makes (shared by the consumers that want the same layout).
   memory src_as(int id, const Md& want);
+  // Value id * scale in layout `want` of an integer type (int8
+  // quantization: rounded to the nearest, saturated), made by a reorder
+  // step shared by the consumers that want the same.
+  memory quantized(int id, const Md& want, float scale);
 
   // Backward program of the layer named by begin_layer; layers run in
   // reverse order.
@@ -115,9 +119,12 @@ class Net {
   struct Converted {
     int id;
     Md md;
+    float scale;
     memory mem;
   };
   std::function<void()> exec(const dnnl::primitive& p, Args args);
+  // A copy of value id in layout want, times scale, shared.
+  memory converted(int id, const Md& want, float scale);
   // Notes a reference (slow) implementation under "ref_impls".
   void check_impl(const dnnl::primitive& p);
   void* grad_buffer(int id);
@@ -144,6 +151,10 @@ Tag plain_tag(size_t rank);
 // A reorder primitive; with accumulate, dst = src + dst.
 dnnl::reorder make_reorder(const memory& src, const memory& dst,
                            bool accumulate = false);
+// A reorder writing src * scales (one, or one per index of the dims in
+// `mask`, as oneDNN's output scales).
+dnnl::reorder make_scaling_reorder(const memory& src, const memory& dst,
+                                   int mask, const std::vector<float>& scales);
 // memory viewing another's buffer with a different descriptor.
 memory view(const memory& mem, const Md& md);
 

@@ -14,11 +14,13 @@
 namespace nnbench::backends::onednn {
 namespace {
 
+// int8 runs quantized conv and linear layers between fp32 values.
 Dt data_type(const std::string& precision) {
-  if (precision == "fp32") return Dt::f32;
+  if (precision == "fp32" || precision == "int8") return Dt::f32;
   if (precision != "bf16")
-    throw backend::Unimplemented("precision " + precision +
-                                 " (the oneDNN backend runs fp32 and bf16)");
+    throw backend::Unimplemented(
+        "precision " + precision +
+        " (the oneDNN backend runs fp32, bf16 and int8 inference)");
   if (!cpu_has_bf16())
     throw backend::Unimplemented(
         "precision bf16 needs AVX512-BF16 (oneDNN ISA avx512_core_bf16 or "
@@ -41,6 +43,7 @@ class OnednnBackend : public backend::Backend {
   backend::Description describe() const override {
     std::vector<std::string> precisions = {"fp32"};
     if (cpu_has_bf16()) precisions.push_back("bf16");
+    precisions.push_back("int8");  // inference only
     return {name(),
             {.data_parallel = true, .overlap = false, .lr_schedules = true},
             {{"oneDNN", library()}},

@@ -23,6 +23,26 @@ struct RunState {
   const int64_t* tokens = nullptr;  // the bound batch's token ids, if any
 };
 
+// The batch-norm statistics of layer `layer`, created (mean 0, variance 1,
+// torch's start) on first use.
+RunState::Running& running_stats(RunState& s, int layer, int64_t channels);
+
+// What a value held over the calibration samples.
+struct Range {
+  float min = 0, max = 0;
+};
+
+// An inference-only build (compile without a train batch): conv and linear
+// layers hold constant weights, a batch norm that alone reads one is folded
+// into them, and with int8 they run quantized from calibrated ranges.
+struct InferPlan {
+  bool int8 = false;
+  // Weights quantized to [-127, 127]; [-63, 63] without VNNI, where
+  // oneDNN's u8 x s8 pairs can saturate 16-bit intermediate sums.
+  float weight_levels = 127;
+  std::map<int, Range> ranges;  // by value id: the inputs of quantized layers
+};
+
 struct LayerCtx {
   Net& net;
   ParamStore& params;
@@ -32,6 +52,9 @@ struct LayerCtx {
   std::vector<int> in;  // ids of the input values
   int out;              // where the output goes: a fused ReLU's value
   bool fuse_relu = false;
+  const InferPlan* infer = nullptr;    // null in builds that train
+  const model::Layer* norm = nullptr;  // a batch norm folded into this layer
+  int norm_index = -1;
 
   Value& src(size_t k = 0) { return net.value(in.at(k)); }
   Value& dst() { return net.value(out); }
@@ -64,6 +87,13 @@ memory diff_dst_of(LayerCtx& c, const Md& want);
 
 // Throws Unimplemented for a pooling oneDNN cannot compute like torch.
 void check_pool(const model::Layer& l, const Dims& src, const Dims& dst);
+
+// The net's attributes with a ReLU post-op where one is fused.
+dnnl::primitive_attr relu_attr(const Net& net, bool fuse);
+// Conv or linear of an inference-only build.
+void build_dense_infer(LayerCtx& c);
+// The weight dims oneDNN wants for a conv (goihw when grouped).
+Dims conv_weight_dims(const model::Layer& l, int64_t in_channels);
 
 void build_conv(LayerCtx& c);
 void build_linear(LayerCtx& c);

@@ -10,16 +10,6 @@ namespace {
 using dnnl::algorithm;
 using dnnl::prop_kind;
 
-dnnl::primitive_attr relu_attr(const Net& net, bool fuse) {
-  dnnl::primitive_attr attr = net.attr();
-  if (fuse) {
-    dnnl::post_ops po;
-    po.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
-    attr.set_post_ops(po);
-  }
-  return attr;
-}
-
 // What the backward-weights primitive writes: fp32, in the forward's weight
 // layout where it can (then the forward reads the master weights directly).
 template <typename MakePd>
@@ -76,6 +66,22 @@ void wire_dense(LayerCtx& c, const Md& canonical,
 
 }  // namespace
 
+dnnl::primitive_attr relu_attr(const Net& net, bool fuse) {
+  dnnl::primitive_attr attr = net.attr();
+  if (fuse) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(po);
+  }
+  return attr;
+}
+
+Dims conv_weight_dims(const model::Layer& l, int64_t in_channels) {
+  const int64_t g = l.groups;
+  return g > 1 ? Dims{g, l.out / g, in_channels / g, l.kernel[0], l.kernel[1]}
+               : Dims{l.out, in_channels, l.kernel[0], l.kernel[1]};
+}
+
 memory diff_dst_of(LayerCtx& c, const Md& want) {
   Value& v = c.dst();
   if (!c.fuse_relu) return c.net.bwd_as(v.diff, want);
@@ -93,15 +99,14 @@ memory diff_dst_of(LayerCtx& c, const Md& want) {
 }
 
 void build_conv(LayerCtx& c) {
+  if (c.infer) return build_dense_infer(c);
   const model::Layer& l = c.l;
   Net& net = c.net;
   const Dt dt = net.dt();
   const Dims& src_dims = c.src().dims;
   const Dims& dst_dims = c.dst().dims;
-  const int64_t g = l.groups, ic = src_dims[1];
-  const Dims w_dims = g > 1
-                          ? Dims{g, l.out / g, ic / g, l.kernel[0], l.kernel[1]}
-                          : Dims{l.out, ic, l.kernel[0], l.kernel[1]};
+  const int64_t g = l.groups;
+  const Dims w_dims = conv_weight_dims(l, src_dims[1]);
   const Dims strides{l.stride[0], l.stride[1]}, pad{l.pad[0], l.pad[1]};
   const auto alg = algorithm::convolution_direct;
 
@@ -140,6 +145,7 @@ void build_conv(LayerCtx& c) {
 }
 
 void build_linear(LayerCtx& c) {
+  if (c.infer) return build_dense_infer(c);
   const model::Layer& l = c.l;
   Net& net = c.net;
   const Dt dt = net.dt();

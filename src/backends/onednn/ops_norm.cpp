@@ -27,15 +27,6 @@ void update_running(RunState::Running& r, const memory& mean, const memory& var,
   }
 }
 
-RunState::Running& running_stats(LayerCtx& c, int64_t channels) {
-  RunState::Running& r = c.state.running[c.index];
-  if (r.mean.empty()) {
-    r.mean.assign(channels, 0.f);
-    r.var.assign(channels, 1.f);
-  }
-  return r;
-}
-
 // The memory a batch norm's forward leaves for its backward.
 struct BnState {
   memory src, mean, var, ws;
@@ -56,7 +47,7 @@ void bn_forward(LayerCtx& c, const BnState& b,
   train[DNNL_ARG_VARIANCE] = b.var;
   train[DNNL_ARG_WORKSPACE] = b.ws;
   net.fwd(When::kTrain, dnnl::batch_normalization_forward(pd), train);
-  RunState::Running* r = &running_stats(c, c.src().dims[1]);
+  RunState::Running* r = &running_stats(c.state, c.index, c.src().dims[1]);
   const double momentum = c.l.momentum;
   const memory mean = b.mean, var = b.var;
   net.fwd(When::kTrain,
@@ -92,6 +83,15 @@ void bn_backward(LayerCtx& c, const BnState& b,
 }
 
 }  // namespace
+
+RunState::Running& running_stats(RunState& s, int layer, int64_t channels) {
+  RunState::Running& r = s.running[layer];
+  if (r.mean.empty()) {
+    r.mean.assign(channels, 0.f);
+    r.var.assign(channels, 1.f);
+  }
+  return r;
+}
 
 void build_batch_norm(LayerCtx& c) {
   Net& net = c.net;

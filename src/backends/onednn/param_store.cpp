@@ -119,6 +119,13 @@ void ParamStore::load(dnnl::stream& s) {
   sync_all(s);
 }
 
+const ParamState& ParamStore::state(const std::string& name) const {
+  const auto it = states_->find(name);
+  if (it == states_->end())
+    throw Error("oneDNN backend: no initial value for parameter " + name);
+  return it->second;
+}
+
 int64_t ParamStore::count() const {
   int64_t n = 0;
   for (const auto& slot : slots_)

@@ -54,6 +54,9 @@ class ParamStore {
   // The flat gradient buffer (padding included, zero there): what a
   // data-parallel step all-reduces, in one message.
   backend::GradientBuffer flat_grad();
+  // The canonical value of parameter `name` (what an inference-only build
+  // folds and quantizes once).
+  const ParamState& state(const std::string& name) const;
   // Elements of the canonical tensors: the parameter count.
   int64_t count() const;
   std::map<std::string, host::Tensor> values(dnnl::stream& s);
