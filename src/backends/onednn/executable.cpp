@@ -268,8 +268,9 @@ backend::Effective OnednnExecutable::effective() const {
         std::to_string(static_cast<int>(plan_.weight_levels)) +
         " levels each side), u8/s8 inputs (per tensor, MinMax over " +
         std::to_string(calibration_samples_) +
-        " calibration samples), fp32 between layers; VNNI: " +
-        (cpu_has_vnni() ? "yes" : "no");
+        " calibration samples); between two of them int8 (" +
+        std::to_string(graph().int8_values) +
+        " values), elsewhere fp32; VNNI: " + (cpu_has_vnni() ? "yes" : "no");
   return e;
 }
 

@@ -148,6 +148,35 @@ std::vector<int> fold_norms(const model::Model& m, Net& net,
   return norm_of;
 }
 
+// int8: the values only quantized layers (conv, linear) read, which their
+// producer, a conv or linear too, then writes as int8 directly instead of
+// in fp32 for each reader to quantize.
+std::vector<bool> int8_outputs(const model::Model& m,
+                               const std::vector<std::vector<int>>& inputs,
+                               const std::vector<int>& out,
+                               const std::vector<bool>& skip) {
+  const int n = static_cast<int>(m.layers.size());
+  auto dense = [&](int i) {
+    return m.layers[i].op == Op::kConv2d || m.layers[i].op == Op::kLinear;
+  };
+  std::vector<bool> int8(n, false);
+  for (int i = 0; i < n; ++i) {
+    if (skip[i] || !dense(i)) continue;
+    int readers = 0;
+    bool all_dense = true;
+    for (int j = 0; j < n; ++j) {
+      if (skip[j]) continue;
+      for (int k : inputs[j])
+        if (k == out[i]) {
+          ++readers;
+          all_dense = all_dense && dense(j);
+        }
+    }
+    int8[i] = readers > 0 && all_dense;
+  }
+  return int8;
+}
+
 }  // namespace
 
 void check_supported(const model::Model& m) {
@@ -204,6 +233,9 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
     net.value(out[i]).producer = i;
     net.value(out[i]).producer_aliases = m.layers[i].op == Op::kAdd;
   }
+  const std::vector<bool> int8_out = infer && infer->int8
+                                         ? int8_outputs(m, inputs, out, skip)
+                                         : std::vector<bool>(n, false);
   for (int i = 0; i < n; ++i) {
     if (skip[i]) continue;
     LayerCtx c{net,    *g.params,
@@ -211,6 +243,8 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
                i,      inputs[i],
                out[i], out[i] != i && m.layers[out[i]].op == Op::kRelu};
     c.infer = infer;
+    c.int8_out = int8_out[i];
+    g.int8_values += int8_out[i];
     if (norm_of[i] >= 0) {
       c.norm = &m.layers[norm_of[i]];
       c.norm_index = norm_of[i];

@@ -56,9 +56,10 @@ Md Net::md_or_plain(int id) {
   return value(id).md;
 }
 
-void Net::define(int id, const Md& md) {
+void Net::define(int id, const Md& md, float scale) {
   Value& v = value(id);
   v.md = md;
+  v.scale = scale;
   // The model input is bound to the current batch's buffer at each step.
   v.mem = id < 0 ? memory(md, eng_, DNNL_MEMORY_NONE) : alloc(md);
   if (v.needs_grad) v.diff = memory(md, eng_, DNNL_MEMORY_NONE);
@@ -102,6 +103,8 @@ void Net::fwd(When w, const dnnl::primitive& p, Args args) {
 
 memory Net::src_as(int id, const Md& want) {
   Value& v = value(id);
+  if (v.scale != 1.f)
+    throw std::logic_error("an int8 value read as a float one");
   if (v.md.is_zero()) define(id, want);  // the first consumer picks
   if (v.md == want) return v.mem;
   return converted(id, want, 1.f);
@@ -109,7 +112,9 @@ memory Net::src_as(int id, const Md& want) {
 
 memory Net::quantized(int id, const Md& want, float scale) {
   md_or_plain(id);
-  return converted(id, want, scale);
+  const Value& v = value(id);
+  if (v.scale == scale && v.md == want) return v.mem;
+  return converted(id, want, scale / v.scale);
 }
 
 memory Net::converted(int id, const Md& want, float scale) {

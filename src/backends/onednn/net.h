@@ -38,6 +38,7 @@ struct Value {
   bool written = false;  // the overwriting gradient step has been built
   bool needs_grad = false;
   memory diff_alias;  // a gradient buffer this shares, bound in finalize
+  float scale = 1.f;  // int8 values hold value * scale
 };
 
 class Net {
@@ -59,8 +60,9 @@ class Net {
   Md plain(int id, Dt dt) const;
   // Value id's layout, or a plain one for the model input still undefined.
   Md md_or_plain(int id);
-  // Declares value id with layout md and allocates its activation.
-  void define(int id, const Md& md);
+  // Declares value id with layout md and allocates its activation; an
+  // int8 value holds value * scale.
+  void define(int id, const Md& md, float scale = 1.f);
 
   // Forward program.
   void fwd(When w, std::function<void()> f);

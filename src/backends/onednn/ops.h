@@ -55,6 +55,7 @@ struct LayerCtx {
   const InferPlan* infer = nullptr;    // null in builds that train
   const model::Layer* norm = nullptr;  // a batch norm folded into this layer
   int norm_index = -1;
+  bool int8_out = false;  // only quantized layers read the output
 
   Value& src(size_t k = 0) { return net.value(in.at(k)); }
   Value& dst() { return net.value(out); }

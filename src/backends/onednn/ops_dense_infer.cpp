@@ -4,7 +4,8 @@
 // channel, the bias shifted likewise), and with int8 they are quantized per
 // output channel while the input is quantized per tensor from its
 // calibrated range. The output stays in the net's floating type, so every
-// other op runs as in fp32.
+// other op runs as in fp32, unless only quantized layers read it: then it
+// is written as int8 at its readers' level.
 #include <algorithm>
 #include <cmath>
 
@@ -40,26 +41,38 @@ Dense folded(LayerCtx& c) {
   return d;
 }
 
-// int8: the input's scale and type from its calibrated range (u8 where it
-// was never negative: the output of a ReLU), the weights' scale per output
-// channel, the output scales that undo both and the bias moved into the
-// accumulator's units (oneDNN 2.x computes scale * (acc + bias)).
+// int8: a value's type and scale from its calibrated range (u8 where it
+// was never negative: the output of a ReLU).
+struct Level {
+  Dt dt;
+  float scale;
+};
+
+Level level_of(LayerCtx& c, int id) {
+  const auto it = c.infer->ranges.find(id);
+  if (it == c.infer->ranges.end())
+    throw std::logic_error("no calibrated range for value " +
+                           std::to_string(id) + " at " + c.l.name);
+  const Range r = it->second;
+  const bool is_unsigned = r.min >= 0;
+  const float reach = std::max(std::abs(r.min), std::abs(r.max));
+  return {is_unsigned ? Dt::u8 : Dt::s8,
+          reach > 0 ? (is_unsigned ? 255.f : 127.f) / reach : 1.f};
+}
+
+// int8: the input's level, the weights' scale per output channel, the
+// output scales that undo both (and apply the output's level where the
+// output is int8 too) and the bias moved into the accumulator's units
+// (oneDNN 2.x computes scale * (acc + bias)).
 struct Quant {
-  Dt src_dt = Dt::f32;
-  float src_scale = 1.f;
+  Level src{Dt::f32, 1.f}, dst{Dt::f32, 1.f};
   std::vector<float> weight_scales, output_scales;
 };
 
 Quant quantize(LayerCtx& c, Dense& d) {
   Quant q;
-  const auto it = c.infer->ranges.find(c.in[0]);
-  if (it == c.infer->ranges.end())
-    throw std::logic_error("no calibrated range for the input of " + c.l.name);
-  const Range r = it->second;
-  const bool unsigned_input = r.min >= 0;
-  const float reach = std::max(std::abs(r.min), std::abs(r.max));
-  q.src_dt = unsigned_input ? Dt::u8 : Dt::s8;
-  q.src_scale = reach > 0 ? (unsigned_input ? 255.f : 127.f) / reach : 1.f;
+  q.src = level_of(c, c.in[0]);
+  if (c.int8_out) q.dst = level_of(c, c.out);
   const int64_t out = c.l.out;
   const size_t row = d.w.size() / out;
   for (int64_t o = 0; o < out; ++o) {
@@ -68,8 +81,8 @@ Quant quantize(LayerCtx& c, Dense& d) {
       m = std::max(m, std::abs(d.w[o * row + k]));
     const float ws = m > 0 ? c.infer->weight_levels / m : 1.f;
     q.weight_scales.push_back(ws);
-    q.output_scales.push_back(1.f / (q.src_scale * ws));
-    d.b[o] *= q.src_scale * ws;
+    q.output_scales.push_back(q.dst.scale / (q.src.scale * ws));
+    d.b[o] *= q.src.scale * ws;
   }
   return q;
 }
@@ -105,11 +118,12 @@ void build_dense_infer(LayerCtx& c) {
   dnnl::primitive_attr attr = relu_attr(net, c.fuse_relu);
   if (c.infer->int8) attr.set_output_scales(1 << 1, q.output_scales);
 
-  const Dt src_dt = c.infer->int8 ? q.src_dt : dt;
+  const Dt src_dt = c.infer->int8 ? q.src.dt : dt;
   const Dt w_dt = c.infer->int8 ? Dt::s8 : dt;
+  const Dt dst_dt = c.int8_out ? q.dst.dt : dt;
   const Md bias({l.out}, Dt::f32, Tag::a);
   const Md src_any = any_md(src_dims, src_dt), w_any = any_md(w_dims, w_dt),
-           dst_any = any_md(dst_dims, dt);
+           dst_any = any_md(dst_dims, dst_dt);
   dnnl::primitive prim;
   Md src_md, w_md, dst_md;
   std::string impl;
@@ -138,15 +152,23 @@ void build_dense_infer(LayerCtx& c) {
   const memory weights = constant(net, w_md, canonical, d.w, w_mask,
                                   c.infer->int8 ? &q.weight_scales : nullptr);
   const memory b = constant(net, bias, bias, d.b, 0, nullptr);
-  const memory src = c.infer->int8 ? net.quantized(c.in[0], src_md, q.src_scale)
+  const memory src = c.infer->int8 ? net.quantized(c.in[0], src_md, q.src.scale)
                                    : net.src_as(c.in[0], src_md);
-  net.define(c.out, dst_md);
+  net.define(c.out, dst_md, q.dst.scale);
   net.fwd(When::kAlways, prim,
           {{DNNL_ARG_SRC, src},
            {DNNL_ARG_WEIGHTS, weights},
            {DNNL_ARG_BIAS, b},
            {DNNL_ARG_DST, c.dst().mem}});
   net.note(conv ? "conv_impl" : "linear_impl", l.name + ": " + impl);
+  if (conv)
+    net.note("conv_layout", "conv weights " +
+                                layout_name(w_md, grouped ? "goihw" : "oihw") +
+                                ", activations " + layout_name(dst_md, "nchw") +
+                                " (" + l.name + ")");
+  else
+    net.note("linear_layout",
+             "linear weights " + layout_name(w_md, "oi") + " (" + l.name + ")");
   if (c.norm) net.note("folded", "batch norms folded into the layer before");
 }
 
