@@ -10,6 +10,7 @@
 #include "data/synthetic.h"
 #include "model/params.h"
 #include "model/zoo/builder.h"
+#include "model/zoo/zoo.h"
 #include "tensor/tensor_file.h"
 #include "util/error.h"
 #include "util/temp_dir.h"
@@ -123,38 +124,42 @@ TEST(OnednnInt8, SignedConvExactOnTheQuantizationGrid) {
       }
 }
 
-// Folding: conv -> batch norm -> ReLU run as one conv in an inference-only
-// build must give what the training build's inference program gives with
-// the norm as its own primitive, for statistics, gamma and beta far from
-// their initial (0, 1, 1, 0). Built through the graph API: a weights file
-// cannot carry running statistics yet.
-TEST(OnednnInference, FoldedBatchNormMatchesTheUnfoldedOne) {
+// Folding and fusing: conv -> batch norm -> ReLU and conv -> batch norm ->
+// add (a residual from the input) -> ReLU run as two convs in an
+// inference-only build must give what the training build's inference
+// program gives with every layer as its own primitive, for statistics,
+// gammas and betas far from their initial (0, 1, 1, 0). Built through the
+// graph API: a weights file cannot carry running statistics yet.
+TEST(OnednnInference, FoldedAndFusedMatchTheUnfused) {
   using namespace backends::onednn;
   model::Model m;
   m.name = "fold";
-  m.input.shape = {3, 8, 8};
+  m.input.shape = {4, 8, 8};
   model::zoo::Builder b(m);
-  int x = b.no_bias().conv(-1, 6, 3, 1, 1, "c");
-  x = b.relu(b.batch_norm(x));
+  int x = b.relu(b.batch_norm(b.no_bias().conv(-1, 4, 3, 1, 1, "c1")));
+  x = b.batch_norm(b.no_bias().conv(x, 4, 3, 1, 1, "c2"));
+  x = b.relu(b.add_(x, -1));
   b.linear(b.flatten(x), 5, "fc");
-  const std::string bn = m.layers[1].name;
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> pos(0.5f, 2.f), any(-1.f, 1.f);
   auto draw = [&](auto& dist) {
-    std::vector<float> v(6);
+    std::vector<float> v(4);
     for (auto& e : v) e = dist(rng);
     return v;
   };
   ParamStates params;
   for (auto& p : model::init_params(m, 1))
     params[p.spec.name] = {p.spec.shape, std::move(p.data), {}};
-  params.at(bn + ".weight").value = draw(pos);
-  params.at(bn + ".bias").value = draw(any);
   RunState state;
-  state.running[1] = {draw(any), draw(pos)};
+  for (int norm : {1, 4}) {
+    const std::string& name = m.layers[norm].name;
+    params.at(name + ".weight").value = draw(pos);
+    params.at(name + ".bias").value = draw(any);
+    state.running[norm] = {draw(any), draw(pos)};
+  }
   const host::Tensor in = data::synthetic_batch(m, 4, 3).input;
   const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-  auto run = [&](const InferPlan* plan, int* folded) {
+  auto run = [&](const InferPlan* plan, Graph* kept) {
     Graph g = build_graph(m, 4, Dt::f32, eng, &params, &state, 0, plan);
     Net& net = *g.net;
     std::vector<float> host = in.f;
@@ -166,21 +171,52 @@ TEST(OnednnInference, FoldedBatchNormMatchesTheUnfoldedOne) {
     net.run_forward(false);
     net.stream().wait();
     g.loss->read_logits();
-    *folded = g.folded_norms;
-    return g.loss->output();
+    host::Tensor out = g.loss->output();
+    *kept = std::move(g);
+    return out;
   };
   const InferPlan plan;
-  int folded = -1, unfolded = -1;
+  Graph folded, unfolded;
   const host::Tensor got = run(&plan, &folded);
   const host::Tensor want = run(nullptr, &unfolded);
-  EXPECT_EQ(folded, 1);
-  EXPECT_EQ(unfolded, 0);
+  EXPECT_EQ(folded.folded_norms, 2);
+  EXPECT_EQ(folded.fused_adds, 1);
+  EXPECT_EQ(unfolded.folded_norms + unfolded.fused_adds, 0);
   ASSERT_EQ(got.f.size(), want.f.size());
   double largest = 0;
   for (float w : want.f) largest = std::max(largest, double(std::abs(w)));
   ASSERT_GT(largest, 0.1);
   for (size_t k = 0; k < want.f.size(); ++k)
     EXPECT_NEAR(got.f[k], want.f[k], 1e-5 * largest) << k;
+}
+
+// Every zoo model the backend runs: an inference-only build (folded,
+// fused) gives the training build's inference output, which the
+// conformance suite checks against the reference.
+TEST(OnednnInference, ZooInferenceOnlyBuildsMatchTrainingBuilds) {
+  auto backend = backend::make_backend("onednn");
+  for (const char* name : {"mnist-cnn", "resnet-56", "alexnet-r", "fcn-r",
+                           "mnist-mlp", "cifar10-cnn"}) {
+    const model::Model m = model::zoo::get(name);
+    backend::Options o;
+    o.threads = 2;
+    const host::Batch batch = data::synthetic_batch(m, 2, 5);
+    auto output = [&](const backend::Shapes& shapes) {
+      auto exe = backend->compile(m, o, shapes);
+      exe->load_batches({batch});
+      exe->infer(0);
+      return exe->output();
+    };
+    const host::Tensor got = output(backend::Shapes::infer(2));
+    const host::Tensor want = output(backend::Shapes::train(2));
+    ASSERT_EQ(got.f.size(), want.f.size()) << name;
+    double diff = 0, norm = 0;
+    for (size_t k = 0; k < want.f.size(); ++k) {
+      diff += std::pow(double(got.f[k]) - want.f[k], 2);
+      norm += std::pow(double(want.f[k]), 2);
+    }
+    EXPECT_LE(std::sqrt(diff), 1e-4 * std::sqrt(norm)) << name;
+  }
 }
 
 TEST(OnednnInt8, TrainingIsRefusedAndCalibrationRequired) {

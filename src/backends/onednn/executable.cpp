@@ -259,7 +259,9 @@ backend::Effective OnednnExecutable::effective() const {
   if (infer_ != nullptr) {
     e.extras["inference_only"] =
         "constant weights; " + std::to_string(graph().folded_norms) +
-        " batch norms folded into the conv or linear before them";
+        " batch norms folded into the conv or linear before them, " +
+        std::to_string(graph().fused_adds) +
+        " adds fused into them (oneDNN sum post-op)";
     e.extras["linear_impl"] = note_or(notes, "linear_impl", "no linear");
   }
   if (int8)

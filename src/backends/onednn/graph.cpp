@@ -177,6 +177,53 @@ std::vector<bool> int8_outputs(const model::Model& m,
   return int8;
 }
 
+// The layer that writes value `id` (-1 for the model input itself).
+int writer_of(int id, const std::vector<int>& out,
+              const std::vector<bool>& skip) {
+  for (int i = 0; i < static_cast<int>(out.size()); ++i)
+    if (!skip[i] && out[i] == id) return i;
+  return -1;
+}
+
+// Inference-only builds: an add whose one input comes from a conv or
+// linear that nothing else reads, and whose other input is written before
+// that layer runs, is fused into the layer: a step copies the other input
+// into the add's output, which the layer then adds its result to (oneDNN's
+// sum post-op), its ReLU included. sum_from[i]: the value copied for layer
+// i (or kNoSum).
+constexpr int kNoSum = -2;
+std::vector<int> fuse_adds(const model::Model& m,
+                           const std::vector<std::vector<int>>& inputs,
+                           std::vector<int>* out, std::vector<bool>* skip) {
+  const int n = static_cast<int>(m.layers.size());
+  std::vector<int> sum_from(n, kNoSum);
+  auto readers = [&](int id) {
+    int count = 0;
+    for (int j = 0; j < n; ++j)
+      if (!(*skip)[j])
+        count += std::count(inputs[j].begin(), inputs[j].end(), id);
+    return count;
+  };
+  for (int a = 0; a < n; ++a) {
+    if (m.layers[a].op != Op::kAdd || (*skip)[a] || inputs[a].size() != 2 ||
+        inputs[a][0] == inputs[a][1])
+      continue;
+    for (int k = 0; k < 2; ++k) {
+      const int x = inputs[a][k], y = inputs[a][1 - k];
+      const int i = x < 0 ? -1 : writer_of(x, *out, *skip);
+      if (i < 0 || sum_from[i] != kNoSum || readers(x) != 1) continue;
+      const Op op = m.layers[i].op;
+      if (op != Op::kConv2d && op != Op::kLinear) continue;
+      if (y >= 0 && writer_of(y, *out, *skip) >= i) continue;
+      sum_from[i] = y;
+      (*out)[i] = (*out)[a];
+      (*skip)[a] = true;
+      break;
+    }
+  }
+  return sum_from;
+}
+
 }  // namespace
 
 void check_supported(const model::Model& m) {
@@ -236,6 +283,8 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
   const std::vector<bool> int8_out = infer && infer->int8
                                          ? int8_outputs(m, inputs, out, skip)
                                          : std::vector<bool>(n, false);
+  const std::vector<int> sum_from =
+      infer ? fuse_adds(m, inputs, &out, &skip) : std::vector<int>(n, kNoSum);
   for (int i = 0; i < n; ++i) {
     if (skip[i]) continue;
     LayerCtx c{net,    *g.params,
@@ -244,6 +293,11 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
                out[i], out[i] != i && m.layers[out[i]].op == Op::kRelu};
     c.infer = infer;
     c.int8_out = int8_out[i];
+    if (sum_from[i] != kNoSum) {
+      c.sum = true;
+      c.sum_from = sum_from[i];
+      ++g.fused_adds;
+    }
     g.int8_values += int8_out[i];
     if (norm_of[i] >= 0) {
       c.norm = &m.layers[norm_of[i]];

@@ -19,6 +19,7 @@ struct Graph {
   std::unique_ptr<ParamStore> params;
   std::unique_ptr<LossHead> loss;
   int folded_norms = 0;  // batch norms folded into the layer before
+  int fused_adds = 0;    // adds fused into the conv or linear before
   int int8_values = 0;   // written as int8 (only quantized layers read)
 };
 

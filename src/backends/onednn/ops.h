@@ -56,6 +56,8 @@ struct LayerCtx {
   const model::Layer* norm = nullptr;  // a batch norm folded into this layer
   int norm_index = -1;
   bool int8_out = false;  // only quantized layers read the output
+  bool sum = false;       // a fused add: the output starts as value sum_from
+  int sum_from = 0;
 
   Value& src(size_t k = 0) { return net.value(in.at(k)); }
   Value& dst() { return net.value(out); }

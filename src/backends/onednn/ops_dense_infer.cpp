@@ -115,7 +115,11 @@ void build_dense_infer(LayerCtx& c) {
   Dense d = folded(c);
   Quant q;
   if (c.infer->int8) q = quantize(c, d);
-  dnnl::primitive_attr attr = relu_attr(net, c.fuse_relu);
+  dnnl::primitive_attr attr = net.attr();
+  dnnl::post_ops po;
+  if (c.sum) po.append_sum(1.f);
+  if (c.fuse_relu) po.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
+  attr.set_post_ops(po);
   if (c.infer->int8) attr.set_output_scales(1 << 1, q.output_scales);
 
   const Dt src_dt = c.infer->int8 ? q.src.dt : dt;
@@ -155,6 +159,11 @@ void build_dense_infer(LayerCtx& c) {
   const memory src = c.infer->int8 ? net.quantized(c.in[0], src_md, q.src.scale)
                                    : net.src_as(c.in[0], src_md);
   net.define(c.out, dst_md, q.dst.scale);
+  if (c.sum) {
+    const memory addend = net.src_as(c.sum_from, net.md_or_plain(c.sum_from));
+    net.fwd(When::kAlways, make_reorder(addend, c.dst().mem),
+            {{DNNL_ARG_FROM, addend}, {DNNL_ARG_TO, c.dst().mem}});
+  }
   net.fwd(When::kAlways, prim,
           {{DNNL_ARG_SRC, src},
            {DNNL_ARG_WEIGHTS, weights},
