@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Gluon peer for nnbench's mxnet engine (docs/performance.md).
 
-The Keras MNIST MLP of the CPU-vs-GPU study (784-512-512-10, dropout 0.2)
-as a Gluon user trains it: a hybridized HybridSequential, an
+The Keras MNIST MLP of the CPU-vs-GPU study (784-512-512-10, dropout 0.2),
+or DLBench's CIFAR-10 ResNet-56 (option A shortcuts, NCHW), as a Gluon
+user trains it: a hybridized HybridSequential, an
 autograd.record loop with backward and Trainer.step (SGD, momentum 0.9),
 each step timed until the loss is on the host, on synthetic data, the
 same warm-up rule as nnbench (at least 5 steps and 1 s). Threads are
@@ -18,8 +19,45 @@ import sys
 import time
 
 
+def resnet56(nn):
+    """CIFAR ResNet-56; option A shortcut: subsample, zero-pad channels."""
+
+    class Block(nn.HybridBlock):
+        def __init__(self, cin, planes, stride):
+            super().__init__()
+            self.body = nn.HybridSequential()
+            self.body.add(nn.Conv2D(planes, 3, stride, 1, use_bias=False),
+                          nn.BatchNorm(), nn.Activation("relu"),
+                          nn.Conv2D(planes, 3, 1, 1, use_bias=False),
+                          nn.BatchNorm())
+            self.stride, self.pad = stride, planes - cin
+
+        def hybrid_forward(self, F, x):
+            y = self.body(x)
+            if self.stride != 1 or self.pad:
+                x = F.slice(x, begin=(None, None, None, None),
+                            end=(None, None, None, None),
+                            step=(1, 1, self.stride, self.stride))
+                x = F.concat(x, F.zeros_like(F.slice_axis(
+                    x, axis=1, begin=0, end=self.pad)), dim=1)
+            return F.relu(y + x)
+
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(16, 3, 1, 1, use_bias=False), nn.BatchNorm(),
+            nn.Activation("relu"))
+    cin = 16
+    for stage in range(3):
+        planes = 16 << stage
+        for i in range(9):
+            net.add(Block(cin, planes, 2 if stage and not i else 1))
+            cin = planes
+    net.add(nn.GlobalAvgPool2D(), nn.Dense(10))
+    return net
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--model", choices=["mlp", "resnet56"], default="mlp")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--min-time", type=float, default=2.0)
@@ -32,16 +70,21 @@ def main():
     from mxnet.gluon import nn
 
     mx.random.seed(1)
-    net = nn.HybridSequential()
-    net.add(nn.Dense(512, activation="relu"), nn.Dropout(0.2),
-            nn.Dense(512, activation="relu"), nn.Dropout(0.2), nn.Dense(10))
+    if a.model == "mlp":
+        net, sample = nn.HybridSequential(), (784,)
+        net.add(nn.Dense(512, activation="relu"), nn.Dropout(0.2),
+                nn.Dense(512, activation="relu"), nn.Dropout(0.2),
+                nn.Dense(10))
+    else:
+        net, sample = resnet56(nn), (3, 32, 32)
     net.initialize(mx.init.Xavier())
     net.hybridize(static_alloc=True, static_shape=True)
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
     trainer = gluon.Trainer(net.collect_params(), "sgd",
                             {"learning_rate": 0.01, "momentum": 0.9})
     rng = np.random.default_rng(1)
-    xs = [mx.nd.array(rng.standard_normal((a.batch, 784), dtype=np.float32))
+    xs = [mx.nd.array(rng.standard_normal((a.batch, *sample),
+                                          dtype=np.float32))
           for _ in range(4)]
     ys = [mx.nd.array(rng.integers(0, 10, a.batch)) for _ in range(4)]
 
@@ -62,7 +105,7 @@ def main():
         step(i)
         samples.append(time.perf_counter() - t)
         i += 1
-    print(f"gluon mxnet {mx.__version__} mlp train batch {a.batch}, "
+    print(f"gluon mxnet {mx.__version__} {a.model} train batch {a.batch}, "
           f"{a.threads} threads: median {statistics.median(samples) * 1e3:.3f} ms "
           f"over {len(samples)} steps")
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Keras peer for nnbench's tensorflow and jax engines (docs/performance.md).
 
-The Keras MNIST MLP of the CPU-vs-GPU study (784-512-512-10, dropout 0.2)
-as a Keras user trains it: model.compile with SGD (momentum 0.9) and a
+The Keras MNIST MLP of the CPU-vs-GPU study (784-512-512-10, dropout 0.2),
+or DLBench's CIFAR-10 ResNet-56 (option A shortcuts; Keras's channels-last
+layout, as the engines build it), as a Keras user trains it: model.compile with SGD (momentum 0.9) and a
 train_on_batch loop on synthetic data, each step timed (train_on_batch
 returns the loss on the host), the same warm-up rule as nnbench (at least
 5 steps and 1 s). Run it with the engine's interpreter, on the backend
@@ -31,8 +32,43 @@ import numpy as np  # noqa: E402
 import keras  # noqa: E402
 
 
+def mlp():
+    L = keras.layers
+    return keras.Sequential([
+        keras.Input((784,)),
+        L.Dense(512, activation="relu"), L.Dropout(0.2),
+        L.Dense(512, activation="relu"), L.Dropout(0.2),
+        L.Dense(10)]), (784,)
+
+
+def resnet56():
+    L = keras.layers
+
+    def conv_bn(x, planes, stride):
+        x = L.Conv2D(planes, 3, stride, padding="same", use_bias=False)(x)
+        return L.BatchNormalization(epsilon=1e-5, momentum=0.9)(x)
+
+    inputs = keras.Input((32, 32, 3))
+    x = L.ReLU()(conv_bn(inputs, 16, 1))
+    cin = 16
+    for stage in range(3):
+        planes = 16 << stage
+        for i in range(9):
+            stride = 2 if stage and not i else 1
+            y = conv_bn(L.ReLU()(conv_bn(x, planes, stride)), planes, 1)
+            if stride != 1 or cin != planes:
+                # Option A: subsample, then zero-pad the new channels.
+                x = L.Lambda(lambda t, s=stride, p=planes - cin: keras.ops.pad(
+                    t[:, ::s, ::s, :], [[0, 0], [0, 0], [0, 0], [0, p]]))(x)
+            x = L.ReLU()(L.Add()([y, x]))
+            cin = planes
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inputs, L.Dense(10)(x)), (32, 32, 3)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--model", choices=["mlp", "resnet56"], default="mlp")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--min-time", type=float, default=2.0)
@@ -48,15 +84,12 @@ def main():
         import jax
         version = f"jax {jax.__version__}"
     keras.utils.set_random_seed(1)
-    model = keras.Sequential([
-        keras.Input((784,)),
-        keras.layers.Dense(512, activation="relu"), keras.layers.Dropout(0.2),
-        keras.layers.Dense(512, activation="relu"), keras.layers.Dropout(0.2),
-        keras.layers.Dense(10)])
+    model, sample = mlp() if a.model == "mlp" else resnet56()
     model.compile(optimizer=keras.optimizers.SGD(0.01, momentum=0.9),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     rng = np.random.default_rng(1)
-    xs = [rng.standard_normal((a.batch, 784), dtype=np.float32) for _ in range(4)]
+    xs = [rng.standard_normal((a.batch, *sample), dtype=np.float32)
+          for _ in range(4)]
     ys = [rng.integers(0, 10, a.batch) for _ in range(4)]
     i, t0 = 0, time.perf_counter()
     while i < 5 or time.perf_counter() - t0 < 1.0:
@@ -68,7 +101,7 @@ def main():
         model.train_on_batch(xs[i % 4], ys[i % 4])
         samples.append(time.perf_counter() - t)
         i += 1
-    print(f"keras {keras.__version__} {version} mlp train "
+    print(f"keras {keras.__version__} {version} {a.model} train "
           f"batch {a.batch}, {a.threads} threads: median "
           f"{statistics.median(samples) * 1e3:.3f} ms over {len(samples)} steps")
 

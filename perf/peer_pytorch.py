@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Python peer for nnbench's LibTorch backend (docs/performance.md).
 
-The Keras MNIST MLP and CNN of the CPU-vs-GPU study, written in plain
-PyTorch as a user would, trained on synthetic data with SGD (momentum 0.9),
+The Keras MNIST MLP and CNN of the CPU-vs-GPU study and DLBench's CIFAR-10
+ResNet-56 (option A shortcuts), written in plain PyTorch as a user would, trained on synthetic data with SGD (momentum 0.9),
 timed per step with the same warm-up rule as nnbench (at least 5 steps and
 1 s). Run it with Debian's interpreter, which has python3-torch:
 
@@ -42,9 +42,51 @@ class Cnn(nn.Module):
         return self.fc2(x)
 
 
+class Block(nn.Module):
+    """CIFAR basic block; option A shortcut: subsample, zero-pad channels."""
+
+    def __init__(self, cin, planes, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, planes, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.stride, self.pad = stride, planes - cin
+
+    def forward(self, x):
+        y = self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x)))))
+        if self.stride != 1 or self.pad:
+            x = F.pad(x[:, :, ::self.stride, ::self.stride],
+                      (0, 0, 0, 0, 0, self.pad))
+        return F.relu(y + x)
+
+
+class ResNet56(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(16)
+        blocks, cin = [], 16
+        for stage in range(3):
+            planes = 16 << stage
+            for i in range(9):
+                blocks.append(Block(cin, planes, 2 if stage and not i else 1))
+                cin = planes
+        self.blocks = nn.Sequential(*blocks)
+        self.fc = nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = self.blocks(F.relu(self.bn1(self.conv1(x))))
+        return self.fc(F.adaptive_avg_pool2d(x, 1).flatten(1))
+
+
+MODELS = {"mlp": (Mlp, (784,)), "cnn": (Cnn, (1, 28, 28)),
+          "resnet56": (ResNet56, (3, 32, 32))}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--model", choices=["mlp", "cnn"], default="mlp")
+    p.add_argument("--model", choices=sorted(MODELS), default="mlp")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--min-time", type=float, default=2.0)
@@ -52,8 +94,9 @@ def main():
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
-    net = Mlp() if a.model == "mlp" else Cnn()
-    shape = (a.batch, 784) if a.model == "mlp" else (a.batch, 1, 28, 28)
+    make, sample = MODELS[a.model]
+    net = make()
+    shape = (a.batch, *sample)
     xs = [torch.randn(shape) for _ in range(4)]
     ys = [torch.randint(0, 10, (a.batch,)) for _ in range(4)]
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The framework engines' worker path against each framework's own loop in a
 # plain script (docs/performance.md: a PyTorch loop, Keras train_on_batch on
-# TensorFlow and on JAX, a Gluon autograd.record loop): the MNIST MLP's training step, batch
-# 128, 2 threads, alternated over ROUNDS rounds on an idle machine. Prints
+# TensorFlow and on JAX, a Gluon autograd.record loop): the training step of
+# each of MODELS (the MNIST MLP and DLBench's ResNet-56 by default), batch
+# 128, 2 threads, the same warm-up and stopping rules on both sides
+# (nnbench's defaults: at least 5 steps and 1 s of warm-up, 10 steps and
+# 2 s measured), alternated over ROUNDS rounds on an idle machine. Prints
 # one line per run: nnbench's median (the worker's own step times) and the
 # plain loop's. The plain loops get the environment nnbench gives its
 # workers: the OpenMP OpenBLAS first on LD_LIBRARY_PATH (nnbench's fix for
@@ -12,26 +15,32 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${NNBENCH:-build/release/bin/nnbench}
 rounds=${ROUNDS:-3}
+models=${MODELS:-mnist-mlp resnet-56}
 venvs=${NNBENCH_VENVS:-${XDG_DATA_HOME:-$HOME/.local/share}/nnbench/venvs}
 median() { python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["results"][0]["stats_seconds"]["median"]*1e3))' "$1"; }
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+nnbench() {  # round model engine
+  "$bin" run --backend "$3" --model "$2" --batch 128 --threads 2 \
+    --on-contention warn --out "$tmp/r.json" > /dev/null 2>&1
+  echo "round $1 $2 nnbench $3: $(median "$tmp/r.json") ms"
+}
 for r in $(seq "$rounds"); do
-  "$bin" run --backend pytorch --model mnist-mlp --batch 128 --threads 2 \
-    --on-contention warn --out "$tmp/pt.json" > /dev/null 2>&1
-  echo "round $r nnbench pytorch: $(median "$tmp/pt.json") ms"
-  /usr/bin/python3 perf/peer_pytorch.py --model mlp --threads 2 | sed "s/^/round $r plain /"
-  "$bin" run --backend tensorflow --model mnist-mlp --batch 128 --threads 2 \
-    --on-contention warn --out "$tmp/tf.json" > /dev/null 2>&1
-  echo "round $r nnbench tensorflow: $(median "$tmp/tf.json") ms"
-  "$venvs/tensorflow/bin/python" perf/peer_keras.py --threads 2 2>/dev/null | sed "s/^/round $r plain /"
-  "$bin" run --backend jax --model mnist-mlp --batch 128 --threads 2 \
-    --on-contention warn --out "$tmp/jax.json" > /dev/null 2>&1
-  echo "round $r nnbench jax: $(median "$tmp/jax.json") ms"
-  KERAS_BACKEND=jax "$venvs/jax/bin/python" perf/peer_keras.py --threads 2 2>/dev/null | sed "s/^/round $r plain /"
-  "$bin" run --backend mxnet --model mnist-mlp --batch 128 --threads 2 \
-    --on-contention warn --out "$tmp/mx.json" > /dev/null 2>&1
-  echo "round $r nnbench mxnet: $(median "$tmp/mx.json") ms"
-  "$venvs/mxnet/bin/python" perf/peer_gluon.py --threads 2 2>/dev/null | sed "s/^/round $r plain /"
+  for model in $models; do
+    peer=mlp
+    [ "$model" = resnet-56 ] && peer=resnet56
+    plain() { sed "s/^/round $r plain /"; }
+    nnbench "$r" "$model" pytorch
+    /usr/bin/python3 perf/peer_pytorch.py --model "$peer" --threads 2 | plain
+    nnbench "$r" "$model" tensorflow
+    "$venvs/tensorflow/bin/python" perf/peer_keras.py --model "$peer" \
+      --threads 2 2>/dev/null | plain
+    nnbench "$r" "$model" jax
+    KERAS_BACKEND=jax "$venvs/jax/bin/python" perf/peer_keras.py \
+      --model "$peer" --threads 2 2>/dev/null | plain
+    nnbench "$r" "$model" mxnet
+    "$venvs/mxnet/bin/python" perf/peer_gluon.py --model "$peer" \
+      --threads 2 2>/dev/null | plain
+  done
 done
