@@ -20,38 +20,47 @@ import time
 
 
 def resnet56(nn):
-    """CIFAR ResNet-56; option A shortcut: subsample, zero-pad channels."""
+    """CIFAR ResNet-56; option A shortcut: subsample, zero-pad channels.
+
+    Written with the ops nnbench's engine uses (layers as direct children,
+    F.Activation, the global pool as a mean): in one process, batch 128, 2
+    threads, Gluon's GlobalAvgPool2D made a step 0.18 s slower (0.55
+    against 0.36 s) and a nested HybridSequential body with nn.Activation
+    blocks another 0.05 s; this loop measures the worker path, not those.
+    """
 
     class Block(nn.HybridBlock):
         def __init__(self, cin, planes, stride):
             super().__init__()
-            self.body = nn.HybridSequential()
-            self.body.add(nn.Conv2D(planes, 3, stride, 1, use_bias=False),
-                          nn.BatchNorm(), nn.Activation("relu"),
-                          nn.Conv2D(planes, 3, 1, 1, use_bias=False),
-                          nn.BatchNorm())
+            self.c1 = nn.Conv2D(planes, 3, stride, 1, use_bias=False,
+                                in_channels=cin)
+            self.b1 = nn.BatchNorm(in_channels=planes)
+            self.c2 = nn.Conv2D(planes, 3, 1, 1, use_bias=False,
+                                in_channels=planes)
+            self.b2 = nn.BatchNorm(in_channels=planes)
             self.stride, self.pad = stride, planes - cin
 
         def hybrid_forward(self, F, x):
-            y = self.body(x)
+            y = F.Activation(self.b1(self.c1(x)), act_type="relu")
+            y = self.b2(self.c2(y))
             if self.stride != 1 or self.pad:
-                x = F.slice(x, begin=(None, None, None, None),
-                            end=(None, None, None, None),
+                x = F.slice(x, begin=(None,) * 4, end=(None,) * 4,
                             step=(1, 1, self.stride, self.stride))
                 x = F.concat(x, F.zeros_like(F.slice_axis(
                     x, axis=1, begin=0, end=self.pad)), dim=1)
-            return F.relu(y + x)
+            return F.Activation(y + x, act_type="relu")
 
     net = nn.HybridSequential()
-    net.add(nn.Conv2D(16, 3, 1, 1, use_bias=False), nn.BatchNorm(),
-            nn.Activation("relu"))
+    net.add(nn.Conv2D(16, 3, 1, 1, use_bias=False, in_channels=3),
+            nn.BatchNorm(in_channels=16), nn.Activation("relu"))
     cin = 16
     for stage in range(3):
         planes = 16 << stage
         for i in range(9):
             net.add(Block(cin, planes, 2 if stage and not i else 1))
             cin = planes
-    net.add(nn.GlobalAvgPool2D(), nn.Dense(10))
+    net.add(nn.HybridLambda(lambda F, x: F.mean(x, axis=(2, 3))),
+            nn.Dense(10, in_units=64))
     return net
 
 
