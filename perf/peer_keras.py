@@ -3,8 +3,10 @@
 
 The Keras MNIST MLP of the CPU-vs-GPU study (784-512-512-10, dropout 0.2),
 or DLBench's CIFAR-10 ResNet-56 (option A shortcuts; Keras's channels-last
-layout, as the engines build it), as a Keras user trains it: model.compile with SGD (momentum 0.9) and a
-train_on_batch loop on synthetic data, each step timed (train_on_batch
+layout, as the engines build it), as a Keras user trains it: model.compile
+with SGD (momentum 0.9) and Keras's default jit_compile="auto" (XLA where
+the model allows; --jit-compile false for none) and a train_on_batch loop
+on synthetic data, each step timed (train_on_batch
 returns the loss on the host), the same warm-up rule as nnbench (at least
 5 steps and 1 s). Run it with the engine's interpreter, on the backend
 named by KERAS_BACKEND (tensorflow unless set; on jax the threads are the
@@ -70,6 +72,10 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--model", choices=["mlp", "resnet56"], default="mlp")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--jit-compile", choices=["auto", "true", "false"],
+                   default="auto",
+                   help="model.compile's jit_compile (Keras's default: auto, "
+                        "XLA where the model supports it)")
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--min-time", type=float, default=2.0)
     p.add_argument("--min-iters", type=int, default=10)
@@ -85,7 +91,9 @@ def main():
         version = f"jax {jax.__version__}"
     keras.utils.set_random_seed(1)
     model, sample = mlp() if a.model == "mlp" else resnet56()
-    model.compile(optimizer=keras.optimizers.SGD(0.01, momentum=0.9),
+    jit = {"auto": "auto", "true": True, "false": False}[a.jit_compile]
+    model.compile(jit_compile=jit,
+                  optimizer=keras.optimizers.SGD(0.01, momentum=0.9),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     rng = np.random.default_rng(1)
     xs = [rng.standard_normal((a.batch, *sample), dtype=np.float32)
@@ -102,6 +110,7 @@ def main():
         samples.append(time.perf_counter() - t)
         i += 1
     print(f"keras {keras.__version__} {version} {a.model} train "
+          f"(jit_compile {a.jit_compile}: XLA {model.jit_compile}) "
           f"batch {a.batch}, {a.threads} threads: median "
           f"{statistics.median(samples) * 1e3:.3f} ms over {len(samples)} steps")
 

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Why the tensorflow engine's step differed from Keras's train_on_batch
+# (docs/performance.md): Keras 3 compiles with jit_compile="auto", which
+# on TensorFlow means XLA wherever the model allows, while the engine runs
+# a plain tf.function unless NNBENCH_TF_XLA=1. Each model of MODELS,
+# batch 128, 2 threads, nnbench's default rules on both sides, alternated
+# over ROUNDS rounds: the engine without and with XLA, Keras with
+# jit_compile auto and false. Prints one line per run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${NNBENCH:-build/release/bin/nnbench}
+rounds=${ROUNDS:-2}
+models=${MODELS:-mnist-mlp resnet-56}
+venvs=${NNBENCH_VENVS:-${XDG_DATA_HOME:-$HOME/.local/share}/nnbench/venvs}
+median() { python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["results"][0]["stats_seconds"]["median"]*1e3))' "$1"; }
+export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for r in $(seq "$rounds"); do
+  for model in $models; do
+    peer=mlp
+    [ "$model" = resnet-56 ] && peer=resnet56
+    for xla in 0 1; do
+      NNBENCH_TF_XLA=$xla "$bin" run --backend tensorflow --model "$model" \
+        --batch 128 --threads 2 --on-contention warn --out "$tmp/r.json" \
+        > /dev/null 2>&1
+      echo "round $r $model nnbench tensorflow NNBENCH_TF_XLA=$xla: $(median "$tmp/r.json") ms"
+    done
+    for jit in auto false; do
+      "$venvs/tensorflow/bin/python" perf/peer_keras.py --model "$peer" \
+        --threads 2 --jit-compile "$jit" 2>/dev/null | sed "s/^/round $r plain /"
+    done
+  done
+done
