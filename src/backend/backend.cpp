@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "model/analysis.h"
 #include "tensor/tensor_file.h"
 #include "util/error.h"
 
@@ -85,18 +86,52 @@ backend::Effective effective_from_json(const nlohmann::json& j) {
   return e;
 }
 
+namespace {
+
+const char* const kStatNames[] = {".running_mean", ".running_var"};
+
+// Takes a batch norm's statistic out of `tensors`, checked.
+std::vector<float> take_stat(std::map<std::string, host::Tensor>& tensors,
+                             const std::string& weights, const model::Layer& l,
+                             int64_t channels, const char* suffix) {
+  const std::string name = l.name + suffix;
+  const auto it = tensors.find(name);
+  if (it == tensors.end())
+    throw Error(weights + ": no " + name + " (batch norm's running " +
+                "statistics, which trained weights carry; a file written "
+                "before they were saved cannot be used)");
+  if (it->second.shape != model::Shape{channels} ||
+      it->second.dtype != model::DType::kFloat32)
+    throw Error(weights + ": " + name + " has another shape or type than [" +
+                std::to_string(channels) + "] float32");
+  std::vector<float> v = std::move(it->second.f);
+  tensors.erase(it);
+  return v;
+}
+
+// Every batch norm's statistics out of `tensors`, by layer index.
+std::map<int, RunningStats> take_stats(
+    const model::Model& m, std::map<std::string, host::Tensor>& tensors,
+    const std::string& weights) {
+  std::map<int, RunningStats> out;
+  const auto shapes = model::infer_shapes(m);
+  for (int i = 0; i < static_cast<int>(m.layers.size()); ++i) {
+    const model::Layer& l = m.layers[i];
+    if (l.op != model::Op::kBatchNorm) continue;
+    const int64_t c = shapes[i].at(0);
+    RunningStats& st = out[i];
+    st.mean = take_stat(tensors, weights, l, c, kStatNames[0]);
+    st.var = take_stat(tensors, weights, l, c, kStatNames[1]);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<model::ParamValue> initial_params(const model::Model& m,
                                               uint64_t seed,
                                               const std::string& weights) {
   if (weights.empty()) return model::init_params(m, seed);
-  // A tensor file holds parameters only; batch norm's running statistics
-  // are each backend's own state and would start at (0, 1), which is not
-  // the trained model.
-  for (const auto& l : m.layers)
-    if (l.op == model::Op::kBatchNorm)
-      throw Unimplemented(
-          "trained weights for a model with batch norm (" + l.name +
-          "): its running statistics are not saved with the parameters yet");
   auto tensors = host::read_tensors(weights);
   std::vector<model::ParamValue> out;
   for (const auto& spec : model::param_specs(m)) {
@@ -111,9 +146,32 @@ std::vector<model::ParamValue> initial_params(const model::Model& m,
     out.push_back({spec, std::move(it->second.f)});
     tensors.erase(it);
   }
+  take_stats(m, tensors, weights);
   if (!tensors.empty())
     throw Error(weights + ": " + tensors.begin()->first +
                 " is not a parameter of this model (weights of another one?)");
+  return out;
+}
+
+std::map<int, RunningStats> initial_running_stats(const model::Model& m,
+                                                  const std::string& weights) {
+  if (weights.empty()) return {};
+  auto tensors = host::read_tensors(weights);
+  return take_stats(m, tensors, weights);
+}
+
+std::map<std::string, host::Tensor> running_stats_tensors(
+    const model::Model& m, const std::map<int, RunningStats>& stats) {
+  std::map<std::string, host::Tensor> out;
+  for (const auto& [i, st] : stats) {
+    const std::string& name = m.layers.at(i).name;
+    const std::vector<float>* values[] = {&st.mean, &st.var};
+    for (int k = 0; k < 2; ++k) {
+      host::Tensor& t = out[name + kStatNames[k]];
+      t.shape = {static_cast<int64_t>(values[k]->size())};
+      t.f = *values[k];
+    }
+  }
   return out;
 }
 

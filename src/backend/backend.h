@@ -42,7 +42,8 @@ struct Options {
   double rho = 0.9;     // adadelta decay
   double eps = 1e-8;
   // Trained parameters to start from (a tensor file with every parameter
-  // by canonical name, model/params.h); empty: the seeded initial values.
+  // by canonical name, model/params.h, and every batch norm's running
+  // statistics); empty: the seeded initial values.
   std::string weights;
   // int8: the samples a post-training quantization calibrates on (a
   // tensor file, "input" [N, ...]); the engine says what it did with them.
@@ -95,6 +96,10 @@ struct Capabilities {
   // training batch and train_step throw Unimplemented; verify compares the
   // inference output only.
   bool training = true;
+  // Batch norm's running statistics travel with trained weights: the
+  // executable's running_stats() gives them for --save-weights, and a
+  // weights file's are loaded. A backend without it refuses such files.
+  bool running_stats = false;
 };
 
 // What ran, as the backend reports it after compile (and after the run):
@@ -182,6 +187,10 @@ class Executable {
   virtual std::map<std::string, host::Tensor> parameters() = 0;
   // Gradients of the last train_step, by canonical name.
   virtual std::map<std::string, host::Tensor> gradients() = 0;
+  // Batch norm's running statistics, "<layer>.running_mean" and
+  // "<layer>.running_var" (PyTorch's state_dict names); empty where the
+  // backend keeps none it can give (Capabilities::running_stats).
+  virtual std::map<std::string, host::Tensor> running_stats() { return {}; }
 };
 
 // What a backend is and what it can run, answered without compiling
@@ -274,11 +283,26 @@ class Backend {
 
 // The parameters a backend starts from: the seeded initial values
 // (model::init_params(m, seed)), or with `weights` a tensor file's, which
-// must hold every parameter of `m` by its canonical name and shape and
-// nothing else (an nnbench::Error naming the file and the parameter).
+// must hold every parameter of `m` by its canonical name and shape, the
+// running statistics of every batch norm (see below), and nothing else (an
+// nnbench::Error naming the file and the tensor).
 std::vector<model::ParamValue> initial_params(const model::Model& m,
                                               uint64_t seed,
                                               const std::string& weights);
+
+// Batch norm's running statistics from a weights file, by the batch-norm
+// layer's index; empty without a file (every backend then starts them at
+// mean 0, variance 1, as PyTorch does). initial_params checks they are all
+// there.
+struct RunningStats {
+  std::vector<float> mean, var;
+};
+std::map<int, RunningStats> initial_running_stats(const model::Model& m,
+                                                  const std::string& weights);
+// "<layer>.running_mean" and "<layer>.running_var" of every batch-norm
+// layer, as a weights file holds them.
+std::map<std::string, host::Tensor> running_stats_tensors(
+    const model::Model& m, const std::map<int, RunningStats>& stats);
 
 // The device, precision and optimizer of `options` against a description:
 // the part of supports() every backend shares. "cuda" matches any cuda:N.

@@ -25,10 +25,12 @@ const Capabilities kFrameworkCan = [] {
   c.lr_schedules = true;
   return c;
 }();
-// Inference engines: no training, so no schedules either.
+// Inference engines: no training, so no schedules either; the ONNX graph
+// carries batch norm's running statistics from a weights file.
 const Capabilities kInferenceCan = [] {
   Capabilities c;
   c.training = false;
+  c.running_stats = true;
   return c;
 }();
 #endif

@@ -161,15 +161,15 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
                                  "' (the " + b.name() +
                                  " backend cannot change the rate)");
   const auto t0 = Clock::now();
-  if (!o.save_weights.empty())
+  if (!o.save_weights.empty() && !b.describe().can.running_stats)
     for (const auto& l : m.layers)
       if (l.op == model::Op::kBatchNorm)
         throw results::RunError(
             results::State::kUnimplemented,
-            "--save-weights: " + l.name +
-                " is batch norm, whose running statistics are not saved with "
-                "the parameters yet (the trained model's answers would "
-                "differ)");
+            "--save-weights: " + l.name + " is batch norm, whose running " +
+                "statistics the " + b.name() +
+                " backend does not give (the trained model's answers would " +
+                "differ without them); reference, onednn and torch do");
   auto exe = b.compile(m, bo, shapes);
   r.init_seconds = util::seconds_since(t0);
   r.effective = exe->effective();
@@ -207,7 +207,9 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
   if (o.latency) r.latency = measure_latency(*exe, d.test, m, o.latency_items);
   r.effective = exe->effective();  // what ran, read after the run
   if (!o.save_weights.empty()) {
-    host::write_tensors(o.save_weights, exe->parameters());
+    auto saved = exe->parameters();
+    for (auto& [name, t] : exe->running_stats()) saved[name] = std::move(t);
+    host::write_tensors(o.save_weights, saved);
     r.effective.extras["saved_weights"] = o.save_weights;
   }
 }

@@ -129,7 +129,7 @@ TEST(OnednnInt8, SignedConvExactOnTheQuantizationGrid) {
 // inference-only build must give what the training build's inference
 // program gives with every layer as its own primitive, for statistics,
 // gammas and betas far from their initial (0, 1, 1, 0). Built through the
-// graph API: a weights file cannot carry running statistics yet.
+// graph API, so that one set of statistics feeds both programs.
 TEST(OnednnInference, FoldedAndFusedMatchTheUnfused) {
   using namespace backends::onednn;
   model::Model m;

@@ -39,6 +39,8 @@ class OnednnExecutable : public backend::Executable {
     for (auto& v : backend::initial_params(m, o.seed, o.weights))
       params_[v.spec.name] = {v.spec.shape, std::move(v.data), {}};
     state_.seed = o.seed;
+    for (auto& [i, st] : backend::initial_running_stats(m, o.weights))
+      state_.running[i] = {std::move(st.mean), std::move(st.var)};
     std::vector<int64_t> sizes = shapes.infer_batches;
     if (shapes.train_batch > 0) sizes.push_back(shapes.train_batch);
     if (sizes.empty())
@@ -139,6 +141,18 @@ class OnednnExecutable : public backend::Executable {
     for (const auto& [name, st] : params_)
       out[name] = {st.shape, model::DType::kFloat32, st.value, {}};
     return out;
+  }
+
+  // Batch norm's statistics (mean 0, variance 1 where none ran yet).
+  std::map<std::string, host::Tensor> running_stats() override {
+    const auto shapes = model::infer_shapes(model_);
+    std::map<int, backend::RunningStats> stats;
+    for (int i = 0; i < static_cast<int>(model_.layers.size()); ++i) {
+      if (model_.layers[i].op != model::Op::kBatchNorm) continue;
+      const auto& r = onednn::running_stats(state_, i, shapes[i].at(0));
+      stats[i] = {r.mean, r.var};
+    }
+    return backend::running_stats_tensors(model_, stats);
   }
 
   std::map<std::string, host::Tensor> gradients() override {

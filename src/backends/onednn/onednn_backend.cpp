@@ -45,7 +45,10 @@ class OnednnBackend : public backend::Backend {
     if (cpu_has_bf16()) precisions.push_back("bf16");
     precisions.push_back("int8");  // inference only
     return {name(),
-            {.data_parallel = true, .overlap = false, .lr_schedules = true},
+            {.data_parallel = true,
+             .overlap = false,
+             .lr_schedules = true,
+             .running_stats = true},
             {{"oneDNN", library()}},
             {"cpu"},
             precisions,

@@ -32,6 +32,11 @@ Network<T>::Network(const model::Model& m, uint64_t seed,
     init_state(m.layers[i], first < 0 ? m.input.shape : shapes_[first],
                states_[i]);
   }
+  for (const auto& [i, st] : backend::initial_running_stats(m, weights)) {
+    auto& norm = states_[i].norm;
+    norm.running_mean.assign(st.mean.begin(), st.mean.end());
+    norm.running_var.assign(st.var.begin(), st.var.end());
+  }
   outs_.resize(layers);
   d_outs_.resize(layers);
 }

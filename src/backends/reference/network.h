@@ -47,6 +47,7 @@ class Network {
   const std::vector<model::ParamSpec>& specs() const { return specs_; }
   const Tensor<T>& input_grad() const { return d_input_; }
   const LayerState<T>& state(int layer) const { return states_[layer]; }
+  const model::Model& model() const { return model_; }
 
  private:
   LayerArgs<T> args(int i, bool train);

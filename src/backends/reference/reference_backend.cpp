@@ -87,6 +87,18 @@ class ReferenceExecutable : public backend::Executable {
     return by_name(net_.params());
   }
 
+  std::map<std::string, host::Tensor> running_stats() override {
+    std::map<int, backend::RunningStats> stats;
+    const model::Model& m = net_.model();
+    for (int i = 0; i < static_cast<int>(m.layers.size()); ++i) {
+      if (m.layers[i].op != model::Op::kBatchNorm) continue;
+      const auto& norm = net_.state(i).norm;
+      stats[i] = {{norm.running_mean.begin(), norm.running_mean.end()},
+                  {norm.running_var.begin(), norm.running_var.end()}};
+    }
+    return backend::running_stats_tensors(m, stats);
+  }
+
   // Like the LibTorch backend: none before the first train_step.
   std::map<std::string, host::Tensor> gradients() override {
     if (!stepped_) return {};
@@ -126,7 +138,10 @@ class ReferenceBackend : public backend::Backend {
   std::string version() const override { return "nnbench reference 1"; }
   backend::Description describe() const override {
     return {name(),
-            {.data_parallel = true, .overlap = false, .lr_schedules = true},
+            {.data_parallel = true,
+             .overlap = false,
+             .lr_schedules = true,
+             .running_stats = true},
             {},
             {"cpu"},
             {"fp32"},

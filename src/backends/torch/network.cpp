@@ -127,6 +127,35 @@ void NetworkImpl::load_initial(uint64_t seed, const std::string& weights) {
                                       dst.sizes(), torch::kFloat32);
     dst.copy_(src);
   }
+  for (auto& [i, st] : backend::initial_running_stats(model_, weights)) {
+    auto buffers = modules_[i].ptr()->named_buffers(false);
+    const std::vector<float>* values[] = {&st.mean, &st.var};
+    const char* names[] = {"running_mean", "running_var"};
+    for (int k = 0; k < 2; ++k) {
+      torch::Tensor* t = buffers.find(names[k]);
+      if (t == nullptr)
+        throw Error("torch backend: no " + std::string(names[k]) + " in " +
+                    model_.layers[i].name);
+      t->copy_(torch::from_blob(const_cast<float*>(values[k]->data()),
+                                t->sizes(), torch::kFloat32));
+    }
+  }
+}
+
+std::map<int, backend::RunningStats> NetworkImpl::running_stats() {
+  std::map<int, backend::RunningStats> out;
+  for (size_t i = 0; i < model_.layers.size(); ++i) {
+    if (model_.layers[i].op != Op::kBatchNorm) continue;
+    auto buffers = modules_[i].ptr()->named_buffers(false);
+    auto host = [&](const char* name) {
+      const torch::Tensor t =
+          buffers.find(name)->to(torch::kCPU, torch::kFloat32).contiguous();
+      return std::vector<float>(t.data_ptr<float>(),
+                                t.data_ptr<float>() + t.numel());
+    };
+    out[i] = {host("running_mean"), host("running_var")};
+  }
+  return out;
 }
 
 std::vector<torch::Tensor> NetworkImpl::trainable_parameters() {

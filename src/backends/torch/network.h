@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "backend/backend.h"
 #include "model/model.h"
 
 namespace nnbench::backends::torch_backend {
@@ -24,6 +25,8 @@ class NetworkImpl : public torch::nn::Module {
   }
   // Copies model::init_params values into the parameters.
   void load_initial(uint64_t seed, const std::string& weights = "");
+  // Batch norm's running statistics by layer index (on the host).
+  std::map<int, backend::RunningStats> running_stats();
 
  private:
   torch::Tensor run_layer(size_t i, const std::vector<torch::Tensor>& in);

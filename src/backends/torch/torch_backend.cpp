@@ -153,6 +153,10 @@ class TorchExecutable : public backend::Executable {
     return out;
   }
 
+  std::map<std::string, host::Tensor> running_stats() override {
+    return backend::running_stats_tensors(model_, net_->running_stats());
+  }
+
   std::map<std::string, host::Tensor> gradients() override {
     std::map<std::string, host::Tensor> out;
     for (const auto& [name, t] : net_->canonical())
@@ -249,7 +253,10 @@ class TorchBackend : public backend::Backend {
     for (int i = 0; i < static_cast<int>(torch::cuda::device_count()); ++i)
       devices.push_back("cuda:" + std::to_string(i));
     return {name(),
-            {.data_parallel = true, .overlap = true, .lr_schedules = true},
+            {.data_parallel = true,
+             .overlap = true,
+             .lr_schedules = true,
+             .running_stats = true},
             {{"LibTorch", TORCH_VERSION}},
             devices,
             {"fp32"},

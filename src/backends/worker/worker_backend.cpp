@@ -89,6 +89,10 @@ std::map<std::string, host::Tensor> seeded_params(
     t.f = std::move(p.data);
     params[p.spec.name] = std::move(t);
   }
+  // Under the names nnbench_onnx.py reads for its BatchNormalization nodes.
+  for (auto& [name, t] : backend::running_stats_tensors(
+           m, backend::initial_running_stats(m, weights)))
+    params[name] = std::move(t);
   return params;
 }
 
@@ -112,6 +116,13 @@ class WorkerExecutable : public backend::Executable {
                    const model::Model& m, const backend::Options& o,
                    const backend::Shapes& shapes)
       : process_(start(f, python, scratch_, o.threads)) {
+    if (!o.weights.empty() && !f.can.running_stats)
+      for (const auto& l : m.layers)
+        if (l.op == model::Op::kBatchNorm)
+          throw backend::Unimplemented(
+              "weights for a model with batch norm (" + l.name + "): the " +
+              f.name +
+              " engine does not load batch norm's running statistics yet");
     write_tensors(scratch_.file("params"), seeded_params(m, o.seed, o.weights));
     json sizes = json::array();
     for (int64_t b : shapes.infer_batches) sizes.push_back(b);
