@@ -49,6 +49,9 @@ class Builder:
     def __init__(self, model: dict):
         self.model = model
         self.loads = {}   # canonical name -> (keras variable getter, to_keras, from_keras)
+        # "<bn>.running_mean"/"running_var" -> (layer, index): batch norm's
+        # moving statistics, loaded where a weights file gives them.
+        self.stats = {}
         self.layout = []  # per layer: "nhwc", ("flat", C, H, W) or "plain"
         self.shape = []   # per layer: per-sample shape, nnbench's order
 
@@ -176,6 +179,8 @@ class Builder:
             y = bn(x)
             self.map(f"{name}.weight", bn, 0, None, None)
             self.map(f"{name}.bias", bn, 1, None, None)
+            self.stats[f"{name}.running_mean"] = (bn, 2)
+            self.stats[f"{name}.running_var"] = (bn, 3)
             return y, lay, s
         if op == "lrn":
             n = attr(l, "size", 5)
@@ -285,6 +290,7 @@ class KerasModel:
         b = Builder(model)
         self.net = b.build()
         self.loads = b.loads
+        self.stats = b.stats
         self.images = model["input"]["dtype"] != "int64" and \
             len(model["input"]["shape"]) == 3
         for name, (layer, index, to_k, _) in self.loads.items():
@@ -292,6 +298,9 @@ class KerasModel:
                 raise ValueError(f"no initial value for parameter {name}")
             a = params[name]
             layer.weights[index].assign(to_k(a) if to_k else a)
+        for name, (layer, index) in self.stats.items():
+            if name in params:
+                layer.weights[index].assign(params[name])
         self.bce = model["loss"] == "sigmoid_binary_cross_entropy"
         self.loss_fn = (keras.losses.BinaryCrossentropy(from_logits=True)
                         if self.bce else
@@ -326,6 +335,12 @@ class KerasModel:
             v = np.asarray(v, dtype=np.float32)
             out[name] = from_k(v) if from_k else v
         return out
+
+
+    def running_stats(self, values_of: Callable) -> Dict[str, np.ndarray]:
+        """Batch norm's moving statistics, by nnbench's names."""
+        return {name: np.asarray(values_of(layer.weights[index]), dtype=np.float32)
+                for name, (layer, index) in self.stats.items()}
 
 
 def rescale_ratio(old: float, new: float, momentum: float) -> float:

@@ -86,6 +86,8 @@ class Engine:
                            for vs in (net.trainable_variables,
                                       net.non_trainable_variables, opt.variables))
         self.index = {id(v): i for i, v in enumerate(net.trainable_variables)}
+        self.nt_index = {id(v): i
+                         for i, v in enumerate(net.non_trainable_variables)}
         return self.effective()
 
     def effective(self) -> dict:
@@ -133,6 +135,10 @@ class Engine:
 
     def parameters(self) -> dict:
         return self.k.canonical(lambda v: np.asarray(self.state[0][self.index[id(v)]]))
+
+    def running_stats(self) -> dict:
+        return self.k.running_stats(
+            lambda v: np.asarray(self.state[1][self.nt_index[id(v)]]))
 
     def gradients(self) -> dict:
         if self.grads is None:

@@ -42,6 +42,9 @@ class Net(gluon.HybridBlock):
         self.model = model
         self.blocks: Dict[int, gluon.Block] = {}
         self.canonical: Dict[str, gluon.Parameter] = {}
+        # Batch norm's running statistics (Gluon parameters without
+        # gradients), by nnbench's names.
+        self.stats: Dict[str, gluon.Parameter] = {}
         self.shapes: List[list] = []
         with self.name_scope():
             for i, l in enumerate(model["layers"]):
@@ -135,6 +138,9 @@ class Net(gluon.HybridBlock):
             prm = getattr(b, theirs, None)
             if prm is not None:
                 self.canonical[f"{name}.{ours}"] = prm
+        if l["op"] == "batch_norm":
+            self.stats[f"{name}.running_mean"] = b.running_mean
+            self.stats[f"{name}.running_var"] = b.running_var
 
     def hybrid_forward(self, F, x):
         outs = []
@@ -239,6 +245,9 @@ class Engine:
             if name not in params:
                 raise ValueError(f"no initial value for parameter {name}")
             prm.set_data(mx.nd.array(params[name], ctx=self.ctx))
+        for name, prm in self.net.stats.items():
+            if name in params:
+                prm.set_data(mx.nd.array(params[name], ctx=self.ctx))
         for name, prm in self.net.collect_params().items():
             if name.endswith("h2h_bias") and prm.grad_req == "null":
                 prm.set_data(mx.nd.zeros(prm.shape, ctx=self.ctx))
@@ -320,6 +329,10 @@ class Engine:
 
     def parameters(self) -> dict:
         return {k: p.data(self.ctx).asnumpy() for k, p in self.net.canonical.items()}
+
+    def running_stats(self) -> dict:
+        return {k: p.data(self.ctx).asnumpy().astype(np.float32)
+                for k, p in self.net.stats.items()}
 
     def gradients(self) -> dict:
         return {k: p.grad(self.ctx).asnumpy() for k, p in self.net.canonical.items()

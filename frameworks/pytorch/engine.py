@@ -28,6 +28,8 @@ class Net(torch.nn.Module):
         self.layers = model["layers"]
         self.mods = torch.nn.ModuleDict()
         self.canonical: Dict[str, torch.nn.Parameter] = {}
+        # Batch norm's running statistics (buffers), by nnbench's names.
+        self.stats: Dict[str, torch.Tensor] = {}
         shapes = self._shapes()
         for i, l in enumerate(self.layers):
             first = layer_inputs(model, i)[0]
@@ -80,6 +82,9 @@ class Net(torch.nn.Module):
         if l["op"] != "lstm":
             for suffix, p in m.named_parameters():
                 self.canonical[f"{name}.{suffix}"] = p
+            if l["op"] == "batch_norm":
+                self.stats[f"{name}.running_mean"] = m.running_mean
+                self.stats[f"{name}.running_var"] = m.running_var
             return
         dirs = ["", "_reverse"] if attr(l, "bidirectional", False) else [""]
         for k in range(attr(l, "num_layers", 1)):
@@ -239,6 +244,9 @@ class Engine:
                 if name not in params:
                     raise ValueError(f"no initial value for parameter {name}")
                 p.copy_(torch.from_numpy(params[name]))
+            for name, b in self.net.stats.items():
+                if name in params:
+                    b.copy_(torch.from_numpy(params[name]))
         self.net.to(self.device)
         self.opt = make_optimizer([p for p in self.net.parameters()
                                    if p.requires_grad], options)
@@ -301,6 +309,10 @@ class Engine:
 
     def parameters(self) -> dict:
         return {k: p.detach().cpu().numpy() for k, p in self.net.canonical.items()}
+
+    def running_stats(self) -> dict:
+        return {k: b.detach().cpu().float().numpy()
+                for k, b in self.net.stats.items()}
 
     def gradients(self) -> dict:
         return {k: p.grad.detach().cpu().numpy()

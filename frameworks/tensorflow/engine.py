@@ -117,6 +117,9 @@ class Engine:
     def parameters(self) -> dict:
         return self.k.canonical(lambda v: v.numpy())
 
+    def running_stats(self) -> dict:
+        return self.k.running_stats(lambda v: v.numpy())
+
     def gradients(self) -> dict:
         if self.grads is None:
             return {}

@@ -18,11 +18,13 @@ namespace nnbench::backend {
 namespace {
 
 #ifdef NNBENCH_WITH_WORKER
-// The framework workers change the rate between steps (schedules); none
-// takes part in nnbench's data-parallel training.
+// The framework workers change the rate between steps (schedules) and
+// give and load batch norm's running statistics; none takes part in
+// nnbench's data-parallel training.
 const Capabilities kFrameworkCan = [] {
   Capabilities c;
   c.lr_schedules = true;
+  c.running_stats = true;
   return c;
 }();
 // Inference engines: no training, so no schedules either; the ONNX graph

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <string>
 
+#include "backends/onednn/infer_passes.h"
 #include "model/analysis.h"
 
 namespace nnbench::backends::onednn {
@@ -127,103 +128,6 @@ std::vector<int> fuse_relus(const model::Model& m, Net& net,
   return out;
 }
 
-// Inference-only builds: a batch norm whose input is a conv or linear that
-// nothing else reads folds into that layer (norm_of[i]: the norm folded
-// into layer i), which then writes where the norm would have, its fused
-// ReLU's value included; the norm is skipped.
-std::vector<int> fold_norms(const model::Model& m, Net& net,
-                            const std::vector<std::vector<int>>& inputs,
-                            std::vector<int>* out, std::vector<bool>* skip) {
-  std::vector<int> norm_of(m.layers.size(), -1);
-  for (int j = 0; j < static_cast<int>(m.layers.size()); ++j) {
-    if (m.layers[j].op != Op::kBatchNorm || inputs[j].size() != 1) continue;
-    const int i = inputs[j][0];
-    if (i < 0 || net.value(i).consumers != 1) continue;
-    const Op op = m.layers[i].op;
-    if (op != Op::kConv2d && op != Op::kLinear) continue;
-    norm_of[i] = j;
-    (*out)[i] = (*out)[j];
-    (*skip)[j] = true;
-  }
-  return norm_of;
-}
-
-// int8: the values only quantized layers (conv, linear) read, which their
-// producer, a conv or linear too, then writes as int8 directly instead of
-// in fp32 for each reader to quantize.
-std::vector<bool> int8_outputs(const model::Model& m,
-                               const std::vector<std::vector<int>>& inputs,
-                               const std::vector<int>& out,
-                               const std::vector<bool>& skip) {
-  const int n = static_cast<int>(m.layers.size());
-  auto dense = [&](int i) {
-    return m.layers[i].op == Op::kConv2d || m.layers[i].op == Op::kLinear;
-  };
-  std::vector<bool> int8(n, false);
-  for (int i = 0; i < n; ++i) {
-    if (skip[i] || !dense(i)) continue;
-    int readers = 0;
-    bool all_dense = true;
-    for (int j = 0; j < n; ++j) {
-      if (skip[j]) continue;
-      for (int k : inputs[j])
-        if (k == out[i]) {
-          ++readers;
-          all_dense = all_dense && dense(j);
-        }
-    }
-    int8[i] = readers > 0 && all_dense;
-  }
-  return int8;
-}
-
-// The layer that writes value `id` (-1 for the model input itself).
-int writer_of(int id, const std::vector<int>& out,
-              const std::vector<bool>& skip) {
-  for (int i = 0; i < static_cast<int>(out.size()); ++i)
-    if (!skip[i] && out[i] == id) return i;
-  return -1;
-}
-
-// Inference-only builds: an add whose one input comes from a conv or
-// linear that nothing else reads, and whose other input is written before
-// that layer runs, is fused into the layer: a step copies the other input
-// into the add's output, which the layer then adds its result to (oneDNN's
-// sum post-op), its ReLU included. sum_from[i]: the value copied for layer
-// i (or kNoSum).
-constexpr int kNoSum = -2;
-std::vector<int> fuse_adds(const model::Model& m,
-                           const std::vector<std::vector<int>>& inputs,
-                           std::vector<int>* out, std::vector<bool>* skip) {
-  const int n = static_cast<int>(m.layers.size());
-  std::vector<int> sum_from(n, kNoSum);
-  auto readers = [&](int id) {
-    int count = 0;
-    for (int j = 0; j < n; ++j)
-      if (!(*skip)[j])
-        count += std::count(inputs[j].begin(), inputs[j].end(), id);
-    return count;
-  };
-  for (int a = 0; a < n; ++a) {
-    if (m.layers[a].op != Op::kAdd || (*skip)[a] || inputs[a].size() != 2 ||
-        inputs[a][0] == inputs[a][1])
-      continue;
-    for (int k = 0; k < 2; ++k) {
-      const int x = inputs[a][k], y = inputs[a][1 - k];
-      const int i = x < 0 ? -1 : writer_of(x, *out, *skip);
-      if (i < 0 || sum_from[i] != kNoSum || readers(x) != 1) continue;
-      const Op op = m.layers[i].op;
-      if (op != Op::kConv2d && op != Op::kLinear) continue;
-      if (y >= 0 && writer_of(y, *out, *skip) >= i) continue;
-      sum_from[i] = y;
-      (*out)[i] = (*out)[a];
-      (*skip)[a] = true;
-      break;
-    }
-  }
-  return sum_from;
-}
-
 }  // namespace
 
 void check_supported(const model::Model& m) {
@@ -273,18 +177,12 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
   count_uses(m, net, inputs);
   std::vector<bool> skip(n, false);
   std::vector<int> out = fuse_relus(m, net, inputs, &skip);
-  const std::vector<int> norm_of =
-      infer ? fold_norms(m, net, inputs, &out, &skip) : std::vector<int>(n, -1);
+  const InferPasses passes = infer_passes(m, net, inputs, infer, &out, &skip);
   for (int i = 0; i < n; ++i) {
     if (skip[i]) continue;
     net.value(out[i]).producer = i;
     net.value(out[i]).producer_aliases = m.layers[i].op == Op::kAdd;
   }
-  const std::vector<bool> int8_out = infer && infer->int8
-                                         ? int8_outputs(m, inputs, out, skip)
-                                         : std::vector<bool>(n, false);
-  const std::vector<int> sum_from =
-      infer ? fuse_adds(m, inputs, &out, &skip) : std::vector<int>(n, kNoSum);
   for (int i = 0; i < n; ++i) {
     if (skip[i]) continue;
     LayerCtx c{net,    *g.params,
@@ -292,16 +190,16 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
                i,      inputs[i],
                out[i], out[i] != i && m.layers[out[i]].op == Op::kRelu};
     c.infer = infer;
-    c.int8_out = int8_out[i];
-    if (sum_from[i] != kNoSum) {
+    c.int8_out = passes.int8_out[i];
+    g.int8_values += c.int8_out;
+    if (passes.sum_from[i] != kNoSum) {
       c.sum = true;
-      c.sum_from = sum_from[i];
+      c.sum_from = passes.sum_from[i];
       ++g.fused_adds;
     }
-    g.int8_values += int8_out[i];
-    if (norm_of[i] >= 0) {
-      c.norm = &m.layers[norm_of[i]];
-      c.norm_index = norm_of[i];
+    if (passes.norm_of[i] >= 0) {
+      c.norm = &m.layers[passes.norm_of[i]];
+      c.norm_index = passes.norm_of[i];
       ++g.folded_norms;
     }
     build_layer(c, dt);

@@ -101,6 +101,53 @@ memory constant(Net& net, const Md& md, const Md& from,
   return dst;
 }
 
+// The forward primitive of a conv or linear and the layouts it chose.
+struct DensePd {
+  dnnl::primitive prim;
+  Md src, weights, dst;
+  std::string impl;
+};
+
+template <typename Pd, typename Prim>
+DensePd chosen(const Pd& pd) {
+  return {Prim(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
+          pd.impl_info_str()};
+}
+
+DensePd make_pd(LayerCtx& c, const Md& src, const Md& weights, const Md& bias,
+                const Md& dst, const dnnl::primitive_attr& attr) {
+  const model::Layer& l = c.l;
+  if (l.op != model::Op::kConv2d)
+    return chosen<dnnl::inner_product_forward::primitive_desc,
+                  dnnl::inner_product_forward>(
+        {{prop_kind::forward_inference, src, weights, bias, dst},
+         attr,
+         c.net.engine()});
+  const Dims strides{l.stride[0], l.stride[1]}, pad{l.pad[0], l.pad[1]};
+  return chosen<dnnl::convolution_forward::primitive_desc,
+                dnnl::convolution_forward>(
+      {{prop_kind::forward_inference, algorithm::convolution_direct, src,
+        weights, bias, dst, strides, pad, pad},
+       attr,
+       c.net.engine()});
+}
+
+void note_layouts(LayerCtx& c, const DensePd& pd, bool grouped) {
+  const std::string& name = c.l.name;
+  if (c.l.op != model::Op::kConv2d) {
+    c.net.note("linear_impl", name + ": " + pd.impl);
+    c.net.note(
+        "linear_layout",
+        "linear weights " + layout_name(pd.weights, "oi") + " (" + name + ")");
+    return;
+  }
+  c.net.note("conv_impl", name + ": " + pd.impl);
+  c.net.note(
+      "conv_layout",
+      "conv weights " + layout_name(pd.weights, grouped ? "goihw" : "oihw") +
+          ", activations " + layout_name(pd.dst, "nchw") + " (" + name + ")");
+}
+
 }  // namespace
 
 void build_dense_infer(LayerCtx& c) {
@@ -108,77 +155,47 @@ void build_dense_infer(LayerCtx& c) {
   Net& net = c.net;
   const Dt dt = net.dt();
   const bool conv = l.op == model::Op::kConv2d;
+  const bool int8 = c.infer->int8;
   const Dims& src_dims = c.src().dims;
-  const Dims& dst_dims = c.dst().dims;
   const Dims w_dims =
       conv ? conv_weight_dims(l, src_dims[1]) : Dims{l.out, src_dims[1]};
   Dense d = folded(c);
   Quant q;
-  if (c.infer->int8) q = quantize(c, d);
+  if (int8) q = quantize(c, d);
   dnnl::primitive_attr attr = net.attr();
   dnnl::post_ops po;
   if (c.sum) po.append_sum(1.f);
   if (c.fuse_relu) po.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
   attr.set_post_ops(po);
-  if (c.infer->int8) attr.set_output_scales(1 << 1, q.output_scales);
-
-  const Dt src_dt = c.infer->int8 ? q.src.dt : dt;
-  const Dt w_dt = c.infer->int8 ? Dt::s8 : dt;
-  const Dt dst_dt = c.int8_out ? q.dst.dt : dt;
+  if (int8) attr.set_output_scales(1 << 1, q.output_scales);
   const Md bias({l.out}, Dt::f32, Tag::a);
-  const Md src_any = any_md(src_dims, src_dt), w_any = any_md(w_dims, w_dt),
-           dst_any = any_md(dst_dims, dst_dt);
-  dnnl::primitive prim;
-  Md src_md, w_md, dst_md;
-  std::string impl;
-  if (conv) {
-    const Dims strides{l.stride[0], l.stride[1]}, pad{l.pad[0], l.pad[1]};
-    const dnnl::convolution_forward::primitive_desc pd(
-        {prop_kind::forward_inference, algorithm::convolution_direct, src_any,
-         w_any, bias, dst_any, strides, pad, pad},
-        attr, net.engine());
-    prim = dnnl::convolution_forward(pd);
-    src_md = pd.src_desc(), w_md = pd.weights_desc(), dst_md = pd.dst_desc();
-    impl = pd.impl_info_str();
-  } else {
-    const dnnl::inner_product_forward::primitive_desc pd(
-        {prop_kind::forward_inference, src_any, w_any, bias, dst_any}, attr,
-        net.engine());
-    prim = dnnl::inner_product_forward(pd);
-    src_md = pd.src_desc(), w_md = pd.weights_desc(), dst_md = pd.dst_desc();
-    impl = pd.impl_info_str();
-  }
+  const DensePd pd =
+      make_pd(c, any_md(src_dims, int8 ? q.src.dt : dt),
+              any_md(w_dims, int8 ? Dt::s8 : dt), bias,
+              any_md(c.dst().dims, c.int8_out ? q.dst.dt : dt), attr);
+
   const bool grouped = conv && l.groups > 1;
   const Md canonical(w_dims, Dt::f32,
                      conv ? (grouped ? Tag::goihw : Tag::oihw) : Tag::ab);
   // Per output channel: dim 0, or dims 0 and 1 (g, o) when grouped.
-  const int w_mask = grouped ? 3 : 1;
-  const memory weights = constant(net, w_md, canonical, d.w, w_mask,
-                                  c.infer->int8 ? &q.weight_scales : nullptr);
+  const memory weights =
+      constant(net, pd.weights, canonical, d.w, grouped ? 3 : 1,
+               int8 ? &q.weight_scales : nullptr);
   const memory b = constant(net, bias, bias, d.b, 0, nullptr);
-  const memory src = c.infer->int8 ? net.quantized(c.in[0], src_md, q.src.scale)
-                                   : net.src_as(c.in[0], src_md);
-  net.define(c.out, dst_md, q.dst.scale);
+  const memory src = int8 ? net.quantized(c.in[0], pd.src, q.src.scale)
+                          : net.src_as(c.in[0], pd.src);
+  net.define(c.out, pd.dst, q.dst.scale);
   if (c.sum) {
     const memory addend = net.src_as(c.sum_from, net.md_or_plain(c.sum_from));
     net.fwd(When::kAlways, make_reorder(addend, c.dst().mem),
             {{DNNL_ARG_FROM, addend}, {DNNL_ARG_TO, c.dst().mem}});
   }
-  net.fwd(When::kAlways, prim,
+  net.fwd(When::kAlways, pd.prim,
           {{DNNL_ARG_SRC, src},
            {DNNL_ARG_WEIGHTS, weights},
            {DNNL_ARG_BIAS, b},
            {DNNL_ARG_DST, c.dst().mem}});
-  net.note(conv ? "conv_impl" : "linear_impl", l.name + ": " + impl);
-  if (conv)
-    net.note("conv_layout", "conv weights " +
-                                layout_name(w_md, grouped ? "goihw" : "oihw") +
-                                ", activations " + layout_name(dst_md, "nchw") +
-                                " (" + l.name + ")");
-  else
-    net.note("linear_layout",
-             "linear weights " + layout_name(w_md, "oi") + " (" + l.name + ")");
-  if (c.norm) net.note("folded", "batch norms folded into the layer before");
+  note_layouts(c, pd, grouped);
 }
 
 }  // namespace nnbench::backends::onednn

@@ -220,6 +220,9 @@ class WorkerExecutable : public backend::Executable {
   std::map<std::string, host::Tensor> gradients() override {
     return fetch("gradients");
   }
+  std::map<std::string, host::Tensor> running_stats() override {
+    return fetch("running_stats");
+  }
 
  private:
   std::map<std::string, host::Tensor> fetch(const std::string& what) {
