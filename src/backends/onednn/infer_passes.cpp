@@ -1,6 +1,7 @@
 #include "backends/onednn/infer_passes.h"
 
 #include <algorithm>
+#include <map>
 
 namespace nnbench::backends::onednn {
 namespace {
@@ -42,15 +43,30 @@ std::vector<int> readers_of(int id, const std::vector<std::vector<int>>& inputs,
 }
 
 // int8: the values only quantized layers (conv, linear) read, which their
-// producer, a conv or linear too, then writes as int8 directly instead of
-// in fp32 for each reader to quantize.
+// producer, a conv or linear too, then writes as int8 instead of in fp32
+// for each reader to quantize. Run after the adds fuse: an add fused into
+// a layer reads its addend through a copy into the layer's output, which
+// then holds it at the output's level, so the addend's calibrated range
+// must lie within the output's (a negative addend, or one above the
+// output's maximum, would saturate). At least one quantized reader must
+// remain: calibration records the ranges of their inputs.
 std::vector<bool> int8_outputs(const model::Model& m,
                                const std::vector<std::vector<int>>& inputs,
                                const std::vector<int>& out,
-                               const std::vector<bool>& skip) {
+                               const std::vector<bool>& skip,
+                               const std::vector<int>& sum_from,
+                               const std::map<int, Range>& ranges) {
+  auto within = [&](int inner, int outer) {
+    const auto a = ranges.find(inner), b = ranges.find(outer);
+    return a != ranges.end() && b != ranges.end() &&
+           a->second.min >= std::min(0.f, b->second.min) &&
+           a->second.max <= b->second.max &&
+           (b->second.min < 0 || a->second.min >= 0);
+  };
   std::vector<bool> int8(m.layers.size(), false);
   for (int i = 0; i < static_cast<int>(m.layers.size()); ++i) {
     if (skip[i] || !is_dense(m, i)) continue;
+    if (sum_from[i] != kNoSum && !within(sum_from[i], out[i])) continue;
     const auto readers = readers_of(out[i], inputs, skip);
     int8[i] =
         !readers.empty() && std::all_of(readers.begin(), readers.end(),
@@ -110,11 +126,10 @@ InferPasses infer_passes(const model::Model& m, Net& net,
             std::vector<bool>(n, false)};
   InferPasses p;
   p.norm_of = fold_norms(m, net, inputs, out, skip);
-  // Before the adds fuse: an add still reads its inputs here, so neither
-  // of them is written as int8.
-  p.int8_out = infer->int8 ? int8_outputs(m, inputs, *out, *skip)
-                           : std::vector<bool>(n, false);
   p.sum_from = fuse_adds(m, inputs, out, skip);
+  p.int8_out = infer->int8 ? int8_outputs(m, inputs, *out, *skip, p.sum_from,
+                                          infer->ranges)
+                           : std::vector<bool>(n, false);
   return p;
 }
 

@@ -186,9 +186,15 @@ void build_dense_infer(LayerCtx& c) {
                           : net.src_as(c.in[0], pd.src);
   net.define(c.out, pd.dst, q.dst.scale);
   if (c.sum) {
-    const memory addend = net.src_as(c.sum_from, net.md_or_plain(c.sum_from));
-    net.fwd(When::kAlways, make_reorder(addend, c.dst().mem),
-            {{DNNL_ARG_FROM, addend}, {DNNL_ARG_TO, c.dst().mem}});
+    // The addend at the output's level (an int8 value is value * scale).
+    net.md_or_plain(c.sum_from);
+    const Value& y = net.value(c.sum_from);
+    const float ratio = q.dst.scale / y.scale;
+    const memory& to = c.dst().mem;
+    net.fwd(When::kAlways,
+            ratio == 1.f ? make_reorder(y.mem, to)
+                         : make_scaling_reorder(y.mem, to, 0, {ratio}),
+            {{DNNL_ARG_FROM, y.mem}, {DNNL_ARG_TO, to}});
   }
   net.fwd(When::kAlways, pd.prim,
           {{DNNL_ARG_SRC, src},
