@@ -169,7 +169,7 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
             "--save-weights: " + l.name + " is batch norm, whose running " +
                 "statistics the " + b.name() +
                 " backend does not give (the trained model's answers would " +
-                "differ without them); reference, onednn and torch do");
+                "differ without them)");
   auto exe = b.compile(m, bo, shapes);
   r.init_seconds = util::seconds_since(t0);
   r.effective = exe->effective();
