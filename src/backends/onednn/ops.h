@@ -34,7 +34,8 @@ struct Range {
 
 // An inference-only build (compile without a train batch): conv and linear
 // layers hold constant weights, a batch norm that alone reads one is folded
-// into them, and with int8 they run quantized from calibrated ranges.
+// into it, an add it alone feeds is fused into it (infer_passes.h), and
+// with int8 they run quantized from calibrated ranges.
 struct InferPlan {
   bool int8 = false;
   // Weights quantized to [-127, 127]; [-63, 63] without VNNI, where
