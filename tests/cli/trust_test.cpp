@@ -365,7 +365,8 @@ TEST_F(Trust, InstalledBinaryReadsItsOwnShareFolder) {
 
 // 7. A run is a fraction of the practical peak of its own precision: the
 // best GEMM measured for it over OpenBLAS and oneDNN's matmul, never above
-// the CPU's theoretical ceiling, and no run above 100 % of it.
+// the CPU's theoretical ceiling, and no run above it (within the noise of
+// two measurements).
 TEST_F(Trust, PeakFractionIsOfTheBestGemmOfItsPrecision) {
   std::vector<std::string> runs = {"--backend torch", "--backend onednn"};
   ASSERT_EQ(shell(std::string("(") + NNBENCH_EXE +
@@ -402,7 +403,11 @@ TEST_F(Trust, PeakFractionIsOfTheBestGemmOfItsPrecision) {
     EXPECT_DOUBLE_EQ(t["peak_gflops"].get<double>(), practical) << args;
     EXPECT_NEAR(t["peak_fraction"].get<double>(),
                 t["gflops"].get<double>() / practical, 1e-12);
-    EXPECT_LE(t["peak_fraction"].get<double>(), 1.0) << args;
+    // The peak and the run are two measurements on a shared machine whose
+    // speed moves by tens of percent for minutes at a time (a CI run on
+    // 2026-11-26 had oneDNN's MNIST CNN at 1.036 of its own GEMM peak): the
+    // same 10 % as for the clock above.
+    EXPECT_LE(t["peak_fraction"].get<double>(), 1.1) << args;
   }
 }
 
