@@ -11,15 +11,12 @@ cd "$(dirname "$0")/.."
 bin=${NNBENCH:-build/release/bin/nnbench}
 rounds=${ROUNDS:-2}
 models=${MODELS:-mnist-mlp resnet-56}
-venvs=${NNBENCH_VENVS:-${XDG_DATA_HOME:-$HOME/.local/share}/nnbench/venvs}
-median() { python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["results"][0]["stats_seconds"]["median"]*1e3))' "$1"; }
-export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. perf/framework_peers.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for r in $(seq "$rounds"); do
   for model in $models; do
-    peer=mlp
-    [ "$model" = resnet-56 ] && peer=resnet56
+    peer=$(peer_model "$model")
     for xla in 0 1; do
       NNBENCH_TF_XLA=$xla "$bin" run --backend tensorflow --model "$model" \
         --batch 128 --threads 2 --on-contention warn --out "$tmp/r.json" \

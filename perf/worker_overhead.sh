@@ -16,9 +16,7 @@ cd "$(dirname "$0")/.."
 bin=${NNBENCH:-build/release/bin/nnbench}
 rounds=${ROUNDS:-3}
 models=${MODELS:-mnist-mlp resnet-56}
-venvs=${NNBENCH_VENVS:-${XDG_DATA_HOME:-$HOME/.local/share}/nnbench/venvs}
-median() { python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["results"][0]["stats_seconds"]["median"]*1e3))' "$1"; }
-export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. perf/framework_peers.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 nnbench() {  # round model engine
@@ -28,8 +26,7 @@ nnbench() {  # round model engine
 }
 for r in $(seq "$rounds"); do
   for model in $models; do
-    peer=mlp
-    [ "$model" = resnet-56 ] && peer=resnet56
+    peer=$(peer_model "$model")
     plain() { sed "s/^/round $r plain /"; }
     nnbench "$r" "$model" pytorch
     /usr/bin/python3 perf/peer_pytorch.py --model "$peer" --threads 2 | plain

@@ -116,7 +116,7 @@ class Builder:
             # Keras's "same" pads (k - 1) / 2 on each side at stride 1 and
             # an odd kernel: PyTorch's padding there, without a pad op of
             # its own (a pass over the activation each way per conv: on
-            # ResNet-56, batch 128, the step was 11-14 % slower than plain
+            # ResNet-56, batch 128, the step was 11-16 % slower than plain
             # Keras with it, 0-4 % without; docs/performance.md). Elsewhere
             # "same" would split the pad unevenly: an explicit
             # ZeroPadding2D keeps PyTorch's.

@@ -177,7 +177,7 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
   count_uses(m, net, inputs);
   std::vector<bool> skip(n, false);
   std::vector<int> out = fuse_relus(m, net, inputs, &skip);
-  const InferPasses passes = infer_passes(m, net, inputs, infer, &out, &skip);
+  const InferPasses passes = infer_passes(m, inputs, infer, &out, &skip);
   for (int i = 0; i < n; ++i) {
     if (skip[i]) continue;
     net.value(out[i]).producer = i;

@@ -12,25 +12,6 @@ bool is_dense(const model::Model& m, int i) {
   return m.layers[i].op == Op::kConv2d || m.layers[i].op == Op::kLinear;
 }
 
-// Inference-only builds: a batch norm whose input is a conv or linear that
-// nothing else reads folds into that layer (norm_of[i]: the norm folded
-// into layer i), which then writes where the norm would have, its fused
-// ReLU's value included; the norm is skipped.
-std::vector<int> fold_norms(const model::Model& m, Net& net,
-                            const std::vector<std::vector<int>>& inputs,
-                            std::vector<int>* out, std::vector<bool>* skip) {
-  std::vector<int> norm_of(m.layers.size(), -1);
-  for (int j = 0; j < static_cast<int>(m.layers.size()); ++j) {
-    if (m.layers[j].op != Op::kBatchNorm || inputs[j].size() != 1) continue;
-    const int i = inputs[j][0];
-    if (i < 0 || net.value(i).consumers != 1 || !is_dense(m, i)) continue;
-    norm_of[i] = j;
-    (*out)[i] = (*out)[j];
-    (*skip)[j] = true;
-  }
-  return norm_of;
-}
-
 // The layers built (not skipped) that read value `id`, once per read.
 std::vector<int> readers_of(int id, const std::vector<std::vector<int>>& inputs,
                             const std::vector<bool>& skip) {
@@ -40,6 +21,26 @@ std::vector<int> readers_of(int id, const std::vector<std::vector<int>>& inputs,
       for (int k : inputs[j])
         if (k == id) out.push_back(j);
   return out;
+}
+
+// Inference-only builds: a batch norm whose input is a conv or linear that
+// nothing else reads folds into that layer (norm_of[i]: the norm folded
+// into layer i), which then writes where the norm would have, its fused
+// ReLU's value included; the norm is skipped.
+std::vector<int> fold_norms(const model::Model& m,
+                            const std::vector<std::vector<int>>& inputs,
+                            std::vector<int>* out, std::vector<bool>* skip) {
+  std::vector<int> norm_of(m.layers.size(), -1);
+  for (int j = 0; j < static_cast<int>(m.layers.size()); ++j) {
+    if (m.layers[j].op != Op::kBatchNorm || inputs[j].size() != 1) continue;
+    const int i = inputs[j][0];
+    if (i < 0 || !is_dense(m, i) || readers_of(i, inputs, *skip).size() != 1)
+      continue;
+    norm_of[i] = j;
+    (*out)[i] = (*out)[j];
+    (*skip)[j] = true;
+  }
+  return norm_of;
 }
 
 // int8: the values only quantized layers (conv, linear) read, which their
@@ -116,7 +117,7 @@ std::vector<int> fuse_adds(const model::Model& m,
 
 }  // namespace
 
-InferPasses infer_passes(const model::Model& m, Net& net,
+InferPasses infer_passes(const model::Model& m,
                          const std::vector<std::vector<int>>& inputs,
                          const InferPlan* infer, std::vector<int>* out,
                          std::vector<bool>* skip) {
@@ -125,7 +126,7 @@ InferPasses infer_passes(const model::Model& m, Net& net,
     return {std::vector<int>(n, -1), std::vector<int>(n, kNoSum),
             std::vector<bool>(n, false)};
   InferPasses p;
-  p.norm_of = fold_norms(m, net, inputs, out, skip);
+  p.norm_of = fold_norms(m, inputs, out, skip);
   p.sum_from = fuse_adds(m, inputs, out, skip);
   p.int8_out = infer->int8 ? int8_outputs(m, inputs, *out, *skip, p.sum_from,
                                           infer->ranges)

@@ -4,7 +4,6 @@
 // which adds fuse into one, and (int8) which values are written as int8.
 #include <vector>
 
-#include "backends/onednn/net.h"
 #include "backends/onednn/ops.h"
 #include "model/model.h"
 
@@ -21,7 +20,7 @@ struct InferPasses {
 // With infer null (a build that trains) nothing changes. Otherwise `out`
 // (where each layer writes) and `skip` (layers another one builds) are
 // updated for the folded norms and fused adds.
-InferPasses infer_passes(const model::Model& m, Net& net,
+InferPasses infer_passes(const model::Model& m,
                          const std::vector<std::vector<int>>& inputs,
                          const InferPlan* infer, std::vector<int>* out,
                          std::vector<bool>* skip);
