@@ -59,6 +59,10 @@ class Engine:
         dev = options["device"]
         self.device = (jax.devices("gpu")[int(dev.split(":")[1])]
                        if dev.startswith("cuda") else jax.devices("cpu")[0])
+        if dev.startswith("cuda"):
+            # fp32 is fp32: XLA's GPU dots and convolutions otherwise run
+            # TF32 (10-bit mantissas) on Ampere and later.
+            jax.config.update("jax_default_matmul_precision", "highest")
         with jax.default_device(self.device):
             self.k = km.KerasModel(model, params, options)
         net, loss_fn, opt = self.k.net, self.k.loss_fn, self.k.opt
@@ -99,7 +103,10 @@ class Engine:
                                    "CPU pools by them)"),
                 "compiled": "jax.jit (XLA)",
                 "layout": "NHWC (channels last, Keras's default)",
-                "framework": f"JAX {jax.__version__}, Keras {keras.__version__}"}
+                "framework": f"JAX {jax.__version__}, Keras {keras.__version__}",
+                **({"gpu": self.device.device_kind,
+                    "matmul_precision": str(jax.config.jax_default_matmul_precision)}
+                   if o["device"].startswith("cuda") else {})}
 
     def set_learning_rate(self, lr: float) -> None:
         opt = self.k.opt

@@ -234,6 +234,11 @@ class Engine:
                                       "(the pytorch engine runs fp32)")
         self.options = options
         self.device = torch.device(options["device"])
+        if self.device.type == "cuda":
+            # fp32 is fp32: cuDNN's convolutions otherwise run TF32 (10-bit
+            # mantissas) on Ampere and later GPUs, about 1e-3 off fp32.
+            torch.backends.cudnn.allow_tf32 = False
+            torch.backends.cuda.matmul.allow_tf32 = False
         if options["threads"] > 0:
             torch.set_num_threads(options["threads"])
         torch.manual_seed(options["seed"])
@@ -254,12 +259,20 @@ class Engine:
         return self.effective()
 
     def effective(self) -> dict:
-        return {"threads": torch.get_num_threads(), "device": str(self.device),
-                "precision": "fp32",
-                "optimizer": describe_optimizer(self.options),
-                "interop_threads": str(torch.get_num_interop_threads()),
-                "framework": f"PyTorch {torch.__version__} (eager, Python "
-                             f"{platform.python_version()})"}
+        e = {"threads": torch.get_num_threads(), "device": str(self.device),
+             "precision": "fp32",
+             "optimizer": describe_optimizer(self.options),
+             "interop_threads": str(torch.get_num_interop_threads()),
+             "framework": f"PyTorch {torch.__version__} (eager, Python "
+                          f"{platform.python_version()})"}
+        if self.device.type == "cuda":
+            b = torch.backends
+            e["gpu"] = (f"{torch.cuda.get_device_name(self.device)}, CUDA "
+                        f"{torch.version.cuda}, cuDNN {b.cudnn.version()}")
+            e["tf32"] = (f"conv {b.cudnn.allow_tf32}, matmul "
+                         f"{b.cuda.matmul.allow_tf32}")
+            e["cudnn_benchmark"] = str(b.cudnn.benchmark)
+        return e
 
     def set_learning_rate(self, lr: float) -> None:
         for group in self.opt.param_groups:  # torch.optim's own way

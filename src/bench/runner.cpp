@@ -233,6 +233,9 @@ void finish(const model::Model& m, const results::RunRequest& r,
                                 : res.cost.forward_flops;
   res.samples_per_second = static_cast<double>(r.batch) / res.stats.median;
   res.gflops = per_sample * res.samples_per_second / 1e9;
+  // The peaks are this machine's CPU's: a run on an accelerator is no
+  // fraction of them (left 0, as where no peak was measured).
+  if (r.options.device != "cpu") return;
   // Against the peak of the run's own precision: a bf16 run is not a
   // fraction of the fp32 GEMM's rate.
   res.peak_gflops = peak.for_precision(r.options.precision);
@@ -251,7 +254,11 @@ void run_stages(backend::Backend& b, const model::Model& m,
     throw results::RunError(State::kInvalidArgs, "batch must be > 0");
   const double need = estimate_memory_bytes(m, r);
   const double have = available_memory_bytes();
-  if (r.memory_check && have > 0 && need > 0.9 * have) {
+  // The estimate is of the memory a step's tensors live in, the host's only
+  // on the CPU; on an accelerator its own allocator decides, and its
+  // out-of-memory error is the cell's state (oom_source "allocation").
+  const bool on_host = r.options.device == "cpu";
+  if (r.memory_check && on_host && have > 0 && need > 0.9 * have) {
     // Refused: nothing allocated, nothing run.
     throw results::RunError(
         State::kOom,

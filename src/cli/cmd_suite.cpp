@@ -63,6 +63,7 @@ study::PlanOptions plan_options(const SuiteArgs& a, const CLI::App& app) {
     if (app.count(s)) o.stop = a.request.stop;
   if (app.count("--threads")) o.threads = a.request.options.threads;
   if (app.count("--precision")) o.precision = a.request.options.precision;
+  if (app.count("--device")) o.device = a.request.options.device;
   o.repetitions = a.repetitions;
   o.interleave_seed = a.interleave;
   o.usable_cpus = machine::resolve_threads(0);

@@ -90,7 +90,9 @@ std::string results_table(const std::vector<results::RunResult>& runs) {
            fmt::format("{:.1f}", s.cv * 100), std::to_string(s.n),
            fmt::format("{:.1f}", r.samples_per_second),
            fmt::format("{:.1f}", r.gflops),
-           fmt::format("{:.1f}", r.peak_fraction * 100)});
+           // "-": no peak of this device (an accelerator's is not measured)
+           r.peak_gflops > 0 ? fmt::format("{:.1f}", r.peak_fraction * 100)
+                             : "-"});
     }
     t.add(row);
   }

@@ -152,6 +152,7 @@ std::vector<PlannedCase> plan(const SuiteSpec& s, const PlanOptions& o) {
                   r.batch = batch;
                   r.options.precision = precision;
                   r.options.threads = threads;
+                  if (!o.device && s.device) r.options.device = *s.device;
                   if (processes > 1)
                     r.distributed = {s.distributed->engine, processes,
                                      s.distributed->scaling};

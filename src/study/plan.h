@@ -44,6 +44,8 @@ struct PlanOptions {
   // replace the suite's lists (its grid's and every [[model]]'s).
   std::optional<int> threads;
   std::optional<std::string> precision;
+  // --device given on the command line (in base too): replaces the suite's.
+  std::optional<std::string> device;
   std::optional<int> repetitions;
   std::optional<uint64_t> interleave_seed;  // shuffle the case order
   int usable_cpus = 1;                      // what a thread sweep goes up to

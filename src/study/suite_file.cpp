@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <limits>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -428,8 +429,8 @@ SuiteSpec parse_suite_file(const std::string& path) {
   }
   const Reader r(path);
   r.only(root,
-         {"description", "scenario", "grid", "model", "exclude", "warmup",
-          "stop", "isolation", "settings", "cost", "distributed"},
+         {"description", "scenario", "device", "grid", "model", "exclude",
+          "warmup", "stop", "isolation", "settings", "cost", "distributed"},
          "the suite");
   SuiteSpec s;
   s.file = path;
@@ -439,6 +440,13 @@ SuiteSpec parse_suite_file(const std::string& path) {
   if (const auto* n = root.get("scenario")) {
     s.scenario = r.scalar<std::string>(*n, "scenario");
     s.names.push_back({"scenario", s.scenario, r.where(*n)});
+  }
+  if (const auto* n = root.get("device")) {
+    s.device = r.scalar<std::string>(*n, "device");
+    static const std::regex kDevice("cpu|cuda(:[0-9]+)?");
+    if (!std::regex_match(*s.device, kDevice))
+      r.fail(n->source(), "device '" + *s.device +
+                              "': cpu, cuda or cuda:N (N the GPU's index)");
   }
   const auto* grid = root.get("grid");
   if (!grid) r.fail(root.source(), "the suite needs a [grid] table");

@@ -70,6 +70,8 @@ struct NameAt {
 struct SuiteSpec {
   std::string name, file, description;
   std::string scenario = "throughput";
+  // The cases' device ("cuda:0"); --device on the command line wins.
+  std::optional<std::string> device;
   // Models (throughput, latency) or tasks (training), in file order.
   std::vector<std::string> models;
   // "default": the --backend asked for, else the default backend;

@@ -31,6 +31,7 @@ struct Script {
   bool bad_alloc_in_step = false;     // train_step throws std::bad_alloc
   std::string throw_in_step;          // train_step throws nnbench::Error
   std::string runtime_error_in_step;  // train_step throws runtime_error
+  std::vector<std::string> devices = {"cpu"};  // what describe() lists
 };
 
 // What the backend was asked to do, and its own clock's account of it.
@@ -132,7 +133,7 @@ class ScriptedBackend : public backend::Backend {
   std::string name() const override { return "scripted"; }
   std::string version() const override { return "test"; }
   backend::Description describe() const override {
-    return {name(), {.lr_schedules = true}, {}, {"cpu"}, {"fp32"}, {"sgd"}};
+    return {name(), {.lr_schedules = true}, {}, s_.devices, {"fp32"}, {"sgd"}};
   }
   backend::Support supports(const model::Layer&,
                             const backend::Options& o) const override {

@@ -156,6 +156,24 @@ threads = [2, 4]
   EXPECT_EQ(cases.back().repetition, 2);
 }
 
+// A suite for a GPU names its device; --device on the command line wins,
+// and a device that is neither cpu nor cuda[:N] is refused at its place.
+TEST_F(SuiteFile, DeviceIsTheSuitesUnlessTheCommandLineGivesOne) {
+  const std::string grid = "[grid]\nmodels = [\"mnist-mlp\"]\n";
+  auto o = options();
+  for (const auto& c : plan(parse_suite_file(write(grid)), o))
+    EXPECT_EQ(c.c.request.options.device, "cpu");
+  const auto s = parse_suite_file(write("device = \"cuda:1\"\n" + grid));
+  ASSERT_EQ(s.device, "cuda:1");
+  for (const auto& c : plan(s, o))
+    EXPECT_EQ(c.c.request.options.device, "cuda:1");
+  o.device = o.base.options.device = "cpu";
+  for (const auto& c : plan(s, o)) EXPECT_EQ(c.c.request.options.device, "cpu");
+  const std::string e = error_of("device = \"gpu0\"\n" + grid);
+  EXPECT_NE(e.find("s.toml:1:"), std::string::npos) << e;
+  EXPECT_NE(e.find("device 'gpu0'"), std::string::npos) << e;
+}
+
 TEST_F(SuiteFile, MalformedFilesNameFileLineAndColumn) {
   const std::string file = (dir_ / "s.toml").string();
   // Syntax: the unterminated string starts on line 2, column 10.
