@@ -4,9 +4,13 @@
 The Keras MNIST MLP and CNN of the CPU-vs-GPU study and DLBench's CIFAR-10
 ResNet-56 (option A shortcuts), written in plain PyTorch as a user would, trained on synthetic data with SGD (momentum 0.9),
 timed per step with the same warm-up rule as nnbench (at least 5 steps and
-1 s). Run it with Debian's interpreter, which has python3-torch:
+1 s), each step ending with its loss read to the host (as nnbench's worker
+does; on a GPU that is the step's synchronisation). Run it with Debian's
+interpreter, which has python3-torch:
 
     /usr/bin/python3 perf/peer_pytorch.py --model mlp --threads 2
+
+On a GPU (--device cuda), fp32 with TF32 off, as nnbench's pytorch engine.
 """
 import argparse
 import statistics
@@ -91,20 +95,27 @@ def main():
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--min-time", type=float, default=2.0)
     p.add_argument("--min-iters", type=int, default=10)
+    p.add_argument("--device", default="cpu")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
+    dev = torch.device(a.device)
+    if dev.type == "cuda":
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
     make, sample = MODELS[a.model]
-    net = make()
+    net = make().to(dev)
     shape = (a.batch, *sample)
-    xs = [torch.randn(shape) for _ in range(4)]
-    ys = [torch.randint(0, 10, (a.batch,)) for _ in range(4)]
+    xs = [torch.randn(shape).to(dev) for _ in range(4)]
+    ys = [torch.randint(0, 10, (a.batch,)).to(dev) for _ in range(4)]
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
 
     def step(i):
         opt.zero_grad()
-        F.cross_entropy(net(xs[i % 4]), ys[i % 4]).backward()
+        loss = F.cross_entropy(net(xs[i % 4]), ys[i % 4])
+        loss.backward()
         opt.step()
+        return loss.item()
 
     i, t0 = 0, time.perf_counter()
     while i < 5 or time.perf_counter() - t0 < 1.0:
@@ -116,7 +127,7 @@ def main():
         step(i)
         samples.append(time.perf_counter() - t)
         i += 1
-    print(f"pytorch {torch.__version__} {a.model} train batch {a.batch}, "
+    print(f"pytorch {torch.__version__} {a.model} train batch {a.batch} on {dev}, "
           f"{torch.get_num_threads()} threads: median "
           f"{statistics.median(samples) * 1e3:.3f} ms over {len(samples)} steps")
 
