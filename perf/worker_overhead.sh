@@ -7,15 +7,18 @@
 # (nnbench's defaults: at least 5 steps and 1 s of warm-up, 10 steps and
 # 2 s measured), alternated over ROUNDS rounds on an idle machine. Prints
 # one line per run: nnbench's median (the worker's own step times) and the
-# plain loop's. The plain loops get the environment nnbench gives its
-# workers: the OpenMP OpenBLAS first on LD_LIBRARY_PATH (nnbench's fix for
-# two fighting thread pools; without it Debian's PyTorch takes the
-# pthreads OpenBLAS and its MLP step is 1.5x slower).
+# plain loop's. ENGINES picks some of pytorch tensorflow jax mxnet (all by
+# default). The plain loops get the environment nnbench gives its workers:
+# the OpenMP OpenBLAS first on LD_LIBRARY_PATH (nnbench's fix for two
+# fighting thread pools; without it Debian's PyTorch takes the pthreads
+# OpenBLAS and its MLP step is 1.5x slower).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${NNBENCH:-build/release/bin/nnbench}
 rounds=${ROUNDS:-3}
 models=${MODELS:-mnist-mlp resnet-56}
+engines=" ${ENGINES:-pytorch tensorflow jax mxnet} "
+want() { [[ $engines == *" $1 "* ]]; }
 . perf/framework_peers.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -28,16 +31,24 @@ for r in $(seq "$rounds"); do
   for model in $models; do
     peer=$(peer_model "$model")
     plain() { sed "s/^/round $r plain /"; }
-    nnbench "$r" "$model" pytorch
-    /usr/bin/python3 perf/peer_pytorch.py --model "$peer" --threads 2 | plain
-    nnbench "$r" "$model" tensorflow
-    "$venvs/tensorflow/bin/python" perf/peer_keras.py --model "$peer" \
-      --threads 2 2>/dev/null | plain
-    nnbench "$r" "$model" jax
-    KERAS_BACKEND=jax "$venvs/jax/bin/python" perf/peer_keras.py \
-      --model "$peer" --threads 2 2>/dev/null | plain
-    nnbench "$r" "$model" mxnet
-    "$venvs/mxnet/bin/python" perf/peer_gluon.py --model "$peer" \
-      --threads 2 2>/dev/null | plain
+    if want pytorch; then
+      nnbench "$r" "$model" pytorch
+      /usr/bin/python3 perf/peer_pytorch.py --model "$peer" --threads 2 | plain
+    fi
+    if want tensorflow; then
+      nnbench "$r" "$model" tensorflow
+      "$venvs/tensorflow/bin/python" perf/peer_keras.py --model "$peer" \
+        --threads 2 2>/dev/null | plain
+    fi
+    if want jax; then
+      nnbench "$r" "$model" jax
+      KERAS_BACKEND=jax "$venvs/jax/bin/python" perf/peer_keras.py \
+        --model "$peer" --threads 2 2>/dev/null | plain
+    fi
+    if want mxnet; then
+      nnbench "$r" "$model" mxnet
+      "$venvs/mxnet/bin/python" perf/peer_gluon.py --model "$peer" \
+        --threads 2 2>/dev/null | plain
+    fi
   done
 done

@@ -356,3 +356,12 @@ def rescale_ratio(old: float, new: float, momentum: float) -> float:
 
 def finite(loss: Optional[float]) -> Optional[float]:
     return loss if loss is not None and math.isfinite(loss) else None
+
+
+def kept(grads) -> None:
+    """A training step's gradients are kept only when compile was asked to
+    observe them (nnbench verify): the timed step does not return them."""
+    if grads is None:
+        raise ValueError("the training step's gradients were not kept "
+                         "(compile with options.observe, as nnbench verify "
+                         "does)")

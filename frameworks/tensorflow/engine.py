@@ -55,6 +55,9 @@ class Engine:
         self.xla = os.environ.get("NNBENCH_TF_XLA") == "1"
         wd = float(options["weight_decay"])
         net, loss_fn, opt = self.k.net, self.k.loss_fn, self.k.opt
+        # The step returns the gradients only when nnbench verify reads
+        # them: returning them changes what is compiled (frameworks/jax).
+        self.observe = bool(options.get("observe"))
 
         @tf.function(jit_compile=self.xla)
         def train(x, y):
@@ -65,7 +68,7 @@ class Engine:
             grads = tape.gradient(loss, vs)
             applied = [g + wd * v for g, v in zip(grads, vs)] if wd else grads
             opt.apply_gradients(zip(applied, vs))
-            return loss, out, grads
+            return (loss, out, grads) if self.observe else (loss, out)
 
         @tf.function(jit_compile=self.xla)
         def infer(x):
@@ -103,8 +106,10 @@ class Engine:
             x, y = self.batches[(first + s) % len(self.batches)]
             t0 = time.perf_counter()
             if mode == "train":
-                lt, self.out, self.grads = self.train_fn(x, y)
-                loss = float(lt.numpy())  # to the host: the step is done
+                r = self.train_fn(x, y)
+                loss = float(r[0].numpy())  # to the host: the step is done
+                self.out = r[1]
+                self.grads = r[2] if self.observe else None
             else:
                 self.out = self.infer_fn(x)
                 self.out[0].numpy()
@@ -121,8 +126,7 @@ class Engine:
         return self.k.running_stats(lambda v: v.numpy())
 
     def gradients(self) -> dict:
-        if self.grads is None:
-            return {}
+        km.kept(self.grads)
         by_var = {id(v): g for v, g in zip(self.k.net.trainable_variables, self.grads)}
         # An embedding's gradient comes as IndexedSlices: made dense.
         return self.k.canonical(

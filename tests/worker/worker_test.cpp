@@ -10,6 +10,7 @@
 
 #include "backends/worker/worker_backend.h"
 #include "bench/runner.h"
+#include "machine/env_fixes.h"
 #include "model/zoo/zoo.h"
 #include "util/error.h"
 
@@ -68,6 +69,23 @@ TEST_F(Worker, StepsComeInChunksTimedByTheWorkerAndCheckedByTheHarness) {
   EXPECT_EQ(r.effective.optimizer, "none (fake)");
   EXPECT_EQ(r.effective.extras.at("worker"), "../tests/worker/fake/engine.py");
   EXPECT_DOUBLE_EQ(r.first_loss, 0.5);
+}
+
+// nnbench's own process keeps freed memory (machine/env_fixes.h); its
+// workers get the same malloc setting through GLIBC_TUNABLES, which the
+// fake reports back from its environment, and the record names it.
+TEST_F(Worker, TheWorkerKeepsFreedMemoryAsTheHarnessDoes) {
+  unsetenv("NNBENCH_SYSTEM_MALLOC");
+  unsetenv("NNBENCH_NO_ENV_FIXES");
+  machine::apply_environment_fixes(nullptr);  // no re-exec without argv
+  const auto r = run("sleep", 2);
+  ASSERT_EQ(r.state, results::State::kOk) << r.message;
+  const std::string seen = r.effective.extras.at("glibc_tunables");
+  EXPECT_NE(seen.find("glibc.malloc.mmap_max=0"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("glibc.malloc.trim_threshold=2147483647"),
+            std::string::npos)
+      << seen;
+  EXPECT_EQ(r.effective.extras.at("worker_malloc"), "GLIBC_TUNABLES=" + seen);
 }
 
 TEST_F(Worker, ChatterOnStdoutDoesNotDisturbTheProtocol) {

@@ -12,6 +12,7 @@
 
 #include "backend/optimizer.h"
 #include "backends/worker/process.h"
+#include "machine/env_fixes.h"
 #include "model/model_file.h"
 #include "model/params.h"
 #include "tensor/tensor_file.h"
@@ -71,13 +72,18 @@ std::unique_ptr<Process> start(const Framework& f, const std::string& python,
         "the framework workers are not found (frameworks/ beside the "
         "binary or in its source tree; NNBENCH_FRAMEWORKS names "
         "another)");
+  std::map<std::string, std::string> env{
+      {"PYTHONDONTWRITEBYTECODE", "1"},
+      {"NNBENCH_THREADS", std::to_string(threads)}};
+  // The worker's malloc keeps freed memory as nnbench's own process does
+  // (machine/env_fixes.h): a fresh worker otherwise page-faults its
+  // buffers again every step.
+  if (const std::string t = machine::child_malloc_tunables(); !t.empty())
+    env["GLIBC_TUNABLES"] = t;
   return std::make_unique<Process>(
       std::vector<std::string>{python, "-u", dir + "/common/worker.py",
                                dir + "/" + f.folder + "/engine.py"},
-      std::map<std::string, std::string>{
-          {"PYTHONDONTWRITEBYTECODE", "1"},
-          {"NNBENCH_THREADS", std::to_string(threads)}},
-      s.file("worker.log"));
+      env, s.file("worker.log"));
 }
 
 std::map<std::string, host::Tensor> seeded_params(
@@ -106,7 +112,8 @@ json options_json(const backend::Options& o) {
             {"seed", o.seed},
             {"precision", o.precision},
             {"calibration", o.calibration},
-            {"optimizer", o.optimizer}});
+            {"optimizer", o.optimizer},
+            {"observe", o.observe}});
   return j;
 }
 
@@ -137,6 +144,12 @@ class WorkerExecutable : public backend::Executable {
     effective_ = backend::effective_from_json(reply.at("effective"));
     effective_.extras["python"] = python;
     effective_.extras["worker"] = f.folder + "/engine.py";
+    // What the worker got: nnbench's setting, or the user's own tunables.
+    std::string tunables = machine::child_malloc_tunables();
+    if (const char* t = std::getenv("GLIBC_TUNABLES"); tunables.empty() && t)
+      tunables = t;
+    effective_.extras["worker_malloc"] =
+        tunables.empty() ? "glibc defaults" : "GLIBC_TUNABLES=" + tunables;
   }
 
   void load_batches(const std::vector<host::Batch>& batches) override {
