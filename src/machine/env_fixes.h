@@ -10,7 +10,8 @@
 //  3. glibc's malloc returns large freed blocks to the kernel, so steps
 //     page-fault their buffers again (LibTorch CNN steps 13x slower, how
 //     often depending on what the process ran before): keep freed memory
-//     (mallopt, in-process; NNBENCH_SYSTEM_MALLOC=1 opts out).
+//     (mallopt, in-process, and GLIBC_TUNABLES for the workers it starts,
+//     util/child_env.h; NNBENCH_SYSTEM_MALLOC=1 opts out).
 #include <string>
 #include <vector>
 
@@ -22,12 +23,6 @@ namespace nnbench::machine {
 // returns the list of fixes applied (read back from NNBENCH_ENV_FIXES),
 // with the in-process malloc setting added.
 std::vector<std::string> apply_environment_fixes(char** argv);
-
-// GLIBC_TUNABLES giving a child process (a framework's worker) the malloc
-// setting of fix 3, "" when this process runs without it: the MXNet
-// worker's ResNet-56 step page-faulted 27,000 times (6 % of its time)
-// where the same engine in a process with more history faulted none.
-std::string child_malloc_tunables();
 
 // The fixes applied in this process (empty if none or disabled).
 const std::vector<std::string>& environment_fixes();

@@ -31,7 +31,7 @@ Observed observe(backend::Backend& b, const model::Model& m,
   o.threads = machine::resolve_threads(vo.threads);
   o.precision = precision;
   o.device = device;
-  o.observe = true;  // the training step's output and gradients are read
+  o.observe = true;  // the training step's gradients are read
   // int8: the engine's post-training quantization calibrates on the very
   // batch it is checked on (the ranges then cover it: the error left is
   // the quantization's own).

@@ -12,11 +12,11 @@
 
 #include "backend/optimizer.h"
 #include "backends/worker/process.h"
-#include "machine/env_fixes.h"
 #include "model/model_file.h"
 #include "model/params.h"
 #include "tensor/tensor_file.h"
 #include "util/atomic_file.h"
+#include "util/child_env.h"
 #include "util/error.h"
 #include "util/paths.h"
 #include "util/temp_dir.h"
@@ -75,11 +75,10 @@ std::unique_ptr<Process> start(const Framework& f, const std::string& python,
   std::map<std::string, std::string> env{
       {"PYTHONDONTWRITEBYTECODE", "1"},
       {"NNBENCH_THREADS", std::to_string(threads)}};
-  // The worker's malloc keeps freed memory as nnbench's own process does
-  // (machine/env_fixes.h): a fresh worker otherwise page-faults its
+  // What nnbench's own settings imply for it (util/child_env.h): its
+  // malloc keeps freed memory, else a fresh worker page-faults its
   // buffers again every step.
-  if (const std::string t = machine::child_malloc_tunables(); !t.empty())
-    env["GLIBC_TUNABLES"] = t;
+  for (const auto& [k, v] : util::child_env()) env[k] = v;
   return std::make_unique<Process>(
       std::vector<std::string>{python, "-u", dir + "/common/worker.py",
                                dir + "/" + f.folder + "/engine.py"},
@@ -145,8 +144,10 @@ class WorkerExecutable : public backend::Executable {
     effective_.extras["python"] = python;
     effective_.extras["worker"] = f.folder + "/engine.py";
     // What the worker got: nnbench's setting, or the user's own tunables.
-    std::string tunables = machine::child_malloc_tunables();
-    if (const char* t = std::getenv("GLIBC_TUNABLES"); tunables.empty() && t)
+    std::string tunables;
+    if (const auto c = util::child_env(); c.count("GLIBC_TUNABLES"))
+      tunables = c.at("GLIBC_TUNABLES");
+    else if (const char* t = std::getenv("GLIBC_TUNABLES"))
       tunables = t;
     effective_.extras["worker_malloc"] =
         tunables.empty() ? "glibc defaults" : "GLIBC_TUNABLES=" + tunables;
