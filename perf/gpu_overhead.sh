@@ -16,19 +16,14 @@ cpus=$(nproc)
 . perf/framework_peers.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-nnbench() {  # round model engine
-  "$bin" run --backend "$3" --device "$device" --model "$2" --batch 128 \
-    --on-contention warn --out "$tmp/r.json" >/dev/null 2>&1
-  echo "round $1 $2 nnbench $3: $(median "$tmp/r.json") ms"
-}
 for r in $(seq "$rounds"); do
   for model in $models; do
     peer=$(peer_model "$model")
     plain() { sed "s/^/round $r plain /"; }
-    nnbench "$r" "$model" pytorch
+    nnbench "$r" "$model" pytorch --device "$device"
     "$venvs/pytorch/bin/python" perf/peer_pytorch.py --model "$peer" \
       --threads "$cpus" --device "${device%%:*}" | plain
-    nnbench "$r" "$model" jax
+    nnbench "$r" "$model" jax --device "$device"
     JAX_DEFAULT_MATMUL_PRECISION=highest KERAS_BACKEND=jax \
       "$venvs/jax/bin/python" perf/peer_keras.py --model "$peer" \
       --threads "$cpus" 2>/dev/null | plain

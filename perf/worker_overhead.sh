@@ -22,31 +22,26 @@ want() { [[ $engines == *" $1 "* ]]; }
 . perf/framework_peers.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-nnbench() {  # round model engine
-  "$bin" run --backend "$3" --model "$2" --batch 128 --threads 2 \
-    --on-contention warn --out "$tmp/r.json" > /dev/null 2>&1
-  echo "round $1 $2 nnbench $3: $(median "$tmp/r.json") ms"
-}
 for r in $(seq "$rounds"); do
   for model in $models; do
     peer=$(peer_model "$model")
     plain() { sed "s/^/round $r plain /"; }
     if want pytorch; then
-      nnbench "$r" "$model" pytorch
+      nnbench "$r" "$model" pytorch --threads 2
       /usr/bin/python3 perf/peer_pytorch.py --model "$peer" --threads 2 | plain
     fi
     if want tensorflow; then
-      nnbench "$r" "$model" tensorflow
+      nnbench "$r" "$model" tensorflow --threads 2
       "$venvs/tensorflow/bin/python" perf/peer_keras.py --model "$peer" \
         --threads 2 2>/dev/null | plain
     fi
     if want jax; then
-      nnbench "$r" "$model" jax
+      nnbench "$r" "$model" jax --threads 2
       KERAS_BACKEND=jax "$venvs/jax/bin/python" perf/peer_keras.py \
         --model "$peer" --threads 2 2>/dev/null | plain
     fi
     if want mxnet; then
-      nnbench "$r" "$model" mxnet
+      nnbench "$r" "$model" mxnet --threads 2
       "$venvs/mxnet/bin/python" perf/peer_gluon.py --model "$peer" \
         --threads 2 2>/dev/null | plain
     fi

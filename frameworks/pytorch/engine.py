@@ -236,7 +236,7 @@ class Engine:
         self.device = torch.device(options["device"])
         if self.device.type == "cuda":
             # fp32 is fp32: cuDNN's convolutions otherwise run TF32 (10-bit
-            # mantissas) on Ampere and later GPUs, about 1e-3 off fp32.
+            # mantissas) on Ampere and later GPUs.
             torch.backends.cudnn.allow_tf32 = False
             torch.backends.cuda.matmul.allow_tf32 = False
         if options["threads"] > 0:

@@ -13,12 +13,7 @@ using test::Script;
 using test::ScriptedBackend;
 
 results::RunRequest request(int64_t batch, const std::string& device) {
-  results::RunRequest r;
-  r.backend = "scripted";
-  r.batch = batch;
-  r.distinct_batches = 1;
-  r.warmup = {1, 0, 1};
-  r.stop = {2, 0, 2, 1};
+  results::RunRequest r = test::scripted_request(batch, 2);
   r.options.device = device;
   return r;
 }

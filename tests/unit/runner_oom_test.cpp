@@ -15,13 +15,7 @@ using test::Script;
 using test::ScriptedBackend;
 
 results::RunRequest request(int64_t batch) {
-  results::RunRequest r;
-  r.backend = "scripted";
-  r.batch = batch;
-  r.distinct_batches = 1;
-  r.warmup = {1, 0, 1};
-  r.stop = {1, 0, 1, 1};
-  return r;
+  return test::scripted_request(batch);
 }
 
 // fcn-s at batch 10^9: 4-byte inputs alone (26752 per sample) are about

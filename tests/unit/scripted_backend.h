@@ -16,6 +16,7 @@
 
 #include "backend/backend.h"
 #include "model/analysis.h"
+#include "results/request.h"
 #include "util/error.h"
 
 namespace nnbench::test {
@@ -153,5 +154,17 @@ class ScriptedBackend : public backend::Backend {
  private:
   Script s_;
 };
+
+// A run of the scripted backend at `batch`: one distinct batch, one
+// warm-up step, then `steps` measured steps and no more.
+inline results::RunRequest scripted_request(int64_t batch, int steps = 1) {
+  results::RunRequest r;
+  r.backend = "scripted";
+  r.batch = batch;
+  r.distinct_batches = 1;
+  r.warmup = {1, 0, 1};
+  r.stop = {steps, 0, steps, 1};
+  return r;
+}
 
 }  // namespace nnbench::test
