@@ -53,6 +53,9 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Every command: an interrupt ends its children and removes its files
+  // (util/lifeline.h).
+  util::lifeline::install();
   // A rank started by nnbench's launcher: when a signal ends it (its
   // launcher died, or was interrupted), the launcher's folder goes too.
   if (const char* dir = std::getenv("NNBENCH_LAUNCH_DIR"); dir && *dir) {

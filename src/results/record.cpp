@@ -6,6 +6,7 @@
 
 #include "backend/backend.h"
 #include "util/error.h"
+#include "util/lifeline.h"
 
 namespace nnbench::results {
 using nlohmann::json;
@@ -36,6 +37,8 @@ bool is_failure(State s) {
 Outcome classify(std::exception_ptr e) {
   try {
     std::rethrow_exception(e);
+  } catch (const util::lifeline::Interrupted&) {
+    throw;  // not a state of the run: the command ends (128 + the signal)
   } catch (const RunError& x) {
     return {x.state, x.what(), x.state == State::kOom ? x.oom_source : ""};
   } catch (const backend::Unimplemented& x) {

@@ -61,7 +61,8 @@ struct Outcome {
 // RunError keeps its state; backend::Unimplemented -> unimplemented;
 // backend::OutOfMemory and std::bad_alloc -> oom ("allocation");
 // nnbench::Error (a configuration the backend refuses) -> invalid_args;
-// anything else -> failed.
+// anything else -> failed. An interrupt (util::lifeline::Interrupted) is
+// no state of the run: it is thrown on, to end the command.
 Outcome classify(std::exception_ptr e);
 
 struct Report;

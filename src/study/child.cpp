@@ -15,6 +15,7 @@
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/lifeline.h"
+#include "util/text.h"
 
 namespace nnbench::study {
 namespace {
@@ -65,8 +66,11 @@ ChildOutcome run_child(const std::vector<std::string>& argv,
   }
   if (pid == 0) {  // child: only async-signal-safe calls until exec
     setpgid(0, 0);
-    // SIGTERM waits until `nnbench case` has registered its files.
-    util::lifeline::die_with_parent(parent, true);
+    // An interrupt's SIGTERM waits until `nnbench case` has registered its
+    // files. This process's death is SIGKILL, which ends the child even
+    // when it is stopped; its folders' watchers remove them
+    // (util/temp_dir.h).
+    util::lifeline::die_with_parent(parent, true, SIGKILL);
     if (limits.memory_limit_gib > 0) {
       const rlim_t bytes =
           static_cast<rlim_t>(limits.memory_limit_gib * 1024 * 1024 * 1024);
@@ -104,7 +108,8 @@ ChildOutcome run_child(const std::vector<std::string>& argv,
   out.wall_seconds = util::seconds_since(t0);
   if (WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) out.signal = WTERMSIG(status);
-  out.stderr_tail = tail_of(err_fd, 4096);
+  // Shown on the user's terminal: no escape sequence of the child's.
+  out.stderr_tail = util::printable(tail_of(err_fd, 4096));
   close(err_fd);
   util::lifeline::check();
   return out;

@@ -19,6 +19,7 @@
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/lifeline.h"
+#include "util/temp_dir.h"
 
 namespace nnbench::study {
 namespace {
@@ -32,14 +33,6 @@ std::unique_ptr<results::Record> empty_record(const PlannedCase& p) {
     if (n == p.scenario) return scenarios::make_scenario(n)->empty_record(p.c);
   return scenarios::make_throughput()->empty_record(p.c);
 }
-
-struct TempFolder {
-  fs::path dir;
-  ~TempFolder() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
 
 bool mentions_memory(const std::string& text) {
   for (const char* s : {"bad_alloc", "out of memory", "Out of memory",
@@ -117,11 +110,10 @@ std::unique_ptr<results::Record> record_of_child(const PlannedCase& p,
 std::unique_ptr<results::Record> run_isolated(const PlannedCase& p,
                                               const scenarios::Context& ctx,
                                               const ChildLimits& limits) {
-  char dir_t[] = "/tmp/nnbench-case-XXXXXX";
-  if (!mkdtemp(dir_t)) throw Error("cannot create a temporary directory");
-  const fs::path dir(dir_t);
-  // Removed however this ends: the record read, or an interrupt unwinding.
-  const TempFolder keep{dir};
+  // Removed however this ends: the record read, an interrupt unwinding,
+  // or (through its watcher) this process and the child killed.
+  const util::TempDir keep("nnbench-case");
+  const fs::path dir(keep.path());
   const std::string in = (dir / "case.json").string();
   const std::string out = (dir / "record.json").string();
   util::write_file_atomically(
@@ -179,9 +171,8 @@ int run_case_file(const std::string& in, const std::string& out) {
   // case folder goes with it. Ranks share the folder and leave it alone.
   if (!distributed::started_as_rank()) {
     util::lifeline::install();
-    util::lifeline::remove_on_signal(
-        {in, out, out + ".tmp." + std::to_string(getpid())},
-        {fs::path(in).parent_path().string()});
+    util::lifeline::remove_on_signal({in, out},
+                                     {fs::path(in).parent_path().string()});
   }
   util::lifeline::release();  // held since the fork (study/child.cpp)
   if (!d.engine.empty() && d.processes > 1 && !distributed::started_as_rank())

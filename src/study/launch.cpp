@@ -20,6 +20,7 @@
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/lifeline.h"
+#include "util/temp_dir.h"
 
 namespace nnbench::study {
 namespace {
@@ -172,16 +173,10 @@ Outcome run_mpirun(const std::vector<std::string>& args) {
 }  // namespace
 
 LaunchOutcome launch_ranks(const Launch& l) {
-  char tmpl[] = "/tmp/nnbench-ranks-XXXXXX";
-  if (!mkdtemp(tmpl)) throw Error("cannot create a folder for the ranks");
-  const fs::path dir = tmpl;
-  struct Remove {  // however this ends, an interrupt's unwinding included
-    fs::path dir;
-    ~Remove() {
-      std::error_code ignored;
-      fs::remove_all(dir, ignored);
-    }
-  } remove{dir};
+  // Removed however this ends: an interrupt's unwinding, or (its watcher)
+  // this process and its ranks killed.
+  const util::TempDir folder("nnbench-ranks");
+  const fs::path dir = folder.path();
   const std::string rank0_out = (dir / "rank0.json").string();
   const auto args = rank_arguments(rank0_out);
   Outcome o;

@@ -112,10 +112,21 @@ std::string open_path(const std::string& path, Store::Open how) {
   return path;
 }
 
-int open_flags(Store::Open how) {
-  return how == Store::Open::kCreate
-             ? SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE
-             : SQLite::OPEN_READWRITE;
+// A store that is made new is made without following a link: a link
+// planted where the store will be (a dangling one into another user's
+// files) would otherwise be created through. An existing store, a link
+// to one included, opens as it is.
+int open_flags(const std::string& path, Store::Open how) {
+  if (how != Store::Open::kCreate) return SQLite::OPEN_READWRITE;
+  std::error_code ec;
+  const auto st = fs::symlink_status(path, ec);
+  if (st.type() == fs::file_type::symlink && !fs::exists(path, ec))
+    throw Error(path +
+                ": a link to a file that does not exist; nnbench does not "
+                "create a results store through a link");
+  int flags = SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE;
+  if (st.type() == fs::file_type::not_found) flags |= SQLITE_OPEN_NOFOLLOW;
+  return flags;
 }
 
 std::string new_run_id() {
@@ -152,7 +163,7 @@ auto Store::guarded(const char* doing, F&& f) -> decltype(f()) {
 }
 
 Store::Store(const std::string& path, Open how) try
-    : path_(path), db_(open_path(path, how), open_flags(how), 10000) {
+    : path_(path), db_(open_path(path, how), open_flags(path, how), 10000) {
   // Switching a new file to WAL takes an exclusive lock, and SQLite answers
   // "database is locked" at once, without its busy handler, when another
   // process is doing the same: retried here for up to 10 s, like the busy

@@ -90,19 +90,35 @@ void write_note() {
   (void)ignored;
 }
 
-void handler(int sig) {
-  const int saved_errno = errno;
-  if (any_child()) {
-    // A second signal while the children wind down: no more waiting.
-    forward(arrived ? SIGKILL : SIGTERM);
-    arrived = sig;
-    errno = saved_errno;
-    return;
-  }
+// Ends this process by the signal's default action, after its files.
+void end_by(int sig) {
   remove_paths();
   write_note();
   signal(sig, SIG_DFL);
   raise(sig);
+}
+
+// How long the code that waits for children has, after an interrupt, to
+// notice it (lifeline::check) and unwind: code busy elsewhere (a step
+// loop while a shape-checking worker lives) never looks, and an
+// interrupted nnbench must end whatever it was doing.
+constexpr unsigned kUnwindSeconds = 10;
+
+void handler(int sig) {
+  const int saved_errno = errno;
+  if (sig == SIGALRM) {  // the unwinding did not end the process in time
+    forward(SIGKILL);
+    end_by(arrived ? arrived : SIGTERM);
+  }
+  if (any_child()) {
+    // A second signal while the children wind down: no more waiting.
+    forward(arrived ? SIGKILL : SIGTERM);
+    if (!arrived) alarm(kUnwindSeconds);
+    arrived = sig;
+    errno = saved_errno;
+    return;
+  }
+  end_by(sig);
 }
 
 }  // namespace
@@ -118,17 +134,17 @@ void install() {
   sa.sa_handler = handler;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;  // reads and waits go on; loops poll the flag
-  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGALRM}) sigaction(s, &sa, nullptr);
 }
 
-void die_with_parent(pid_t parent, bool hold) {
+void die_with_parent(pid_t parent, bool hold, int signal) {
   if (hold) {
     sigset_t term;
     sigemptyset(&term);
     sigaddset(&term, SIGTERM);
     sigprocmask(SIG_BLOCK, &term, nullptr);  // the mask survives exec
   }
-  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  prctl(PR_SET_PDEATHSIG, signal);
   if (getppid() != parent) _exit(143);  // it died before the call
 }
 

@@ -8,12 +8,17 @@
 //
 // - A forked child calls die_with_parent() before exec: the kernel sends it
 //   SIGTERM when its parent dies, SIGKILL included (PR_SET_PDEATHSIG).
-// - install() catches SIGINT, SIGTERM and SIGHUP. With children registered
-//   (add_child), the handler forwards SIGTERM to them and returns: the
-//   waiting code reaps them, then throws Interrupted, whose unwinding
-//   removes its temporary folders; main() maps it to 128 + the signal.
-//   With none, the handler removes the paths given to remove_on_signal,
-//   writes the note (set_note) and lets the signal end the process.
+// - install() (every nnbench command, cli/app.cpp) catches SIGINT,
+//   SIGTERM and SIGHUP. With children registered (add_child), the handler
+//   forwards SIGTERM to them and returns: the waiting code reaps them,
+//   then throws Interrupted, whose unwinding removes its temporary
+//   folders; main() maps it to 128 + the signal. Code that is not waiting
+//   for a child when the signal comes does not look: 10 s later (SIGALRM)
+//   the children get SIGKILL and the signal ends the process. With no
+//   child, the handler removes the paths given to remove_on_signal, writes
+//   the note (set_note) and lets the signal end the process. Temporary
+//   folders (util/temp_dir.h) go however the process ends.
+#include <signal.h>
 #include <sys/types.h>
 
 #include <stdexcept>
@@ -34,11 +39,13 @@ class Interrupted : public std::runtime_error {
 // Installs the handlers (once; later calls do nothing).
 void install();
 
-// In a forked child, before exec (async-signal-safe): SIGTERM when the
-// parent dies; exits at once if it already has. With `hold`, SIGTERM stays
+// In a forked child, before exec (async-signal-safe): `signal` when the
+// parent dies; exits at once if it already has. SIGTERM lets a child that
+// handles it clean up; SIGKILL ends even a stopped child, for children
+// with nothing of their own to clean up. With `hold`, SIGTERM stays
 // blocked across exec until the new program calls release(): a child that
 // registers files to remove cannot be ended before it has.
-void die_with_parent(pid_t parent, bool hold = false);
+void die_with_parent(pid_t parent, bool hold = false, int signal = SIGTERM);
 // Unblocks SIGTERM (held by die_with_parent): a pending one arrives now.
 void release();
 

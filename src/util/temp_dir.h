@@ -1,31 +1,22 @@
 #pragma once
-// A folder of its own under the system's temporary directory, removed with
-// everything in it when the object goes.
-#include <stdlib.h>
-
-#include <filesystem>
+// A folder of its own under the system's temporary directory ($TMPDIR, else
+// /tmp), removed with everything in it when the object goes, and also when
+// this process dies in a way no destructor or signal handler sees
+// (SIGKILL, a crash): a watcher process, started with the folder, blocks
+// on a pipe whose writing end only this process and the children it
+// starts hold; once every holder has ended, the read returns and the
+// watcher removes the folder. Children keep the folder while they live,
+// since they may still write there.
 #include <string>
-#include <system_error>
-
-#include "util/error.h"
 
 namespace nnbench::util {
 
 class TempDir {
  public:
-  // `prefix`: the folder's name before six random characters.
-  explicit TempDir(const std::string& prefix) {
-    namespace fs = std::filesystem;
-    std::string t = fs::temp_directory_path() / (prefix + "-XXXXXX");
-    if (!mkdtemp(t.data()))
-      throw Error("cannot make a folder in " +
-                  fs::temp_directory_path().string());
-    dir_ = t;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  // `prefix`: the folder's name before six random characters. Throws
+  // nnbench::Error when the folder cannot be made.
+  explicit TempDir(const std::string& prefix);
+  ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return dir_; }
@@ -33,6 +24,7 @@ class TempDir {
 
  private:
   std::string dir_;
+  int keepalive_ = -1;  // the pipe's writing end; -1 when no watcher runs
 };
 
 }  // namespace nnbench::util

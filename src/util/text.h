@@ -50,4 +50,11 @@ inline std::string bytes_text(double bytes) {
   return buf;
 }
 
+// What another program printed, made safe to show on a terminal: control
+// characters (escape sequences that retitle or recolour the terminal, a
+// carriage return that hides the line before) and bytes that are not
+// UTF-8 become visible escapes ("\x1b"); newlines and tabs stay unless
+// `one_line`, printable text (UTF-8 included) stays as it is.
+std::string printable(const std::string& text, bool one_line = false);
+
 }  // namespace nnbench::util

@@ -68,7 +68,17 @@ class Cli : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  // A process the test started may still be writing there (a killed
+  // suite's child winding down): removal is retried, never thrown.
+  void TearDown() override {
+    for (int i = 0; i < 50; ++i) {
+      std::error_code ec;
+      fs::remove_all(dir_, ec);
+      if (!fs::exists(dir_, ec)) return;
+      ::usleep(100000);
+    }
+    ADD_FAILURE() << dir_ << " could not be removed";
+  }
   std::string path(const std::string& name) const { return dir_ / name; }
   void write(const std::string& name, const std::string& text) const {
     std::ofstream(path(name)) << text;

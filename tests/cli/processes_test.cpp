@@ -241,4 +241,131 @@ TEST_F(Processes, ExternalMpirunWithItsDefaultBindingIsValid) {
   EXPECT_EQ(o.output.find("other thread"), std::string::npos) << o.output;
 }
 
+// Issue 29: `run`, `infer` and framework workers under signals. The
+// framework here is the fake engine (tests/worker/fake) standing in as
+// pytorch, on Debian's python3, with no other engine set up; each run's
+// temporary folders are made under a TMPDIR of the test's own.
+class Interrupts : public Processes {
+ protected:
+  void SetUp() override {
+    Processes::SetUp();
+    fs::create_directories(path("frameworks/pytorch"));
+    fs::create_directories(path("venvs"));
+    fs::create_directories(path("tmp"));
+    fs::create_symlink(NNBENCH_SOURCE_DIR "/frameworks/common",
+                       path("frameworks/common"));
+    fs::copy_file(NNBENCH_SOURCE_DIR "/tests/worker/fake/engine.py",
+                  path("frameworks/pytorch/engine.py"));
+  }
+  std::string env() const {
+    return "env TMPDIR=" + path("tmp") +
+           " NNBENCH_FRAMEWORKS=" + path("frameworks") +
+           " NNBENCH_VENVS=" + path("venvs") +
+           " XDG_CACHE_HOME=" + path("cache") +
+           " FAKE_MODE=sleep FAKE_STEP=0.2 ";
+  }
+  // What the runs left in their TMPDIR ("" nothing). Entries may vanish
+  // while it is read.
+  std::string tmp_left() const {
+    std::string left;
+    std::error_code ec;
+    for (fs::directory_iterator e(path("tmp"), ec), end; !ec && e != end;
+         e.increment(ec))
+      left += e->path().filename().string() + " ";
+    return left;
+  }
+  bool tmp_empty() const { return tmp_left().empty(); }
+  bool tmp_has(const std::string& prefix) const {
+    return (" " + tmp_left()).find(" " + prefix) != std::string::npos;
+  }
+  // The worker under `parent` that runs the fake engine's steps, once its
+  // batches are loaded (before, a worker may be the short-lived one that
+  // says hello).
+  pid_t stepping_worker(pid_t parent) const {
+    bool loaded = false;
+    std::istringstream names(tmp_left());
+    std::error_code ec;
+    for (std::string n; names >> n;)
+      if (fs::exists(path("tmp/" + n + "/batches"), ec)) loaded = true;
+    if (!loaded) return 0;
+    for (pid_t c : children_of(parent))
+      if (cmdline(c).find("worker.py") != std::string::npos) return c;
+    return 0;
+  }
+};
+
+bool ended_by(int status, int sig) {
+  return (WIFEXITED(status) && WEXITSTATUS(status) == 128 + sig) ||
+         (WIFSIGNALED(status) && WTERMSIG(status) == sig);
+}
+
+const char* kSlowRun =
+    " run --model mnist-mlp --backend pytorch --mode infer --batch 2"
+    " --threads 1 --warmup-iters 1 --warmup-time 0 --min-time 60"
+    " --max-time 120";
+
+// Item 9: a stopped worker does not act on SIGTERM, so its parent-death
+// signal is SIGKILL; its folder goes too (item 5, SIGKILL).
+TEST_F(Interrupts, AStoppedWorkerDiesWithItsKilledParent) {
+  const std::string log = path("log");
+  const pid_t run = start(env() + NNBENCH_EXE + kSlowRun + kNoContention, log);
+  pid_t worker = 0;
+  ASSERT_TRUE(eventually(30, [&] {
+    return (worker = stepping_worker(run)) > 0;
+  })) << slurp(log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(worker, SIGSTOP);
+  kill(run, SIGKILL);
+  waitpid(run, nullptr, 0);
+  EXPECT_TRUE(eventually(2, [&] { return !running(worker); }))
+      << "the stopped worker " << worker << " outlives nnbench";
+  if (running(worker)) kill(worker, SIGKILL);
+  EXPECT_TRUE(eventually(3, [&] { return tmp_empty(); })) << tmp_left();
+}
+
+// Item 5: SIGINT and SIGTERM to `run` with a framework worker: the worker
+// ends, the folders go, the exit code is 128 + the signal.
+TEST_F(Interrupts, AnInterruptedRunEndsItsWorkerAndLeavesNoFolder) {
+  for (const int sig : {SIGINT, SIGTERM}) {
+    const std::string log = path("log" + std::to_string(sig));
+    const pid_t run =
+        start(env() + NNBENCH_EXE + kSlowRun + kNoContention, log);
+    pid_t worker = 0;
+    ASSERT_TRUE(eventually(30, [&] {
+      return (worker = stepping_worker(run)) > 0;
+    })) << slurp(log);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    kill(run, sig);
+    int status = 0;
+    waitpid(run, &status, 0);
+    EXPECT_TRUE(ended_by(status, sig)) << status << ": " << slurp(log);
+    EXPECT_TRUE(eventually(2, [&] { return !running(worker); }));
+    EXPECT_TRUE(eventually(3, [&] { return tmp_empty(); }))
+        << "signal " << sig << ": " << tmp_left();
+  }
+}
+
+// Item 5: `infer` (LoadGen, with its trace and the engine's batches in its
+// folders) interrupted or killed leaves none of them.
+TEST_F(Interrupts, AnInterruptedInferLeavesNoFolder) {
+  for (const int sig : {SIGINT, SIGTERM, SIGKILL}) {
+    const std::string log = path("infer" + std::to_string(sig));
+    const pid_t infer =
+        start(env() + NNBENCH_EXE +
+                  " infer --model mnist-mlp --backend reference --threads 1"
+                  " --scenario offline --min-duration-s 60" +
+                  kNoContention,
+              log);
+    ASSERT_TRUE(eventually(30, [&] { return tmp_has("nnbench-loadgen-"); }))
+        << slurp(log);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    kill(infer, sig);
+    int status = 0;
+    waitpid(infer, &status, 0);
+    if (sig != SIGKILL) EXPECT_TRUE(ended_by(status, sig)) << slurp(log);
+    EXPECT_TRUE(eventually(3, [&] { return tmp_empty(); }))
+        << "signal " << sig << ": " << tmp_left();
+  }
+}
+
 }  // namespace

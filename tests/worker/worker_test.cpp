@@ -5,7 +5,11 @@
 // one that prints to stdout does not disturb the protocol.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 
 #include "backends/worker/worker_backend.h"
@@ -139,6 +143,85 @@ TEST_F(Worker, AMissingEnvironmentSaysHowToSetItUp) {
   EXPECT_EQ(d.unavailable,
             "no Python environment for nothing: run scripts/setup nothing");
   EXPECT_THROW(b->compile(model::zoo::get("mnist-mlp"), {}, {}), Error);
+}
+
+// Issue 29, item 10: what a worker prints reaches the user's terminal in
+// error messages; an escape sequence in it (a title, a colour, a cleared
+// screen) arrives as visible text, never as the control character.
+TEST_F(Worker, EscapeSequencesOfAWorkerAreShownNotObeyed) {
+  // In the log's tail, quoted when it crashed.
+  auto r = run("escapes");
+  EXPECT_EQ(r.state, results::State::kCrashed);
+  EXPECT_EQ(r.message.find('\x1b'), std::string::npos) << r.message;
+  EXPECT_EQ(r.message.find('\x07'), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("\\x1b]0;PWNED\\x07\\x1b[31mred"),
+            std::string::npos)
+      << r.message;
+  // In the message of its failure.
+  r = run("escaped-reply");
+  EXPECT_EQ(r.state, results::State::kFailed);
+  EXPECT_EQ(r.message.find('\x1b'), std::string::npos) << r.message;
+  EXPECT_EQ(r.message.rfind("RuntimeError: \\x1b[2Jcleared", 0), 0u)
+      << r.message;
+}
+
+// Item 11: a worker that streams bytes without an end of line is stopped at
+// the reply bound (64 MiB), not read until nnbench runs out of memory or
+// the step timeout (here 60 s, which the test would notice) passes.
+TEST_F(Worker, AReplyWithoutAnEndOfLineIsBoundedAndTheWorkerKilled) {
+  setenv("NNBENCH_WORKER_TIMEOUT", "60", 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = run("flood");
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  EXPECT_EQ(r.state, results::State::kFailed);
+  EXPECT_NE(r.message.find("more than 64.0 MiB and no end of line"),
+            std::string::npos)
+      << r.message.substr(0, 300);
+  EXPECT_LT(took, 30);
+}
+
+// Item 12: a reply without a field the protocol needs names the field and
+// the request in words, not the JSON library's "key 'effective' not found".
+TEST_F(Worker, AMalformedReplyNamesWhatIsMissing) {
+  const auto r = run("noeffective");
+  EXPECT_EQ(r.state, results::State::kFailed);
+  EXPECT_NE(r.message.find("the worker's reply to 'compile' has no object "
+                           "'effective'"),
+            std::string::npos)
+      << r.message;
+  EXPECT_EQ(r.message.find("json.exception"), std::string::npos) << r.message;
+}
+
+// Item 4: an engine whose Python hangs at start is unavailable once its
+// start-up timeout passes (NNBENCH_WORKER_START_TIMEOUT, 30 s by default),
+// not after the 600 s a step may take (here the step timeout is 20 s, so
+// the old wait fails this test too).
+TEST_F(Worker, AnEngineThatHangsAtStartIsUnavailableSoon) {
+  const std::string dir =
+      "/tmp/nnbench_worker_hang_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  const std::string python = dir + "/python";
+  std::ofstream(python) << "#!/bin/sh\nexec sleep 3600\n";
+  std::filesystem::permissions(python, std::filesystem::perms::owner_all);
+  setenv("XDG_CACHE_HOME", dir.c_str(), 1);  // no hello remembered
+  setenv("NNBENCH_WORKER_TIMEOUT", "20", 1);
+  setenv("NNBENCH_WORKER_START_TIMEOUT", "1", 1);
+  auto b = make_worker_backend(
+      {"hangs", "../tests/worker/fake", {python}, "scripts/setup hangs", {}});
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto d = b->describe();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  unsetenv("NNBENCH_WORKER_START_TIMEOUT");
+  unsetenv("XDG_CACHE_HOME");
+  std::filesystem::remove_all(dir);
+  EXPECT_NE(d.unavailable.find("did not answer 'hello' within 1 s"),
+            std::string::npos)
+      << d.unavailable;
+  EXPECT_LT(took, 10);
 }
 
 }  // namespace

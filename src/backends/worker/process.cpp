@@ -13,8 +13,10 @@
 #include <stdexcept>
 
 #include "backend/backend.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/lifeline.h"
+#include "util/text.h"
 
 extern char** environ;
 
@@ -22,6 +24,16 @@ namespace nnbench::backends::worker {
 namespace {
 
 void set_cloexec(int fd) { fcntl(fd, F_SETFD, FD_CLOEXEC); }
+
+// A reply is a line of metadata (tensors travel in files): far below this.
+constexpr size_t kMaxReplyBytes = size_t{64} << 20;
+
+void make_printable(nlohmann::json& j) {
+  if (j.is_string())
+    j = util::printable(j.get<std::string>());
+  else if (j.is_structured())
+    for (auto& v : j) make_printable(v);
+}
 
 }  // namespace
 
@@ -51,8 +63,7 @@ Process::Process(const std::vector<std::string>& argv,
   std::vector<std::string> argv_copy = argv;
   for (auto& s : argv_copy) args.push_back(s.data());
   args.push_back(nullptr);
-  const int log_fd =
-      open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int log_fd = util::create_new_file(log_path);
   if (log_fd < 0)
     throw Error("cannot write the worker's log " + log_path + ": " +
                 std::strerror(errno));
@@ -60,7 +71,10 @@ Process::Process(const std::vector<std::string>& argv,
   pid_ = fork();
   if (pid_ < 0) throw Error(std::string("fork: ") + std::strerror(errno));
   if (pid_ == 0) {
-    util::lifeline::die_with_parent(parent);
+    // SIGKILL: a worker ends with nnbench even when it is stopped (a
+    // stopped process does not act on SIGTERM); it has nothing of its own
+    // to clean up (its folder is nnbench's, util/temp_dir.h).
+    util::lifeline::die_with_parent(parent, false, SIGKILL);
     // Copies above 10 first (close-on-exec): a pipe end may already be fd
     // 3 or 4, and dup2 onto itself would keep its close-on-exec flag.
     // dup2 clears the flag on the descriptors the worker keeps.
@@ -114,7 +128,7 @@ std::string Process::log_tail(int n) const {
   std::string out;
   for (size_t i = lines.size() > size_t(n) ? lines.size() - n : 0;
        i < lines.size(); ++i)
-    out += (out.empty() ? "" : " | ") + lines[i];
+    out += (out.empty() ? "" : " | ") + util::printable(lines[i], true);
   return out;
 }
 
@@ -146,14 +160,30 @@ nlohmann::json Process::request(const nlohmann::json& req,
   for (size_t done = 0; done < line.size();) {
     const ssize_t n = write(to_, line.data() + done, line.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw backend::ProcessDied(died() + tail());
+    if (n <= 0) {
+      const std::string why = died();
+      util::lifeline::check();
+      throw backend::ProcessDied(why + tail());
+    }
     done += static_cast<size_t>(n);
   }
   using Clock = std::chrono::steady_clock;
   const auto deadline =
       Clock::now() + std::chrono::duration<double>(timeout_seconds);
-  size_t eol;
-  while ((eol = buffer_.find('\n')) == std::string::npos) {
+  size_t eol, scanned = 0;
+  while ((eol = buffer_.find('\n', scanned)) == std::string::npos) {
+    scanned = buffer_.size();  // the next read is searched alone
+    if (buffer_.size() > kMaxReplyBytes) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status_, 0);
+      reaped_ = true;
+      throw std::runtime_error(
+          "the worker answered '" + req.value("op", "") + "' with more than " +
+          util::bytes_text(kMaxReplyBytes) +
+          " and no end of line, and was killed (a reply is one JSON line; "
+          "tensors travel in files): '" +
+          util::printable(buffer_.substr(0, 200), true) + "'" + tail());
+    }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                           deadline - Clock::now())
                           .count();
@@ -169,15 +199,18 @@ nlohmann::json Process::request(const nlohmann::json& req,
     pollfd p{from_, POLLIN, 0};
     const int r =
         poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
-    if (r < 0 && errno == EINTR) {
-      util::lifeline::check();
-      continue;
-    }
+    // An interrupt (whichever thread caught it) ends the worker: this
+    // request ends as the interrupt, not as a worker that died.
+    util::lifeline::check();
     if (r <= 0) continue;
     char buf[65536];
     const ssize_t n = read(from_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw backend::ProcessDied(died() + tail());
+    if (n <= 0) {
+      const std::string why = died();
+      util::lifeline::check();
+      throw backend::ProcessDied(why + tail());
+    }
     buffer_.append(buf, static_cast<size_t>(n));
   }
   const std::string text = buffer_.substr(0, eol);
@@ -189,12 +222,19 @@ nlohmann::json Process::request(const nlohmann::json& req,
     reply = nullptr;
   }
   if (!reply.is_object() || !reply.contains("ok"))
-    throw std::runtime_error("the worker answered '" + req.value("op", "") +
-                             "' with garbage: '" + text.substr(0, 200) + "'" +
-                             tail());
+    throw std::runtime_error(
+        "the worker answered '" + req.value("op", "") + "' with garbage: '" +
+        util::printable(text.substr(0, 200), true) + "'" + tail());
+  // Its words reach the user's terminal: no escape sequences.
+  make_printable(reply);
   if (reply["ok"] == true) return reply;
-  const std::string state = reply.value("state", "failed");
-  const std::string message = reply.value("message", "no message");
+  const auto text_of = [&](const char* key, const char* otherwise) {
+    const auto it = reply.find(key);
+    return it != reply.end() && it->is_string() ? it->get<std::string>()
+                                                : std::string(otherwise);
+  };
+  const std::string state = text_of("state", "failed");
+  const std::string message = text_of("message", "no message");
   if (state == "unimplemented") throw backend::Unimplemented(message);
   if (state == "oom") throw backend::OutOfMemory(message);
   if (state == "invalid_args") throw Error(message);

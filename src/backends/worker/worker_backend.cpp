@@ -38,6 +38,16 @@ double timeout_seconds() {
   return 600;
 }
 
+// How long a worker may take to start and say hello: Python and its
+// framework import in seconds (TensorFlow's cold import is the slowest);
+// far less than a step's timeout, since every nnbench command that lists
+// the engines waits for each one's hello.
+double start_timeout_seconds() {
+  if (const char* t = std::getenv("NNBENCH_WORKER_START_TIMEOUT"); t && *t)
+    return std::atof(t);
+  return 30;
+}
+
 std::string frameworks_dir() {
   if (const char* d = std::getenv("NNBENCH_FRAMEWORKS"); d && *d) return d;
   return util::shipped_path("frameworks", "frameworks");
@@ -53,6 +63,19 @@ std::string python_of(const Framework& f) {
     if (access(path.c_str(), X_OK) == 0) return path;
   }
   return "";
+}
+
+// A field of a worker's reply, of the kind its protocol says: a reply
+// without it is the worker's failure, named in plain words rather than the
+// JSON library's.
+const json& field(const json& reply, const std::string& op, const char* key,
+                  bool (json::*is)() const noexcept, const char* kind) {
+  const auto it = reply.find(key);
+  if (it == reply.end() || !((*it).*is)())
+    throw std::runtime_error("the worker's reply to '" + op + "' has no " +
+                             kind + " '" + key +
+                             "': " + reply.dump().substr(0, 200));
+  return *it;
 }
 
 // A folder of its own for the tensors handed to one worker and its log.
@@ -140,7 +163,8 @@ class WorkerExecutable : public backend::Executable {
          {"shapes",
           {{"train_batch", shapes.train_batch}, {"infer_batches", sizes}}}},
         timeout_seconds());
-    effective_ = backend::effective_from_json(reply.at("effective"));
+    effective_ = backend::effective_from_json(
+        field(reply, "compile", "effective", &json::is_object, "object"));
     effective_.extras["python"] = python;
     effective_.extras["worker"] = f.folder + "/engine.py";
     // What the worker got: nnbench's setting, or the user's own tunables.
@@ -190,15 +214,19 @@ class WorkerExecutable : public backend::Executable {
          {"n", n}},
         timeout_seconds());
     std::vector<double> s;
-    try {
-      s = reply.at("seconds").get<std::vector<double>>();
-      const json& l = reply.at("loss");
-      if (mode == backend::Mode::kTrain)
-        loss_ = l.is_null() ? std::nan("") : l.get<double>();
-    } catch (const json::exception& e) {
-      throw std::runtime_error(std::string("the worker's steps reply: ") +
-                               e.what());
+    for (const json& x :
+         field(reply, "steps", "seconds", &json::is_array, "list")) {
+      if (!x.is_number())
+        throw std::runtime_error("the worker's reply to 'steps' has " +
+                                 x.dump().substr(0, 50) + " among its seconds");
+      s.push_back(x.get<double>());
     }
+    const auto l = reply.find("loss");
+    if (l == reply.end() || !(l->is_null() || l->is_number()))
+      throw std::runtime_error(
+          "the worker's reply to 'steps' has no number or null 'loss'");
+    if (mode == backend::Mode::kTrain)
+      loss_ = l->is_null() ? std::nan("") : l->get<double>();
     if (static_cast<int>(s.size()) != n)
       throw std::runtime_error("the worker ran " + std::to_string(s.size()) +
                                " steps for " + std::to_string(n) + " asked");
@@ -215,8 +243,8 @@ class WorkerExecutable : public backend::Executable {
     if (rate_changed_) {
       try {
         auto e = backend::effective_from_json(
-            process_->request({{"op", "effective"}}, timeout_seconds())
-                .at("effective"));
+            field(process_->request({{"op", "effective"}}, timeout_seconds()),
+                  "effective", "effective", &json::is_object, "object"));
         e.extras.insert(effective_.extras.begin(), effective_.extras.end());
         effective_ = e;
         rate_changed_ = false;
@@ -292,12 +320,42 @@ std::string hello_key(const Framework& f, const std::string& python) {
   return key;
 }
 
+// What describe() and supports() read from hello, of the kinds they read
+// it as: a malformed hello makes the engine unavailable naming the field,
+// never a JSON library's exception in every command.
+void check_hello(const json& r) {
+  const auto fail = [](const std::string& key, const char* kind) {
+    throw std::runtime_error("its hello reply's '" + key + "' is not " + kind);
+  };
+  for (const char* k : {"framework", "version", "python", "environment"})
+    if (r.contains(k) && !r[k].is_string()) fail(k, "a string");
+  for (const char* k : {"devices", "precisions", "optimizers", "exports"}) {
+    if (!r.contains(k)) continue;
+    if (!r[k].is_array()) fail(k, "a list of strings");
+    for (const auto& v : r[k])
+      if (!v.is_string()) fail(k, "a list of strings");
+  }
+  if (r.contains("checks_shapes") && !r["checks_shapes"].is_boolean())
+    fail("checks_shapes", "true or false");
+  if (!r.contains("unsupported")) return;
+  if (!r["unsupported"].is_array()) fail("unsupported", "a list of objects");
+  for (const auto& gap : r["unsupported"]) {
+    if (!gap.is_object()) fail("unsupported", "a list of objects");
+    for (const char* k : {"op", "attribute", "precision", "why"})
+      if (gap.contains(k) && !gap[k].is_string())
+        fail(std::string("unsupported[].") + k, "a string");
+  }
+}
+
 json cached_hello(const Framework& f, const std::string& key) {
   std::ifstream in(cache_dir() + "/hello-" + f.name + ".json");
   if (!in) return nullptr;
   try {
     const json j = json::parse(in);
-    if (j.value("key", "") == key) return j.at("reply");
+    if (j.value("key", "") == key) {
+      check_hello(j.at("reply"));
+      return j.at("reply");
+    }
   } catch (const std::exception&) {
   }
   return nullptr;
@@ -331,7 +389,8 @@ const Hello& hello(const Framework& f) {
       if (h.reply.is_null()) {
         Scratch s;
         auto p = start(f, h.python, s);
-        h.reply = p->request({{"op", "hello"}}, timeout_seconds());
+        h.reply = p->request({{"op", "hello"}}, start_timeout_seconds());
+        check_hello(h.reply);
         keep_hello(f, key, h.reply);
       }
     } catch (const std::exception& e) {

@@ -7,7 +7,11 @@ FAKE_MODE picks its behaviour:
   garbage  answers the first step with a line that is not JSON;
   chatty   prints to stdout and stderr around every answer (harmless);
   liar     reports each step as 10 s (more than the call took);
-  unimpl   refuses to compile with NotImplementedError naming a layer.
+  unimpl   refuses to compile with NotImplementedError naming a layer;
+  escapes  prints terminal escape sequences, then crashes at the first step;
+  escaped-reply  fails the first step with escape sequences in its message;
+  flood    answers the first step with bytes and never an end of line;
+  noeffective  compiles but says nothing of what runs (a malformed reply).
 """
 from __future__ import annotations
 
@@ -31,6 +35,8 @@ class Engine:
     def compile(self, model, params, options, shapes):
         if MODE == "unimpl":
             raise NotImplementedError("layer 'dense_1' (linear): fake refuses it")
+        if MODE == "noeffective":
+            return None
         self.params = params
         self.out = np.zeros((2, 10), np.float32)
         return {"threads": options["threads"], "device": "cpu",
@@ -49,6 +55,14 @@ class Engine:
         if MODE == "garbage":
             os.write(4, b"this is not json\n")
             time.sleep(3600)
+        if MODE == "escapes":
+            print("\x1b]0;PWNED\x07\x1b[31mred", file=sys.stderr, flush=True)
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if MODE == "escaped-reply":
+            raise RuntimeError("\x1b[2Jcleared")
+        if MODE == "flood":
+            while True:
+                os.write(4, b"x" * 65536)
         if MODE == "chatty":
             print("a framework's chatter on stdout", flush=True)
             print("and on stderr", file=sys.stderr, flush=True)
