@@ -35,6 +35,35 @@ def quantized(net: "ov.Model", calibration: np.ndarray) -> "ov.Model":
                          subset_size=len(rows))
 
 
+# The CPU plugin's layer types that do a model's arithmetic (its runtime
+# graph's names for conv and linear layers).
+COMPUTE_LAYERS = ("Convolution", "GroupConvolution", "Deconvolution",
+                  "FullyConnected", "MatMul")
+
+
+def kernel_precisions(compiled: "ov.CompiledModel") -> dict[str, int]:
+    """How many conv and linear layers run at each input precision, read
+    from the compiled model's runtime graph (what runs, not the hint)."""
+    counts: dict[str, int] = {}
+    for op in compiled.get_runtime_model().get_ops():
+        info = op.get_rt_info()
+        if info["layerType"].astype(str) not in COMPUTE_LAYERS:
+            continue
+        p = info["runtimePrecision"].astype(str)
+        counts[p] = counts.get(p, 0) + 1
+    return counts
+
+
+def precision_text(counts: dict[str, int], hint: str) -> str:
+    """'f32', or 'u8/i8 in 2 of 3 conv and linear layers, f32 elsewhere'."""
+    quantized = sum(n for p, n in counts.items() if p in ("u8", "i8"))
+    if not quantized:
+        return hint
+    kinds = "/".join(sorted(p for p in counts if p in ("u8", "i8")))
+    return (f"{kinds} in {quantized} of {sum(counts.values())} conv and "
+            f"linear layers, {hint} elsewhere")
+
+
 class Engine(nnbench_onnx.InferenceEngine):
     ENGINE = "openvino"
     PRECISIONS = ("fp32", "int8")
@@ -84,6 +113,7 @@ class Engine(nnbench_onnx.InferenceEngine):
 
     def effective(self) -> dict:
         c = self.compiled
+        counts = kernel_precisions(c)
         extra = {}
         if self.calibrated:
             import nncf
@@ -95,7 +125,12 @@ class Engine(nnbench_onnx.InferenceEngine):
                 "optimizer": "none (inference)",
                 "streams": str(c.get_property(props.num_streams)),
                 "hint": str(c.get_property(hints.performance_mode)),
-                "inference_precision": str(c.get_property(hints.inference_precision)),
+                # What the kernels run, as plain text: the hint alone says
+                # f32 where NNCF's quantized layers run u8/i8 kernels.
+                "inference_precision": precision_text(
+                    counts, c.get_property(hints.inference_precision).get_type_name()),
+                "kernel_precisions": ", ".join(
+                    f"{p}: {n}" for p, n in sorted(counts.items())),
                 "framework": f"OpenVINO {ov.get_version()} (CPU plugin)"}
 
     def run(self, x: np.ndarray) -> np.ndarray:

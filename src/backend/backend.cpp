@@ -1,5 +1,8 @@
 #include "backend/backend.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <cstdlib>
 
 #include "model/analysis.h"
@@ -86,6 +89,15 @@ backend::Effective effective_from_json(const nlohmann::json& j) {
   return e;
 }
 
+void check_finite(const std::string& what, const float* p, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(p[i]))
+      throw BadValues(
+          fmt::format("{} holds {} (element {} of {}): not a "
+                      "number a run can use",
+                      what, p[i], i, n));
+}
+
 namespace {
 
 const char* const kStatNames[] = {".running_mean", ".running_var"};
@@ -106,6 +118,14 @@ std::vector<float> take_stat(std::map<std::string, host::Tensor>& tensors,
                 std::to_string(channels) + "] float32");
   std::vector<float> v = std::move(it->second.f);
   tensors.erase(it);
+  check_finite(weights + ": " + name, v.data(), v.size());
+  if (std::string(suffix) == kStatNames[1])
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i] < 0)
+        throw BadValues(
+            fmt::format("{}: {} holds {} (element {} of {}): a "
+                        "variance cannot be negative",
+                        weights, name, v[i], i, v.size()));
   return v;
 }
 
@@ -143,6 +163,8 @@ std::vector<model::ParamValue> initial_params(const model::Model& m,
         it->second.dtype != model::DType::kFloat32)
       throw Error(weights + ": parameter " + spec.name +
                   " has another shape or type than the model's");
+    check_finite(weights + ": parameter " + spec.name, it->second.f.data(),
+                 it->second.f.size());
     out.push_back({spec, std::move(it->second.f)});
     tensors.erase(it);
   }

@@ -83,6 +83,16 @@ class ProcessDied : public std::runtime_error {
 class ProcessHung : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// Numbers a run cannot be trusted with: a non-finite weight, output or
+// loss, a negative running variance. The run is failed, naming the tensor
+// (not an nnbench::Error: the file or settings were well-formed, the
+// values are not).
+class BadValues : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Throws BadValues naming `what` and the first non-finite element of `p`.
+// Once per tensor, never inside a timed step.
+void check_finite(const std::string& what, const float* p, size_t n);
 // The engine cannot run on this machine at all (Description::unavailable:
 // its environment is not set up, or it cannot be installed here): state
 // not_run in a suite, a usage error (exit 2) where a command names it.

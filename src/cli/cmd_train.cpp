@@ -2,6 +2,7 @@
 // DAWNBench's rules and MLPerf's seed aggregation, fixed-epoch runs, cost,
 // inference latency, and DAWNBench / MLLOG exports.
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -143,6 +144,8 @@ int train_command(TrainArgs& a) {
   const auto training = scenarios::make_scenario("training");
   scenarios::Context ctx;
   ctx.dataset = &d;  // loaded once for every seed
+  // Progress for a person watching; logs and captured output stay quiet.
+  ctx.progress = ::isatty(STDERR_FILENO) == 1;
   for (uint64_t seed : train::seeds_for(a.seed, a.seeds)) {
     train::TrainOptions o = a.options;
     o.seed = seed;
@@ -165,6 +168,14 @@ int train_command(TrainArgs& a) {
                                                .dump(2) +
                                            "\n");
   write_exports(a, task, d, runs, price);
+  // Parameters the trainer could not write: the results above stand and
+  // are written, the lost file is exit 3, as --out's would be.
+  if (!a.options.save_weights.empty())
+    for (const auto& r : runs)
+      if (!results::is_failure(r.state) &&
+          !r.effective.extras.count("saved_weights"))
+        throw IoError("--save-weights " + a.options.save_weights + ": " +
+                      r.message);
   for (const auto& r : runs) {
     if (results::is_failure(r.state)) return kExitRunNotOk;
     if (!r.validity.valid() && a.options.on_contention == "fail")

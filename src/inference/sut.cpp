@@ -16,10 +16,15 @@ double now() {
       .count();
 }
 
-int64_t argmax(const host::Tensor& out, int64_t row) {
+// The class of row `row`; a non-finite output is no answer to score (a
+// model with NaN in it would otherwise score chance), but the run's failure
+// naming the sample.
+int64_t argmax(const host::Tensor& out, int64_t row, int64_t sample) {
   const int64_t rows = out.shape.empty() ? 1 : out.shape[0];
   const int64_t classes = static_cast<int64_t>(out.f.size()) / rows;
   const float* p = out.f.data() + row * classes;
+  backend::check_finite("the output for sample " + std::to_string(sample), p,
+                        static_cast<size_t>(classes));
   return std::max_element(p, p + classes) - p;
 }
 
@@ -134,7 +139,7 @@ void EngineSut::run_work(Copy& c, const Work& w) {
                      ? static_cast<int>(first)
                      : static_cast<int>((first / setup_.batch) % count));
     c.exe->synchronize();
-    if (setup_.accuracy) predicted = argmax(c.exe->output(), 0);
+    if (setup_.accuracy) predicted = argmax(c.exe->output(), 0, first);
   } catch (...) {
     ok = false;
     std::lock_guard<std::mutex> lock(mu_);

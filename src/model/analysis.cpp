@@ -26,7 +26,17 @@ void require_rank(const Layer& l, const Shape& s, size_t rank,
 // ceil case): a last window that starts inside the padding is dropped.
 int64_t window_out(const Layer& l, int64_t in, int d) {
   const int64_t k = l.kernel[d], s = l.stride[d], p = l.pad[d];
-  require(k > 0 && s > 0 && p >= 0, l, "kernel and stride must be > 0");
+  // Each field named with its value: a message naming the wrong one sends
+  // the reader to a field that is fine.
+  const auto check = [&](bool ok, const char* field, int64_t v,
+                         const char* rule) {
+    require(ok, l,
+            "field '" + std::string(field) + "': " + std::to_string(v) +
+                " (dimension " + std::to_string(d) + ") " + rule);
+  };
+  check(k > 0, "kernel", k, "must be > 0");
+  check(s > 0, "stride", s, "must be > 0");
+  check(p >= 0, "pad", p, "must be >= 0");
   const int64_t span = in + 2 * p - k;
   require(span >= 0, l,
           "kernel " + std::to_string(k) + " larger than padded input " +

@@ -39,6 +39,9 @@ struct Context {
   // Training: the task's dataset already loaded (not owned), so that runs
   // of several seeds read it once; null: the scenario loads it.
   const data::Dataset* dataset = nullptr;
+  // Training: a progress line on stderr (the CLI's `train` sets it when
+  // stderr is a terminal; suites never do).
+  bool progress = false;
 };
 
 class Scenario {

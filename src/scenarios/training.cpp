@@ -75,7 +75,8 @@ class Training : public Scenario {
             "time to accuracy runs one process (data-parallel training is "
             "the throughput scenario's)");
       std::string data;
-      const train::TrainOptions o = options_of(c, data);
+      train::TrainOptions o = options_of(c, data);
+      o.progress = ctx.progress;
       const train::Task& t = train::task(c.task);
       if (ctx.dataset && ctx.dataset->name == t.dataset)
         return std::make_unique<train::TrainRun>(

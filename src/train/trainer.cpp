@@ -15,6 +15,7 @@
 #include "tensor/tensor_file.h"
 #include "train/adapt.h"
 #include "train/latency.h"
+#include "train/progress.h"
 #include "util/clock.h"
 #include "util/error.h"
 
@@ -57,6 +58,9 @@ std::pair<double, double> evaluate(backend::Executable& exe,
     exe.synchronize();
     host::Tensor logits = exe.output();
     logits.f.resize(logits.f.size() / t.eval_batch * real);  // drop padding
+    // A model with NaN in it would score chance, not fail.
+    backend::check_finite("the validation output", logits.f.data(),
+                          logits.f.size());
     score(logits, b->labels, binary, s);
   }
   return {s.loss_sum / s.count, double(s.correct) / s.count};
@@ -69,8 +73,10 @@ std::string effective_threads(const TrainRun& r) {
 class Run {
  public:
   Run(backend::Executable& exe, const Task& t, const data::Dataset& d,
-      const TrainOptions& o, int epochs, const model::Model& m, TrainRun& r)
-      : exe_(exe),
+      const TrainOptions& o, int epochs, const model::Model& m, TrainRun& r,
+      Progress& progress)
+      : progress_(progress),
+        exe_(exe),
         t_(t),
         d_(d),
         o_(o),
@@ -111,12 +117,14 @@ class Run {
       loss_sum += loss;
       score(exe_.output(), b->labels, binary_, s);
       ++n;
+      progress_.step(e + 1, epochs_, n, steps, t0);
     }
     row.epoch_seconds = util::seconds_since(t0);
     r_.cpu_usage.add(probe.stop(threads_));
     row.data_wait_seconds = loader.wait_seconds() - wait0;
     row.loss = loss_sum / std::max<int64_t>(n, 1);
     row.accuracy = double(s.correct) / std::max<int64_t>(s.count, 1);
+    progress_.say(fmt::format("epoch {}/{}: evaluating", e + 1, epochs_));
     const auto e0 = Clock::now();
     std::tie(row.val_loss, row.val_accuracy) = evaluate(exe_, d_.test, t_, m_);
     row.eval_seconds = util::seconds_since(e0);
@@ -130,6 +138,7 @@ class Run {
   }
 
  private:
+  Progress& progress_;
   backend::Executable& exe_;
   const Task& t_;
   const data::Dataset& d_;
@@ -180,7 +189,8 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
   lo.augment = t.augment;
   lo.drop_last = true;  // fixed shapes: backends compile for one batch size
   data::Loader loader(d.train, lo);
-  Run run(*exe, t, d, o, epochs, m, r);
+  Progress progress(o.progress);  // erased when the run ends, however
+  Run run(*exe, t, d, o, epochs, m, r, progress);
   using results::State;
   r.state = r.target > 0 ? State::kNotConverged : State::kCompleted;
   for (int e = 0; e < epochs; ++e) {
@@ -203,14 +213,24 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
       break;
     }
   }
+  progress.clear();
   bench::judge_contention(r.cpu_usage, o.contention, r.validity);
   if (o.latency) r.latency = measure_latency(*exe, d.test, m, o.latency_items);
   r.effective = exe->effective();  // what ran, read after the run
   if (!o.save_weights.empty()) {
     auto saved = exe->parameters();
     for (auto& [name, t] : exe->running_stats()) saved[name] = std::move(t);
-    host::write_tensors(o.save_weights, saved);
-    r.effective.extras["saved_weights"] = o.save_weights;
+    try {
+      host::write_tensors(o.save_weights, saved);
+      r.effective.extras["saved_weights"] = o.save_weights;
+    } catch (const IoError& e) {
+      // The measurement is done and stands (as when --out cannot be
+      // written): the record says what was lost, saved_weights stays
+      // absent, and the command exits 3 (cli/cmd_train.cpp).
+      r.message += (r.message.empty() ? "" : "; ") +
+                   std::string("the trained parameters were not saved: ") +
+                   e.what();
+    }
   }
 }
 

@@ -32,6 +32,9 @@ struct TrainOptions {
   // Where to write the trained parameters (a tensor file, by canonical
   // name) after the run, for inference on the trained model; "": nowhere.
   std::string save_weights;
+  // A progress line on stderr, rewritten in place (train/progress.h); the
+  // CLI turns it on when stderr is a terminal.
+  bool progress = false;
 };
 
 // The records live with the other results (results/training.h).

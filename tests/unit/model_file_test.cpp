@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "model/analysis.h"
 #include "model/zoo/zoo.h"
@@ -78,6 +79,27 @@ TEST(ModelFile, ErrorsNameTheProblem) {
             std::string::npos)
       << e;
   EXPECT_NE(e.find("larger than padded input"), std::string::npos) << e;
+}
+
+// Issue 29: a negative conv pad was reported as "kernel and stride must be
+// > 0"; each window field's message names that field, its value and the
+// layer.
+TEST(ModelFile, WindowFieldsAreEachNamedWithTheirValue) {
+  const auto good = to_json(zoo::get("mnist-cnn"));
+  const std::string layer =
+      "layer '" + good["layers"][0]["name"].get<std::string>() + "'";
+  for (const auto& [field, value, want] :
+       {std::tuple{"pad", -1, "field 'pad': -1 (dimension 0) must be >= 0"},
+        std::tuple{"stride", 0, "field 'stride': 0 (dimension 0) must be > 0"},
+        std::tuple{"kernel", -3,
+                   "field 'kernel': -3 (dimension 0) must be > 0"}}) {
+    auto j = good;
+    j["layers"][0][field] = {value, value};
+    const std::string e = error_of(j);
+    EXPECT_NE(e.find("m.json: "), std::string::npos) << e;
+    EXPECT_NE(e.find(layer), std::string::npos) << e;
+    EXPECT_NE(e.find(want), std::string::npos) << e;
+  }
 }
 
 TEST(ModelFile, MissingFileIsAnError) {

@@ -14,13 +14,23 @@
 namespace nnbench::backends::onednn {
 namespace {
 
+// What this CPU runs, detected (oneDNN's effective ISA), never assumed.
+std::string precisions_here() {
+  if (cpu_has_bf16())
+    return "fp32, bf16 and int8 inference on this CPU (oneDNN ISA " +
+           cpu_isa_name() + ")";
+  return "fp32 and int8 inference on this CPU; bf16 needs AVX512-BF16, "
+         "which its oneDNN ISA " +
+         cpu_isa_name() + " lacks";
+}
+
 // int8 runs quantized conv and linear layers between fp32 values.
 Dt data_type(const std::string& precision) {
   if (precision == "fp32" || precision == "int8") return Dt::f32;
   if (precision != "bf16")
-    throw backend::Unimplemented(
-        "precision " + precision +
-        " (the oneDNN backend runs fp32, bf16 and int8 inference)");
+    throw backend::Unimplemented("precision " + precision +
+                                 " (the oneDNN backend runs " +
+                                 precisions_here() + ")");
   if (!cpu_has_bf16())
     throw backend::Unimplemented(
         "precision bf16 needs AVX512-BF16 (oneDNN ISA avx512_core_bf16 or "
@@ -72,10 +82,10 @@ class OnednnBackend : public backend::Backend {
   std::unique_ptr<backend::Executable> compile(
       const model::Model& m, const backend::Options& o,
       const backend::Shapes& shapes) override {
+    // A device it does not have is a gap, as on every backend
+    // (docs/backends.md): unimplemented, naming it.
     if (o.device != "cpu")
-      throw Error("device '" + o.device +
-                  "' is not supported by the oneDNN backend (CPU only); use "
-                  "--device cpu");
+      throw backend::Unimplemented("device " + o.device + " (onednn has: cpu)");
     const Dt dt = data_type(o.precision);
     check_supported(m);
     backend::HostOptimizer check(o);  // throws for what it cannot run

@@ -271,6 +271,14 @@ class TorchBackend : public backend::Backend {
   std::unique_ptr<backend::Executable> compile(
       const model::Model& m, const Options& o,
       const backend::Shapes& /*shapes*/) override {
+    // A device it does not have is a gap, unimplemented naming it, as on
+    // every backend (docs/backends.md; pytorch's worker says the same).
+    if (const auto s = backend::supports_options(describe(), o);
+        !s && s.why.rfind("device ", 0) == 0)
+      throw backend::Unimplemented(
+          s.why + (o.device.rfind("cuda", 0) == 0
+                       ? ": this LibTorch has no CUDA support or sees no GPU"
+                       : ""));
     // LibTorch defaults to one intra-op thread on some VMs: always set it.
     if (o.threads > 0) torch::set_num_threads(o.threads);
     return translate_errors(
