@@ -7,6 +7,7 @@
 #include "cli/loaded.h"
 #include "cli/options.h"
 #include "compare/compare.h"
+#include "results/limits.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -125,7 +126,7 @@ Action add_compare(CLI::App& app) {
   app.add_option("--noise", a->noise_pct,
                  "Percent difference below which a significant change is "
                  "still 'no change'")
-      ->check(non_negative())
+      ->check(non_negative(1000))
       ->capture_default_str();
   app.add_option("--alpha", a->options.alpha,
                  "Significance level of the Mann-Whitney U test")
@@ -133,19 +134,19 @@ Action add_compare(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--min-samples", a->options.min_samples,
                  "Fewer samples on either side: inconclusive")
-      ->check(positive())
+      ->check(positive(results::kMaxIterations))
       ->capture_default_str();
   app.add_option("--min-repetitions", a->options.min_repetitions,
                  "Fewer repetitions (processes) on either side: "
                  "inconclusive. 1 accepts one process a side, whose "
                  "iterations do not show process-to-process variation")
-      ->check(positive())
+      ->check(positive(results::kMaxRepetitions))
       ->capture_default_str();
-  app.add_option("--seed", a->options.seed, "Bootstrap seed")
+  app.add_option("--seed", a->options.seed, "Bootstrap seed (0 to 2^64-1)")
       ->capture_default_str();
   app.add_option("--fail-on-regression", a->fail_on_regression,
                  "Exit 1 when a case is slower by more than this percent")
-      ->check(non_negative());
+      ->check(non_negative(1e6));
   app.add_flag("--allow-disjoint", a->allow_disjoint,
                "Report sides with no case in common (exit 0) instead of the "
                "usage error (exit 2)");

@@ -6,6 +6,7 @@
 #include "cli/options.h"
 #include "cli/session.h"
 #include "machine/threads.h"
+#include "results/limits.h"
 
 namespace nnbench::cli {
 namespace {
@@ -80,9 +81,11 @@ Action add_env(CLI::App& app) {
   auto a = std::make_shared<EnvArgs>();
   app.add_flag("--json", a->json, "Print as JSON");
   app.add_flag("!--no-peak", a->peak, "Skip the GEMM peak calibration");
-  app.add_option("--threads", a->threads,
-                 "Threads for the peak calibration (0: all usable CPUs)")
-      ->check(non_negative());
+  app.add_option(
+         "--threads", a->threads,
+         "Threads for the peak calibration (0: all usable CPUs; at most "
+         "1024)")
+      ->check(non_negative(results::kMaxThreads));
   return [a] { return env_command(*a); };
 }
 

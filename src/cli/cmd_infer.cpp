@@ -3,19 +3,23 @@
 #include <fmt/core.h>
 
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
+#include "backend/backend.h"
 #include "backend/registry.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
 #include "cost/catalog.h"
+#include "data/dataset.h"
 #include "inference/settings.h"
 #include "machine/threads.h"
 #include "results/inference.h"
 #include "results/kinds.h"
+#include "results/limits.h"
 #include "scenarios/scenario.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -32,6 +36,7 @@ struct InferArgs {
   std::string on_contention = "fail";
   std::string instance, prices = cost::default_catalog_path();
   double price_per_hour = 0;
+  bool batch_given = false;
 };
 
 // --target-qps 100,200,400: one server run per rate (latency against QPS).
@@ -90,6 +95,47 @@ void print_run(const results::InferenceRun& r) {
     fmt::print("  INVALID ({}): {}\n", why.reason, why.detail);
 }
 
+std::string given(const InferArgs& a, const std::string& name) {
+  const auto it = a.values.find(name);
+  return it == a.values.end() ? "" : it->second;
+}
+
+// The files the run reads, checked before it starts: a bad one is a usage
+// error naming its option (exit 2), not a run ending invalid_args.
+void check_inputs(const InferArgs& a, const model::Model& m) {
+  const std::string data = given(a, "data"), dir = given(a, "data_dir");
+  if (!data.empty()) {
+    std::string where;
+    try {
+      where = data::dataset_path(data, dir);
+    } catch (const data::DataError& e) {  // no path and no default
+      throw Error("--data " + data + ": " + e.what() +
+                  " (give it with --data-dir)");
+    } catch (const Error& e) {  // an unknown name
+      throw Error("--data " + data + ": " + e.what());
+    }
+    std::error_code ec;
+    if (!std::filesystem::exists(where, ec))
+      throw Error(
+          (dir.empty() ? "--data " + data + ": its default " + where
+                       : "--data-dir " + where) +
+          " does not exist" +
+          (dir.empty() ? " (give the data set's folder with --data-dir)" : ""));
+  }
+  const std::string weights = given(a, "weights");
+  if (weights.empty()) return;
+  // Read and matched against the model as every backend will read them.
+  try {
+    backend::initial_params(m, a.request.options.seed, weights);
+    backend::initial_running_stats(m, weights);
+  } catch (const std::exception& e) {
+    const std::string why = e.what();
+    throw Error(
+        "--weights " + weights + ": " +
+        (why.rfind(weights, 0) == 0 ? why.substr(weights.size() + 2) : why));
+  }
+}
+
 int infer_command(InferArgs& a) {
   scenarios::Case c;
   c.model = a.model;
@@ -116,7 +162,14 @@ int infer_command(InferArgs& a) {
       if (ch == '_') ch = '-';
     throw Error(which.empty() ? why : "--" + which + ": " + why);
   }
-  resolve_model(a.model, a.model_file);
+  // --batch sizes offline's steps only; elsewhere it would change nothing.
+  if (a.batch_given && a.scenario != "offline")
+    throw Error("--batch " + std::to_string(a.request.batch) +
+                " is read by the offline scenario only, not by " + a.scenario +
+                " (--scenario " + a.scenario +
+                "): leave it out or change the scenario");
+  const model::Model m = resolve_model(a.model, a.model_file);
+  check_inputs(a, m);
   auto b = backend::make_ready_backend(a.request.backend);
   if (!a.out.empty()) util::check_writable(a.out);
   const auto price = cost::asked_price(a.price_per_hour, a.instance, a.prices,
@@ -162,7 +215,7 @@ Action add_infer(CLI::App& app) {
                       &a->request.options.precision});
   app.add_option("--batch", a->request.batch,
                  "Offline: samples per engine step (default 32)")
-      ->check(positive());
+      ->check(positive(results::kMaxBatch));
   // LoadGen's settings, one option each, named as in a suite's settings
   // table with dashes: --target-qps is target_qps.
   for (const auto& [name, help] : inference::setting_help()) {
@@ -181,15 +234,18 @@ Action add_infer(CLI::App& app) {
                  "inferences at the scenario's throughput");
   app.add_option("--price-per-hour", a->price_per_hour,
                  "Price the run at this many USD an hour")
-      ->check(positive());
+      ->check(positive(1e6));
   app.add_option("--prices", a->prices, "Price catalog file");
   add_contention_rule(app, a->request.contention.rule);
   app.add_option("--on-contention", a->on_contention,
                  "A run whose threads did not get their CPUs: fail (exit "
                  "1) or warn (recorded invalid, exit 0)")
       ->check(CLI::IsMember({"fail", "warn"}));
+  app.add_flag("!--no-memory-check", a->request.memory_check,
+               "Run even when the memory estimate exceeds available memory");
   app.add_option("--out", a->out, "Write the run as a results file (JSON)");
-  return [a] {
+  return [a, &app] {
+    a->batch_given = app.count("--batch") > 0;
     // Options left out keep no value: only those given are settings.
     for (auto it = a->values.begin(); it != a->values.end();)
       it = it->second.empty() ? a->values.erase(it) : std::next(it);

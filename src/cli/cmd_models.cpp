@@ -75,15 +75,21 @@ int models_command(const ModelsArgs& a) {
 
 Action add_models(CLI::App& app) {
   auto a = std::make_shared<ModelsArgs>();
-  app.add_flag("--json", a->json, "Print as JSON");
-  app.add_option("--export", a->export_name,
-                 "Write this zoo model's description to --out, to edit and "
-                 "run with `nnbench run --model-file`");
-  app.add_option("--export-onnx", a->onnx_name,
-                 "Write this zoo model as an ONNX graph with its seeded "
-                 "weights to --out (needs the onnxruntime environment: "
-                 "scripts/setup onnxruntime)");
-  app.add_option("--seed", a->seed, "Seed of the weights for --export-onnx");
+  auto* json = app.add_flag("--json", a->json, "Print as JSON");
+  auto* exp =
+      app.add_option("--export", a->export_name,
+                     "Write this zoo model's description to --out, to edit "
+                     "and run with `nnbench run --model-file`");
+  auto* onnx = app.add_option("--export-onnx", a->onnx_name,
+                              "Write this zoo model as an ONNX graph with its "
+                              "seeded weights to --out (needs the onnxruntime "
+                              "environment: scripts/setup onnxruntime)");
+  // One output a call: together, one of them would be silently dropped.
+  exp->excludes(onnx);
+  json->excludes(exp)->excludes(onnx);
+  app.add_option("--seed", a->seed,
+                 "Seed of the weights for --export-onnx (0 to 2^64-1)")
+      ->needs(onnx);
   app.add_option("--out", a->out, "Output file for --export, --export-onnx");
   return [a] { return models_command(*a); };
 }

@@ -14,6 +14,7 @@
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
 #include "results/kinds.h"
+#include "results/limits.h"
 #include "scenarios/scenario.h"
 #include "study/launch.h"
 #include "util/atomic_file.h"
@@ -235,7 +236,7 @@ void add_distributed_options(CLI::App& app, RunArgs& a) {
   app.add_option("--dist-timeout", a.group_options.timeout_seconds,
                  "Seconds a rank waits for a silent peer (Gloo) and the "
                  "launcher gives the others after a rank dies")
-      ->check(positive())
+      ->check(positive(results::kMaxSeconds))
       ->capture_default_str();
   app.add_option("--gloo-interface", a.group_options.interface,
                  "Network interface Gloo binds (default: by host name)");
@@ -257,7 +258,7 @@ Action add_run(CLI::App& app) {
       ->check(CLI::IsMember({"train", "infer"}))
       ->capture_default_str();
   app.add_option("--batch", a->request.batch, "Mini-batch size")
-      ->check(positive())
+      ->check(positive(results::kMaxBatch))
       ->capture_default_str();
   app.add_option("--out", a->out, "Write the results as JSON to this file");
   app.add_flag("--verify", a->verify,

@@ -16,6 +16,7 @@
 #include "cli/session.h"
 #include "cli/table.h"
 #include "machine/threads.h"
+#include "results/limits.h"
 #include "results/result.h"
 #include "study/plan.h"
 #include "study/runner.h"
@@ -202,6 +203,8 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   study::check_names(spec, backend::backend_names());
   const auto cases = study::plan(spec, plan_options(a, app));
   check_rules(cases, spec);
+  // Before the first case (and with --check): not 36 cases failing alike.
+  study::check_datasets(cases);
   study::SuiteRunOptions o;
   o.pricing = cost_rule(a, spec);
   if (o.pricing)
@@ -335,10 +338,11 @@ Action add_suite(CLI::App& app) {
   app.add_option("--repetitions", a->repetitions,
                  "Run every case this many times, each in its own process "
                  "(replaces the suite's repetitions)")
-      ->check(positive());
+      ->check(positive(results::kMaxRepetitions));
   app.add_option("--interleave", a->interleave,
                  "Shuffle the case order with this seed (recorded), so slow "
-                 "drift of a shared machine spreads over all cases");
+                 "drift of a shared machine spreads over all cases (0 to "
+                 "2^64-1)");
   app.add_flag("--in-process", a->in_process,
                "Run every case in this process (no isolation: a crash ends "
                "the suite)");
@@ -348,23 +352,23 @@ Action add_suite(CLI::App& app) {
                "stored, OOM probes included)");
   app.add_option("--max-batch-cap", a->max_batch_cap,
                  "Largest batch --find-max-batch tries")
-      ->check(positive())
+      ->check(positive(results::kMaxBatch))
       ->capture_default_str();
   app.add_option("--timeout", a->timeout,
                  "Wall-clock seconds per case before it is killed (default: "
                  "the suite's, 600; 0: no limit)")
-      ->check(non_negative());
+      ->check(non_negative(results::kMaxSeconds));
   app.add_option("--memory-limit", a->memory_limit,
                  "Address space per case in GiB (default: the suite's; 0: "
                  "none)")
-      ->check(non_negative());
+      ->check(non_negative(65536));
   app.add_option("--instance", a->instance,
                  "Price training cases as this catalog instance "
                  "(data/prices.json; replaces the suite's [cost] instance)");
   app.add_option("--baseline-threads", a->baseline_threads,
                  "The thread count whose case time and cost are 1.0 (0: the "
                  "most threads of each task)")
-      ->check(non_negative());
+      ->check(non_negative(results::kMaxThreads));
   add_measurement_options(app, a->request);
   return [a, &app] {
     a->argv = {"nnbench", "suite", a->name};

@@ -15,6 +15,7 @@
 #include "cli/train_report.h"
 #include "machine/threads.h"
 #include "results/kinds.h"
+#include "results/limits.h"
 #include "scenarios/scenario.h"
 #include "train/aggregate.h"
 #include "train/exports.h"
@@ -199,10 +200,10 @@ Action add_train(CLI::App& app) {
   app.add_option("--seeds", a->seeds,
                  "Runs with distinct seeds (MLPerf "
                  "aggregation from 3)")
-      ->check(positive())
+      ->check(positive(results::kMaxRepetitions))
       ->capture_default_str();
   app.add_option("--epochs", o.epochs, "Override the task's epoch budget")
-      ->check(positive());
+      ->check(positive(results::kMaxEpochs));
   app.add_option("--target", o.target,
                  "Override the target validation accuracy, in (0, 1]")
       ->check(CLI::Range(0.0, 1.0));
@@ -210,7 +211,7 @@ Action add_train(CLI::App& app) {
                  "Training-time budget in seconds, checked at each epoch's "
                  "end: then a target not reached is not_converged, fixed "
                  "epochs cut short are stopped")
-      ->check(positive());
+      ->check(positive(results::kMaxSeconds));
   app.add_flag("--include-eval-time", o.include_eval_time,
                "Count evaluation time as training time (DAWNBench excludes "
                "it by default)");
@@ -227,12 +228,12 @@ Action add_train(CLI::App& app) {
   app.add_option("--latency-items", o.latency_items,
                  "Limit the latency measurement to this many items (default: "
                  "the whole validation set)")
-      ->check(positive());
+      ->check(positive(results::kMaxSamples));
   app.add_option("--instance", a->instance,
                  "Price the run as this catalog instance");
   app.add_option("--price-per-hour", a->price_per_hour,
                  "Price the run at this many dollars per hour")
-      ->check(positive());
+      ->check(positive(1e6));
   app.add_option("--prices", a->prices, "Price catalog file")
       ->capture_default_str();
   app.add_option("--save-weights", o.save_weights,

@@ -9,6 +9,7 @@
 #include "cli/options.h"
 #include "cli/session.h"
 #include "cli/table.h"
+#include "results/limits.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/text.h"
@@ -95,7 +96,7 @@ Action add_verify(CLI::App& app) {
                  "Comma-separated backends to check (default: every built "
                  "backend but the reference)");
   app.add_option("--batch", a->options.batch, "Batch size")
-      ->check(positive())
+      ->check(positive(results::kMaxBatch))
       ->capture_default_str();
   // Device and precision are the checked backends'; the oracle runs fp32
   // on the CPU.

@@ -8,10 +8,14 @@
 
 namespace nnbench::cli {
 
-// Number checks whose messages read as sentences ("--batch: must be > 0,
-// not 0"), instead of CLI11's "Value 0 not in range 0.000000 to 1.79e308".
-CLI::Validator positive();
-CLI::Validator non_negative();
+// Number checks whose messages read as sentences ("--threads: must be at
+// most 1024 (the bound), not 65536"), instead of CLI11's "Value 0 not in
+// range 0.000000 to 1.79e308". Every number a user gives has an upper
+// bound (results/limits.h): --help shows the range after the type
+// (INT:[0, 1024]) and the value is checked before anything runs.
+CLI::Validator bounded(double lo, double hi, bool lo_open = false);
+CLI::Validator positive(double hi);      // (0, hi]
+CLI::Validator non_negative(double hi);  // [0, hi]
 
 // The settings every command that runs a backend shares, declared here
 // once with one help text each; a command binds those it offers to its own

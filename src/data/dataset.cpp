@@ -181,10 +181,7 @@ std::string dataset_help(const std::string& name) {
   throw nnbench::Error("unknown dataset '" + name + "'");
 }
 
-Dataset load_dataset(const std::string& name, const std::string& path,
-                     const DatasetOptions& o) {
-  if (o.seq_len < 0) throw nnbench::Error("seq_len must be >= 0");
-  if (o.vocab < 0) throw nnbench::Error("vocab must be >= 0");
+std::string dataset_path(const std::string& name, const std::string& path) {
   const auto names = dataset_names();
   if (std::find(names.begin(), names.end(), name) == names.end()) {
     std::string list;
@@ -203,6 +200,14 @@ Dataset load_dataset(const std::string& name, const std::string& path,
                       "' needs a path: " + dataset_help(name));
     }
   }
+  return where;
+}
+
+Dataset load_dataset(const std::string& name, const std::string& path,
+                     const DatasetOptions& o) {
+  if (o.seq_len < 0) throw nnbench::Error("seq_len must be >= 0");
+  if (o.vocab < 0) throw nnbench::Error("vocab must be >= 0");
+  const std::string where = dataset_path(name, path);
   const auto t0 = util::Clock::now();
   Dataset d;
   if (name == "fashion-mnist" || name == "mnist") {

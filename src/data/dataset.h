@@ -62,6 +62,12 @@ std::vector<std::string> dataset_names();
 // One line per dataset: what `path` must point to and the default.
 std::string dataset_help(const std::string& name);
 
+// The file or folder load_dataset reads for `name`: `path`, or the default
+// where there is one; throws nnbench::Error for an unknown name and
+// DataError when there is no default (naming what `path` must be). For
+// checks before a run starts: nothing is read.
+std::string dataset_path(const std::string& name, const std::string& path);
+
 // Loads both splits. `path` is a directory (a file for "text"); "" means the
 // default where there is one (fashion-mnist: the Debian package's folder,
 // text: /usr/share/common-licenses/GPL-3) and is an error naming what is

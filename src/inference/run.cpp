@@ -15,6 +15,7 @@
 #include "data/dataset.h"
 #include "data/loader.h"
 #include "data/synthetic.h"
+#include "inference/memory.h"
 #include "inference/sut.h"
 #include "machine/threads.h"
 #include "model/model_file.h"
@@ -118,7 +119,8 @@ double number(const json& log, const std::string& key) {
   return it == log.end() || !it->is_number() ? NAN : it->get<double>();
 }
 
-// LoadGen's figures and verdict from its detail log into the record.
+}  // namespace
+
 void read_figures(const json& log, const Settings& s,
                   results::InferenceRun& r) {
   for (const auto& [k, v] : log.items())
@@ -168,9 +170,12 @@ void read_figures(const json& log, const Settings& s,
   r.mean_latency = field("mean");
   r.min_latency = field("min");
   r.max_latency = field("max");
+  // LoadGen logs 0 when it has no estimate (too few queries for early
+  // stopping): not measured, so absent (null, "-"), never 0 ms.
   r.early_stopping_latency = ns(log, s.scenario == Scenario::kSingleStream
                                          ? "early_stopping_latency_ss"
                                          : "early_stopping_latency_ms");
+  if (!(r.early_stopping_latency > 0)) r.early_stopping_latency = NAN;
   switch (s.scenario) {
     case Scenario::kSingleStream:
       r.samples_per_second = number(log, "result_qps_with_loadgen_overhead");
@@ -200,6 +205,8 @@ void read_figures(const json& log, const Settings& s,
   r.query_count = whole("result_query_count");
   r.sample_count = whole("generated_samples_per_query") * r.query_count;
 }
+
+namespace {
 
 // The QPS LoadGen's peak search settled on: it says so in a message of
 // its detail log (its own settings entries keep the starting QPS).
@@ -353,6 +360,8 @@ results::InferenceRun run(backend::Backend& b, const model::Model& m,
   r.accuracy = r.fp32_accuracy = NAN;
   try {
     check(s);
+    // Before any sample is made: refused (oom, "estimate") like `run`.
+    check_memory(m, s, request);
     EngineSetup e;
     e.backend = &b;
     e.model = &m;

@@ -27,6 +27,12 @@ results::InferenceRun run(backend::Backend& b, const model::Model& m,
 // that are not MLLOG entries are skipped.
 nlohmann::json read_detail_log(const std::string& text);
 
+// LoadGen's figures and verdict from its detail log (read_detail_log) into
+// the record: latencies, throughput, early-stopping estimate, validity. A
+// figure LoadGen did not give is NaN (null in JSON, "-" in text).
+void read_figures(const nlohmann::json& log, const Settings& s,
+                  results::InferenceRun& r);
+
 // LoadGen's latencies from its trace (mlperf_log_trace.json), seconds:
 // every "Sample" event's complete_ns (scheduled arrival to completion, the
 // latency LoadGen's percentiles are of), or per query the largest of its

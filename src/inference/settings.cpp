@@ -1,8 +1,12 @@
 #include "inference/settings.h"
 
+#include <fmt/core.h>
+
 #include <cmath>
 #include <functional>
+#include <set>
 
+#include "results/limits.h"
 #include "util/error.h"
 
 namespace nnbench::inference {
@@ -22,27 +26,42 @@ const std::map<Scenario, std::string>& names() {
   throw Error("setting " + name + " = '" + value + "': " + want);
 }
 
+// 65536, 0.5, 1e+07: whole numbers as integers in messages.
+std::string shown(double v) {
+  return v == std::floor(v) && std::fabs(v) < 1e15
+             ? std::to_string(static_cast<int64_t>(v))
+             : fmt::format("{:g}", v);
+}
+
+// A number in [lo, hi] ((lo, hi] when lo_open): every setting has an upper
+// bound (results/limits.h), checked before anything is allocated.
 double number(const std::string& name, const std::string& v, double lo,
-              bool lo_open) {
+              bool lo_open, double hi) {
   size_t used = 0;
   double x = 0;
   try {
     x = std::stod(v, &used);
+  } catch (const std::out_of_range&) {
+    x = v.empty() || v[0] != '-' ? HUGE_VAL : -HUGE_VAL;  // 1e999
+    used = v.size();
   } catch (...) {
     used = 0;
   }
-  if (used == 0 || used != v.size() || !std::isfinite(x))
+  if (used == 0 || used != v.size() || std::isnan(x))
     bad(name, v, "not a number");
   if (x < lo || (lo_open && x == lo))
     bad(name, v,
         std::string("must be ") + (lo_open ? "above " : "at least ") +
-            std::to_string(lo));
+            shown(lo));
+  if (x > hi) bad(name, v, "must be at most " + shown(hi) + " (the bound)");
   return x;
 }
 
-int64_t count(const std::string& name, const std::string& v, int64_t lo) {
-  const double x = number(name, v, static_cast<double>(lo), false);
-  if (x != std::floor(x) || x > 1e15) bad(name, v, "not a whole number");
+int64_t count(const std::string& name, const std::string& v, int64_t lo,
+              int64_t hi) {
+  const double x =
+      number(name, v, static_cast<double>(lo), false, static_cast<double>(hi));
+  if (x != std::floor(x)) bad(name, v, "not a whole number");
   return static_cast<int64_t>(x);
 }
 
@@ -63,60 +82,64 @@ struct Entry {
 const std::map<std::string, Entry>& table() {
   static const std::map<std::string, Entry> t = {
       {"min_duration_s",
-       {"LoadGen's minimum duration, seconds (10)",
+       {"LoadGen's minimum duration, seconds (10; at most 604800, a week)",
         [](Settings& s, const std::string& n, const std::string& v) {
-          s.min_duration_seconds = number(n, v, 0, false);
+          s.min_duration_seconds = number(n, v, 0, false, results::kMaxSeconds);
         }}},
       {"max_duration_s",
-       {"stop after this many seconds (0: no limit)",
+       {"stop after this many seconds (0: no limit; at most 604800)",
         [](Settings& s, const std::string& n, const std::string& v) {
-          s.max_duration_seconds = number(n, v, 0, false);
+          s.max_duration_seconds = number(n, v, 0, false, results::kMaxSeconds);
         }}},
       {"min_queries",
-       {"LoadGen's minimum query count (100)",
+       {"LoadGen's minimum query count (100; at most 10000000)",
         [](Settings& s, const std::string& n, const std::string& v) {
-          s.min_queries = count(n, v, 1);
+          s.min_queries = count(n, v, 1, results::kMaxQueries);
         }}},
       {"max_queries",
-       {"stop after this many queries (0: no limit)",
+       {"stop after this many queries (0: no limit; at most 10000000)",
         [](Settings& s, const std::string& n, const std::string& v) {
-          s.max_queries = count(n, v, 0);
+          s.max_queries = count(n, v, 0, results::kMaxQueries);
         }}},
       {"target_qps",
-       {"server: mean Poisson arrival rate, queries/s",
+       {"server: mean Poisson arrival rate, queries/s (at most 1e7)",
         [](Settings& s, const std::string& n, const std::string& v) {
-          s.target_qps = number(n, v, 0, true);
+          s.target_qps = number(n, v, 0, true, results::kMaxQps);
         }}},
       {"latency_bound_ms",
-       {"server: the percentile's latency bound, ms (15)",
+       {"server: the percentile's latency bound, ms (15; at most 3600000, an "
+        "hour)",
         [](Settings& s, const std::string& n, const std::string& v) {
-          s.latency_bound_seconds = number(n, v, 0, true) / 1e3;
+          s.latency_bound_seconds = number(n, v, 0, true, 3600e3) / 1e3;
         }}},
       {"samples_per_query",
-       {"multi-stream: samples in each query (8)",
+       {"multi-stream: samples in each query (8; at most 65536, the batch "
+        "bound)",
         [](Settings& s, const std::string& n, const std::string& v) {
-          s.samples_per_query = count(n, v, 1);
+          s.samples_per_query = count(n, v, 1, results::kMaxBatch);
         }}},
       {"performance_samples",
-       {"samples LoadGen draws from, loaded before the run (64)",
+       {"samples LoadGen draws from, loaded before the run (64; at most "
+        "1000000, and within the memory estimate)",
         [](Settings& s, const std::string& n, const std::string& v) {
-          s.performance_samples = count(n, v, 1);
+          s.performance_samples = count(n, v, 1, results::kMaxSamples);
         }}},
       {"instances",
-       {"engine copies serving queries at once (1)",
+       {"engine copies serving queries at once (1; at most 256)",
         [](Settings& s, const std::string& n, const std::string& v) {
-          s.instances = static_cast<int>(count(n, v, 1));
-          if (s.instances > 256) bad(n, v, "at most 256");
+          s.instances = static_cast<int>(count(n, v, 1, 256));
         }}},
       {"expected_latency_ms",
-       {"LoadGen's latency hint, ms (0: timed in the warm-up)",
+       {"LoadGen's latency hint, ms (0: timed in the warm-up; at most "
+        "3600000)",
         [](Settings& s, const std::string& n, const std::string& v) {
-          s.expected_seconds = number(n, v, 0, false) / 1e3;
+          s.expected_seconds = number(n, v, 0, false, 3600e3) / 1e3;
         }}},
       {"expected_qps",
-       {"offline: LoadGen's throughput hint (0: timed in the warm-up)",
+       {"offline: LoadGen's throughput hint (0: timed in the warm-up; at "
+        "most 1e7)",
         [](Settings& s, const std::string& n, const std::string& v) {
-          s.expected_qps = number(n, v, 0, false);
+          s.expected_qps = number(n, v, 0, false, results::kMaxQps);
         }}},
       {"mode",
        {"performance (synthetic samples) or accuracy (a test set, scored)",
@@ -132,9 +155,10 @@ const std::map<std::string, Entry>& table() {
         }}},
       {"calibration_samples",
        {"int8: samples the quantization calibrates on (500; training "
-        "images in accuracy mode)",
+        "images in accuracy mode; at most 1000000, and within the memory "
+        "estimate)",
         [](Settings& s, const std::string& n, const std::string& v) {
-          s.calibration_samples = count(n, v, 1);
+          s.calibration_samples = count(n, v, 1, results::kMaxSamples);
         }}},
       {"data",
        {"accuracy mode: the data set (fashion-mnist, mnist, cifar10)",
@@ -187,9 +211,41 @@ void apply_setting(Settings& s, const std::string& name,
     throw Error("unknown inference setting '" + name + "'; known: " + known);
   }
   it->second.apply(s, name, value);
+  s.given.insert(name);
 }
 
+namespace {
+
+// Settings only some scenarios read; given to another, they would change
+// nothing, so they are refused naming the setting, its option and the
+// scenario.
+void check_read(const Settings& s) {
+  using S = Scenario;
+  static const std::map<std::string, std::set<Scenario>> readers = {
+      {"target_qps", {S::kServer}},
+      {"latency_bound_ms", {S::kServer}},
+      {"samples_per_query", {S::kMultiStream}},
+      {"expected_qps", {S::kOffline}},
+      {"expected_latency_ms", {S::kSingleStream, S::kMultiStream}},
+  };
+  for (const auto& [name, by] : readers) {
+    if (!s.given.count(name) || by.count(s.scenario)) continue;
+    std::string flag = name, who;
+    for (char& c : flag)
+      if (c == '_') c = '-';
+    for (const auto x : by)
+      who += (who.empty() ? "" : " and ") + scenario_name(x);
+    throw Error(name + " (--" + flag + ") is read by the " + who +
+                " scenario only, not by " + scenario_name(s.scenario) +
+                " (--scenario " + scenario_name(s.scenario) +
+                "): leave it out or change the scenario");
+  }
+}
+
+}  // namespace
+
 void check(const Settings& s) {
+  check_read(s);
   const bool server = s.scenario == Scenario::kServer;
   if (server && s.target_qps <= 0)
     throw Error("the server scenario needs target_qps (--target-qps)");
@@ -202,6 +258,8 @@ void check(const Settings& s) {
     throw Error("accuracy mode scores the data set once: no find_peak");
   if (s.mode != "accuracy" && !s.data.empty())
     throw Error("data '" + s.data + "' is read in accuracy mode only");
+  if (s.mode != "accuracy" && !s.data_dir.empty())
+    throw Error("data_dir (--data-dir) is read in accuracy mode only");
   if (s.max_duration_seconds > 0 &&
       s.max_duration_seconds < s.min_duration_seconds)
     throw Error("max_duration_s is below min_duration_s");

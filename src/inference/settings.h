@@ -5,6 +5,7 @@
 // a bad value is an error naming the setting.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 
 namespace nnbench::inference {
@@ -46,6 +47,9 @@ struct Settings {
   // ones of the data set's training split in accuracy mode, seeded
   // synthetic ones in performance mode.
   int64_t calibration_samples = 500;
+  // The names apply_setting was given: a setting the scenario does not
+  // read is refused (check), never silently ignored.
+  std::set<std::string> given;
 };
 
 // The settings a suite case or the CLI may give, by name, with a line of
@@ -60,8 +64,8 @@ const std::map<std::string, std::string>& setting_help();
 void apply_setting(Settings& s, const std::string& name,
                    const std::string& value);
 // Settings that contradict each other, or are missing (a server run
-// without target_qps, accuracy mode without a data set): an error naming
-// them.
+// without target_qps, accuracy mode without a data set), or that the
+// scenario would ignore (target_qps offline): an error naming them.
 void check(const Settings& s);
 
 }  // namespace nnbench::inference

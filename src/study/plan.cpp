@@ -1,15 +1,18 @@
 #include "study/plan.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <random>
 #include <set>
 
+#include "data/dataset.h"
 #include "data/manifest.h"
 #include "inference/settings.h"
 #include "model/analysis.h"
 #include "model/zoo/zoo.h"
 #include "results/inference.h"
 #include "results/result.h"
+#include "train/task.h"
 #include "util/error.h"
 
 namespace nnbench::study {
@@ -212,6 +215,42 @@ double estimate_seconds(const PlannedCase& p) {
       std::min(r.stop.max_seconds,
                std::max(r.stop.min_seconds, r.stop.min_iterations * step));
   return 1.5 + warm + measure;  // start, environment, peak and compile
+}
+
+void check_datasets(const std::vector<PlannedCase>& cases) {
+  namespace fs = std::filesystem;
+  std::set<std::pair<std::string, std::string>> seen;  // data set, path
+  for (const auto& p : cases) {
+    const auto& c = p.c;
+    const auto setting = [&](const char* k) {
+      const auto it = c.settings.find(k);
+      return it == c.settings.end() ? std::string() : it->second;
+    };
+    std::string name, path, how;
+    if (p.scenario == "training") {
+      name = train::task(c.task).dataset;
+      path = setting("data");
+      how =
+          "[settings] data = PATH in a suite file (docs/suites.md), or "
+          "nnbench train --task " +
+          c.task + " --data PATH";
+    } else if (setting("mode") == "accuracy") {
+      name = setting("data");
+      path = setting("data_dir");
+      how = "[settings] data_dir = PATH";
+    }
+    if (name.empty() || !seen.insert({name, path}).second) continue;
+    std::string where;
+    try {
+      where = data::dataset_path(name, path);
+    } catch (const Error& e) {
+      throw Error(p.label() + ": " + e.what() + "; give it with " + how);
+    }
+    std::error_code ec;
+    if (!fs::exists(where, ec))
+      throw Error(p.label() + ": data set '" + name + "': " + where +
+                  " does not exist; give its location with " + how);
+  }
 }
 
 }  // namespace nnbench::study

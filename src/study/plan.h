@@ -62,6 +62,13 @@ std::vector<int> thread_sweep(int cpus);
 nlohmann::json case_json(const PlannedCase& p);
 PlannedCase case_from_json(const nlohmann::json& j);
 
+// The data sets the cases read (training tasks' data sets, LoadGen's
+// accuracy mode), checked before the first case starts: one that has no
+// path and no default, or whose file or folder does not exist, is an
+// nnbench::Error naming the data set, the case and how to give it (a
+// suite of 36 cases otherwise fails each of them the same way).
+void check_datasets(const std::vector<PlannedCase>& cases);
+
 // A rough duration: process start, compile, the warm-up and measurement
 // minimums, and the steps they need at an assumed 50 GFLOP/s (fp32 on two
 // cores). For the listing's ETA, never recorded as a measurement. -1 for

@@ -12,6 +12,7 @@
 #include "bench/stopping/registry.h"
 #include "cost/catalog.h"
 #include "model/zoo/zoo.h"
+#include "results/limits.h"
 #include "scenarios/scenario.h"
 #include "train/task.h"
 #include "util/error.h"
@@ -122,9 +123,10 @@ class Reader {
   std::string file_;
 };
 
-// Largest thread count a suite may ask for: more is a typo, not a study
-// (an oversubscribed count below it is measured and marked invalid).
-constexpr int64_t kMaxThreads = 65536;
+// Largest thread count a suite may ask for (results/limits.h): more is a
+// typo, not a study, and libgomp crashes on 65536 (an oversubscribed count
+// below it is measured and marked invalid).
+using results::kMaxThreads;
 
 void read_axes(const Reader& r, const std::string& k, const toml::node& v,
                Axes& a, SuiteSpec& s) {
@@ -147,7 +149,12 @@ void read_axes(const Reader& r, const std::string& k, const toml::node& v,
   if (k == "batches") {
     a.batches = r.list<int64_t>(v, k);
     r.each(v, [&](const toml::node& x) {
-      if (*x.value<int64_t>() <= 0) r.fail(x.source(), "batches must be > 0");
+      const int64_t b = *x.value<int64_t>();
+      if (b <= 0) r.fail(x.source(), "batches must be > 0");
+      if (b > results::kMaxBatch)
+        r.fail(x.source(), "batches must be at most " +
+                               std::to_string(results::kMaxBatch) +
+                               " (the bound), not " + std::to_string(b));
     });
   }
   if (k == "threads") {
@@ -188,12 +195,20 @@ void read_grid(const Reader& r, const toml::table& t, SuiteSpec& s) {
     } else if (k == "processes") {
       s.grid.processes = r.list<int>(v, k);
       r.each(v, [&](const toml::node& x) {
-        if (*x.value<int64_t>() < 1)
-          r.fail(x.source(), "processes must be >= 1");
+        const int64_t p = *x.value<int64_t>();
+        if (p < 1) r.fail(x.source(), "processes must be >= 1");
+        if (p > 1024)
+          r.fail(x.source(), "processes must be at most 1024 (the bound), "
+                             "not " + std::to_string(p));
       });
     } else if (k == "repetitions") {
       s.repetitions = r.scalar<int>(v, k);
       if (s.repetitions < 1) r.fail(v.source(), "repetitions must be >= 1");
+      if (s.repetitions > results::kMaxRepetitions)
+        r.fail(v.source(), "repetitions must be at most " +
+                               std::to_string(results::kMaxRepetitions) +
+                               " (the bound), not " +
+                               std::to_string(s.repetitions));
     } else {
       read_axes(r, k, v, s.grid, s);
     }
@@ -323,7 +338,11 @@ void read_rules(const Reader& r, const toml::table& root, SuiteSpec& s) {
     for (auto&& [key, v] : t) {
       const std::string k(key.str());
       const double x = r.scalar<double>(v, k);
-      if (x < 0) r.fail(v.source(), "'" + k + "' must be >= 0");
+      // A week, and 64 TiB: beyond either is a typo.
+      const double most = k == "timeout_seconds" ? results::kMaxSeconds : 65536;
+      if (!(x >= 0 && x <= most))
+        r.fail(v.source(), "'" + k + "' must be between 0 and " +
+                               std::to_string(static_cast<int64_t>(most)));
       if (k == "timeout_seconds") s.isolation.timeout_seconds = x;
       if (k == "memory_limit_gib") s.isolation.memory_limit_gib = x;
     }
@@ -363,6 +382,11 @@ void read_cost(const Reader& r, const toml::node& n, SuiteSpec& s) {
     c.baseline_threads = r.scalar<int>(*b, "baseline_threads");
     if (c.baseline_threads < 0)
       r.fail(b->source(), "baseline_threads must be >= 0 (0: the most)");
+    if (c.baseline_threads > kMaxThreads)
+      r.fail(b->source(), "baseline_threads must be at most " +
+                              std::to_string(kMaxThreads) +
+                              " (the bound), not " +
+                              std::to_string(c.baseline_threads));
   }
   s.cost = c;
 }
@@ -385,8 +409,9 @@ void read_distributed(const Reader& r, const toml::node& n, SuiteSpec& s) {
     d.overlap = r.scalar<bool>(*x, "overlap");
   if (const auto* x = t.get("bucket_bytes")) {
     d.bucket_bytes = r.scalar<int64_t>(*x, "bucket_bytes");
-    if (d.bucket_bytes < 4096)
-      r.fail(x->source(), "bucket_bytes must be at least 4096");
+    if (d.bucket_bytes < 4096 || d.bucket_bytes > (int64_t{1} << 32))
+      r.fail(x->source(),
+             "bucket_bytes must be between 4096 and 4294967296 (4 GiB)");
   }
   s.distributed = d;
 }

@@ -108,13 +108,14 @@ TEST_F(Cli, AccuracyModeScoresEverySampleOfAModelWhoseAnswersAreKnown) {
     EXPECT_DOUBLE_EQ(r["accuracy"]["top1"].get<double>(), correct / 10000.0)
         << backend;
   }
-  // Weights of another model are refused, naming the parameter.
+  // Weights of another model are refused before the run, naming the
+  // parameter: a usage error (docs/inference.md).
   write_weights(path("bad.bin"), std::vector<float>(10 * 784), {0.0f});
   const auto bad = nnbench("infer --model-file " + path("m.json") +
                            " --backend reference --accuracy --data "
                            "fashion-mnist --weights " +
                            path("bad.bin"));
-  EXPECT_EQ(bad.code, 1) << bad.output;
+  EXPECT_EQ(bad.code, 2) << bad.output;
   EXPECT_NE(bad.output.find("fc.bias has another shape"), std::string::npos)
       << bad.output;
 }

@@ -209,7 +209,7 @@ TEST_F(Trust, CheckNamesEveryUnknownNameAndBadNumberAtItsLine) {
       {"models = [\"mnist-mlp\"]\nprecisions = [\"fp64\"]",
        "s.toml:3:15: unknown precision 'fp64'"},
       {"models = [\"mnist-mlp\"]\nthreads = [-1]",
-       "s.toml:3:12: threads must be between 0 (every CPU) and 65536"},
+       "s.toml:3:12: threads must be between 0 (every CPU) and 1024"},
       {"models = [\"mnist-mlp\"]\nthreads = [100000000000]",
        "s.toml:3:12: threads must be between 0"},
       {"models = [\"mnist-mlp\"]\nbatches = [8,\n  0]",

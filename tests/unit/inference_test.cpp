@@ -117,6 +117,39 @@ TEST(LoadgenLogs, DetailEntriesAndTraceLatenciesAreReadBack) {
             (std::vector<double>{5e-6, 3e-6}));
 }
 
+// LoadGen logs an early-stopping estimate of 0 when it has none (too few
+// queries): absent (NaN, null in JSON), never 0 s; a real one is kept.
+TEST(LoadgenLogs, AnEarlyStoppingEstimateLoadGenDidNotGiveIsAbsent) {
+  const auto log_with = [](const std::string& key, int64_t ns) {
+    return read_detail_log(
+        ":::MLLOG {\"key\": \"result_validity\", \"value\": \"INVALID\"}\n"
+        ":::MLLOG {\"key\": \"result_90.00_percentile_latency_ns\", "
+        "\"value\": 2000000}\n"
+        ":::MLLOG {\"key\": \"result_99.00_percentile_per_query_latency_ns\", "
+        "\"value\": 3000000}\n"
+        ":::MLLOG {\"key\": \"" +
+        key + "\", \"value\": " + std::to_string(ns) + "}\n");
+  };
+  for (const auto& [scenario, key] :
+       {std::pair{Scenario::kSingleStream, "early_stopping_latency_ss"},
+        std::pair{Scenario::kMultiStream, "early_stopping_latency_ms"}}) {
+    Settings s;
+    s.scenario = scenario;
+    results::InferenceRun none;
+    read_figures(log_with(key, 0), s, none);
+    EXPECT_TRUE(std::isnan(none.early_stopping_latency)) << key;
+    EXPECT_TRUE(
+        results::to_json(none)["figures"]["early_stopping_latency_seconds"]
+            .is_null())
+        << key;
+    // Its percentile was measured: only the estimate is absent.
+    EXPECT_FALSE(std::isnan(none.percentile_latency)) << key;
+    results::InferenceRun some;
+    read_figures(log_with(key, 2500000), s, some);
+    EXPECT_DOUBLE_EQ(some.early_stopping_latency, 0.0025) << key;
+  }
+}
+
 TEST(LoadgenRuns, MoreThanOnePointBelowFp32IsInvalid) {
   results::InferenceRun r;
   r.requested.options.precision = "int8";
