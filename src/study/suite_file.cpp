@@ -198,8 +198,10 @@ void read_grid(const Reader& r, const toml::table& t, SuiteSpec& s) {
         const int64_t p = *x.value<int64_t>();
         if (p < 1) r.fail(x.source(), "processes must be >= 1");
         if (p > 1024)
-          r.fail(x.source(), "processes must be at most 1024 (the bound), "
-                             "not " + std::to_string(p));
+          r.fail(x.source(),
+                 "processes must be at most 1024 (the bound), "
+                 "not " +
+                     std::to_string(p));
       });
     } else if (k == "repetitions") {
       s.repetitions = r.scalar<int>(v, k);
@@ -383,10 +385,9 @@ void read_cost(const Reader& r, const toml::node& n, SuiteSpec& s) {
     if (c.baseline_threads < 0)
       r.fail(b->source(), "baseline_threads must be >= 0 (0: the most)");
     if (c.baseline_threads > kMaxThreads)
-      r.fail(b->source(), "baseline_threads must be at most " +
-                              std::to_string(kMaxThreads) +
-                              " (the bound), not " +
-                              std::to_string(c.baseline_threads));
+      r.fail(b->source(),
+             "baseline_threads must be at most " + std::to_string(kMaxThreads) +
+                 " (the bound), not " + std::to_string(c.baseline_threads));
   }
   s.cost = c;
 }

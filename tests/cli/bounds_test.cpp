@@ -226,7 +226,7 @@ TEST_F(Cli, OptionsARunWouldIgnoreAreRefusedNamingBoth) {
                      "single-stream");
   expect_usage_error(guarded(base + "--data-dir " + path("d")),
                      "data_dir (--data-dir) is read in accuracy mode only");
-  expect_usage_error(nnbench("models --export mnist-mlp --export-onnx "
+  expect_usage_error(guarded("models --export mnist-mlp --export-onnx "
                              "mnist-mlp --out " +
                              path("m")),
                      "--export excludes --export-onnx");
@@ -265,9 +265,10 @@ TEST_F(Cli, RunAndSuiteBoundsAreCheckedBeforeAnythingRuns) {
         "[settings]\ntarget_qps = 1e308\n");
   expect_usage_error(nnbench("suite " + path("q.toml") + " --check"),
                      "target_qps = '");
-  expect_usage_error(nnbench("suite " + path("b.toml") +
-                             " --repetitions "
-                             "1000000"),
+  // --no-store: a regression that runs the suite writes no store.
+  write("ok.toml", "[grid]\nmodels = [\"mnist-mlp\"]\n");
+  expect_usage_error(guarded("suite " + path("ok.toml") +
+                             " --no-store --check --repetitions 1000000"),
                      "--repetitions: must be at most 1000");
 }
 
