@@ -17,6 +17,7 @@
 #include "bench/stopping/criterion.h"
 #include "bench/stopping/registry.h"
 #include "data/synthetic.h"
+#include "machine/environment.h"
 #include "machine/threads.h"
 #include "model/analysis.h"
 #include "model/model_file.h"
@@ -30,16 +31,6 @@ namespace {
 using results::State;
 using util::Clock;
 using util::seconds_since;
-
-double available_memory_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string line;
-  double kib = 0;
-  while (std::getline(in, line))
-    if (std::sscanf(line.c_str(), "MemAvailable: %lf kB", &kib) == 1)
-      return kib * 1024.0;
-  return 0;  // unknown: the check is skipped
-}
 
 // Synthetic batches, fewer when they would take much memory.
 // Data-parallel runs make the global batches and keep their shard.
@@ -253,7 +244,7 @@ void run_stages(backend::Backend& b, const model::Model& m,
   if (r.batch <= 0)
     throw results::RunError(State::kInvalidArgs, "batch must be > 0");
   const double need = estimate_memory_bytes(m, r);
-  const double have = available_memory_bytes();
+  const double have = machine::available_memory_bytes();
   // The estimate is of the memory a step's tensors live in, the host's only
   // on the CPU; on an accelerator its own allocator decides, and its
   // out-of-memory error is the cell's state (oom_source "allocation").

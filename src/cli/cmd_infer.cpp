@@ -125,9 +125,13 @@ void check_inputs(const InferArgs& a, const model::Model& m) {
   const std::string weights = given(a, "weights");
   if (weights.empty()) return;
   // Read and matched against the model as every backend will read them.
+  // Well-formed weights whose values no run can use (NaN, a negative
+  // variance) are the run's failure, recorded naming the tensor, not a
+  // usage error.
   try {
     backend::initial_params(m, a.request.options.seed, weights);
     backend::initial_running_stats(m, weights);
+  } catch (const backend::BadValues&) {
   } catch (const std::exception& e) {
     const std::string why = e.what();
     throw Error(

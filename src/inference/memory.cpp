@@ -3,32 +3,15 @@
 #include <fmt/core.h>
 
 #include <cmath>
-#include <cstdio>
-#include <fstream>
 #include <string>
 
 #include "data/synthetic.h"
+#include "machine/environment.h"
 #include "model/analysis.h"
 #include "results/record.h"
 #include "util/text.h"
 
 namespace nnbench::inference {
-namespace {
-
-// MemAvailable, as the training harness reads it; 0 when unknown (the
-// check is then skipped).
-double available_memory_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string line;
-  double kib = 0;
-  while (std::getline(in, line))
-    if (std::sscanf(line.c_str(), "MemAvailable: %lf kB", &kib) == 1)
-      return kib * 1024.0;
-  return 0;
-}
-
-}  // namespace
-
 double estimate_memory_bytes(const model::Model& m, const Settings& s,
                              const results::RunRequest& r) {
   const model::Cost c = model::analyze(m);
@@ -60,7 +43,7 @@ void check_memory(const model::Model& m, const Settings& s,
                   const results::RunRequest& r) {
   if (!r.memory_check || r.options.device != "cpu") return;
   const double need = estimate_memory_bytes(m, s, r);
-  const double have = available_memory_bytes();
+  const double have = machine::available_memory_bytes();
   if (have > 0 && need > 0.9 * have)
     throw results::RunError(
         results::State::kOom,

@@ -104,6 +104,18 @@ double meminfo_gib(const std::string& key) {
   return kb.empty() ? 0 : std::stod(kb) / (1024.0 * 1024.0);
 }
 
+}  // namespace
+
+double available_memory_bytes() {
+  try {
+    return meminfo_gib("MemAvailable") * 1024.0 * 1024.0 * 1024.0;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+namespace {
+
 std::string os_name() {
   std::string name = lookup("/etc/os-release", "PRETTY_NAME", '=');
   if (name.empty()) name = lookup("/usr/lib/os-release", "PRETTY_NAME", '=');

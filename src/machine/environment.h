@@ -44,6 +44,9 @@ Environment capture_environment();
 
 nlohmann::json to_json(const Environment& e);
 
+// MemAvailable now, in bytes; 0 when unknown (memory checks then skip).
+double available_memory_bytes();
+
 // The bf16 path named from the CPU's ISA extensions (Cpu::isa).
 std::string bf16_path(const std::vector<std::string>& isa);
 

@@ -62,10 +62,15 @@ inline Outcome nnbench(const std::string& args) {
 
 class Cli : public ::testing::Test {
  protected:
+  // One folder per test: a parameterized test's name ("Run/pytorch")
+  // would otherwise make two, and only the inner one was removed.
   void SetUp() override {
+    std::string name =
+        ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    for (char& c : name)
+      if (c == '/') c = '_';
     dir_ = fs::temp_directory_path() /
-           ("nnbench_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           ("nnbench_cli_" + std::to_string(::getpid()) + "_" + name);
     fs::create_directories(dir_);
   }
   // A process the test started may still be writing there (a killed

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "../common/eventually.h"
 #include "cli_util.h"
 
 namespace {
@@ -93,17 +94,7 @@ pid_t start(const std::string& command, const std::string& log) {
   return pid;
 }
 
-// Waits up to `seconds` for f() to hold.
-template <typename F>
-bool eventually(double seconds, F f) {
-  const auto end = std::chrono::steady_clock::now() +
-                   std::chrono::milliseconds(static_cast<int>(seconds * 1e3));
-  while (std::chrono::steady_clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return f();
-}
+using nnbench_test::eventually;
 
 // 14. SIGKILL, SIGINT or SIGTERM to a suite ends its `nnbench case` child
 // within 2 s and leaves no temporary folder; an interrupted suite says how

@@ -6,22 +6,13 @@
 
 #include "model/zoo/zoo.h"
 #include "scripted_backend.h"
+#include "tiny_data.h"
 
 namespace nnbench::train {
 namespace {
 
 using test::Script;
 using test::ScriptedBackend;
-
-data::Split items(int64_t n) {
-  data::Split s;
-  s.input.shape = {784};
-  s.classes = 10;
-  s.size = n;
-  s.f.assign(n * 784, 0.5f);
-  for (int64_t i = 0; i < n; ++i) s.labels.push_back(i % 10);
-  return s;
-}
 
 // The first infer() sleeps 300 ms (one-off work such as a lazy allocation);
 // every later one returns at once. That first call must land in the
@@ -33,7 +24,7 @@ TEST(Latency, OneOffWorkFallsInTheUntimedWarmUp) {
   ScriptedBackend b(s);
   const model::Model m = model::zoo::get("mnist-mlp");
   auto exe = b.compile(m, {}, backend::Shapes::infer(1));
-  const Latency l = measure_latency(*exe, items(20), m);
+  const Latency l = measure_latency(*exe, test::mnist_like_split(20), m);
   EXPECT_EQ(l.warmup_items, kLatencyWarmupItems);
   EXPECT_EQ(l.items, 20);  // the whole set is still timed
   EXPECT_EQ(b.record.infers, 20 + kLatencyWarmupItems);
@@ -47,8 +38,9 @@ TEST(Latency, WarmUpIsCappedBySmallSetsAndItemLimits) {
   ScriptedBackend b(Script{});
   const model::Model m = model::zoo::get("mnist-mlp");
   auto exe = b.compile(m, {}, backend::Shapes::infer(1));
-  EXPECT_EQ(measure_latency(*exe, items(3), m).warmup_items, 3);
-  const Latency l = measure_latency(*exe, items(30), m, 5);
+  EXPECT_EQ(measure_latency(*exe, test::mnist_like_split(3), m).warmup_items,
+            3);
+  const Latency l = measure_latency(*exe, test::mnist_like_split(30), m, 5);
   EXPECT_EQ(l.items, 5);
   EXPECT_EQ(l.warmup_items, kLatencyWarmupItems);
 }
@@ -57,7 +49,7 @@ TEST(Latency, JsonStatesThePercentileMethod) {
   ScriptedBackend b(Script{});
   const model::Model m = model::zoo::get("mnist-mlp");
   auto exe = b.compile(m, {}, backend::Shapes::infer(1));
-  const auto j = to_json(measure_latency(*exe, items(12), m));
+  const auto j = to_json(measure_latency(*exe, test::mnist_like_split(12), m));
   EXPECT_NE(j["percentile_method"].get<std::string>().find("type 7"),
             std::string::npos);
   EXPECT_EQ(j["warmup_items"], 10);

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "../common/eventually.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/temp_dir.h"
@@ -27,16 +28,7 @@ std::string slurp(const std::string& p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-template <typename F>
-bool eventually(double seconds, F f) {
-  const auto end = std::chrono::steady_clock::now() +
-                   std::chrono::milliseconds(static_cast<int>(seconds * 1e3));
-  while (std::chrono::steady_clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return f();
-}
+using nnbench_test::eventually;
 
 class Files : public ::testing::Test {
  protected:

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "scripted_backend.h"
+#include "tiny_data.h"
 #include "train/progress.h"
 #include "train/trainer.h"
 
@@ -18,24 +19,6 @@ namespace {
 
 using test::Script;
 using test::ScriptedBackend;
-
-data::Split split(int64_t n) {
-  data::Split s;
-  s.input.shape = {784};
-  s.classes = 10;
-  s.size = n;
-  s.f.assign(n * 784, 0.5f);
-  for (int64_t i = 0; i < n; ++i) s.labels.push_back(i % 10);
-  return s;
-}
-
-data::Dataset tiny() {
-  data::Dataset d;
-  d.name = "tiny";
-  d.train = split(12);
-  d.test = split(8);
-  return d;
-}
 
 Task task(int epochs) {
   Task t;
@@ -55,7 +38,7 @@ TEST(TrainFaults, AnUnwritableSaveWeightsFileKeepsTheMeasuredRun) {
   ScriptedBackend b(Script{});
   TrainOptions o;
   o.save_weights = "/nonexistent-nnbench-folder/w.bin";
-  const TrainRun r = train_task(b, task(2), tiny(), o);
+  const TrainRun r = train_task(b, task(2), test::tiny_dataset(), o);
   EXPECT_EQ(results::state_name(r.state), "completed") << r.message;
   EXPECT_EQ(r.epochs.size(), 2u);
   EXPECT_EQ(r.effective.extras.count("saved_weights"), 0u);
@@ -70,7 +53,7 @@ TEST(TrainFaults, AWrittenSaveWeightsFileIsRecorded) {
   const auto p = std::filesystem::temp_directory_path() /
                  ("nnbench_saved_" + std::to_string(::getpid()) + ".w");
   o.save_weights = p.string();
-  const TrainRun r = train_task(b, task(1), tiny(), o);
+  const TrainRun r = train_task(b, task(1), test::tiny_dataset(), o);
   EXPECT_EQ(results::state_name(r.state), "completed") << r.message;
   EXPECT_EQ(r.effective.extras.at("saved_weights"), p.string());
   EXPECT_TRUE(std::filesystem::exists(p));
@@ -114,7 +97,7 @@ class NanInference : public ScriptedBackend {
 // Was: completed, the validation accuracy scored on NaN.
 TEST(TrainFaults, ANonFiniteValidationOutputFailsTheRunNamingIt) {
   NanInference b;
-  const TrainRun r = train_task(b, task(2), tiny(), {});
+  const TrainRun r = train_task(b, task(2), test::tiny_dataset(), {});
   EXPECT_EQ(results::state_name(r.state), "failed") << r.message;
   EXPECT_NE(r.message.find("validation output holds nan"), std::string::npos)
       << r.message;

@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "scripted_backend.h"
+#include "tiny_data.h"
 #include "train/trainer.h"
 
 namespace nnbench::train {
@@ -18,27 +19,7 @@ namespace {
 using test::Script;
 using test::ScriptedBackend;
 
-// mnist-mlp's input ([784] floats) and 10 classes; labels cycle 0..9.
-data::Split split(int64_t n) {
-  data::Split s;
-  s.input.shape = {784};
-  s.classes = 10;
-  s.size = n;
-  s.f.assign(n * 784, 0.5f);
-  for (int64_t i = 0; i < n; ++i) s.labels.push_back(i % 10);
-  return s;
-}
-
-// 12 training samples at batch 4: 3 steps per epoch. 8 validation samples
-// at batch 8: one evaluation batch, so accuracies are multiples of 1/8.
-data::Dataset tiny() {
-  data::Dataset d;
-  d.name = "tiny";
-  d.train = split(12);
-  d.test = split(8);
-  return d;
-}
-constexpr int kStepsPerEpoch = 3;
+constexpr int kStepsPerEpoch = 3;  // test::tiny_dataset() at batch 4
 
 Task task(double target, int epochs) {
   Task t;
@@ -66,7 +47,7 @@ TEST(TimeToTarget, ReadAtTheFirstEpochThatReachesTheTarget) {
   s.step_seconds = 0.01;
   s.infer_seconds = 0.25;
   ScriptedBackend b(s);
-  const TrainRun r = train_task(b, task(0.8, 4), tiny(), {});
+  const TrainRun r = train_task(b, task(0.8, 4), test::tiny_dataset(), {});
   ASSERT_EQ(results::state_name(r.state), "converged") << r.message;
   ASSERT_EQ(r.epochs.size(), 3u);  // stopped at epoch 3, never ran epoch 4
   EXPECT_EQ(b.record.train_steps, 3 * kStepsPerEpoch);
@@ -95,7 +76,7 @@ TEST(TimeToTarget, IncludeEvalTimeCountsEveryEvaluationUpToTheTarget) {
   ScriptedBackend b(s);
   TrainOptions o;
   o.include_eval_time = true;
-  const TrainRun r = train_task(b, task(0.8, 4), tiny(), o);
+  const TrainRun r = train_task(b, task(0.8, 4), test::tiny_dataset(), o);
   ASSERT_EQ(results::state_name(r.state), "converged") << r.message;
   ASSERT_EQ(r.epochs.size(), 3u);
   const double own =
@@ -111,7 +92,7 @@ TEST(TimeToTarget, NeverReachedWithinTheEpochBudgetIsNotConverged) {
   Script s;
   s.val_accuracy = {0.125, 0.25, 0.375};
   ScriptedBackend b(s);
-  const TrainRun r = train_task(b, task(0.9, 3), tiny(), {});
+  const TrainRun r = train_task(b, task(0.9, 3), test::tiny_dataset(), {});
   EXPECT_EQ(results::state_name(r.state), "not_converged");
   EXPECT_EQ(r.epochs.size(), 3u);
   EXPECT_EQ(b.record.train_steps, 3 * kStepsPerEpoch);
@@ -129,7 +110,7 @@ TEST(TimeToTarget, NeverReachedWithinTheTimeBudgetIsNotConverged) {
   ScriptedBackend b(s);
   TrainOptions o;
   o.max_seconds = 0.09;
-  const TrainRun r = train_task(b, task(0.9, 10), tiny(), o);
+  const TrainRun r = train_task(b, task(0.9, 10), test::tiny_dataset(), o);
   EXPECT_EQ(results::state_name(r.state), "not_converged");
   ASSERT_GE(r.epochs.size(), 1u);
   ASSERT_LE(r.epochs.size(), 2u);
@@ -146,7 +127,7 @@ TEST(TimeToTarget, NanLossFailsTheRunNamingTheEpoch) {
   s.val_accuracy = {0.125};
   s.loss = {1.0, std::nan("")};
   ScriptedBackend b(s);
-  const TrainRun r = train_task(b, task(0.9, 3), tiny(), {});
+  const TrainRun r = train_task(b, task(0.9, 3), test::tiny_dataset(), {});
   EXPECT_EQ(results::state_name(r.state), "failed");
   EXPECT_NE(r.message.find("nan"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("epoch 2"), std::string::npos) << r.message;
@@ -159,7 +140,7 @@ TEST(TimeToTarget, InfiniteLossFailsTooInTheFirstEpoch) {
   Script s;
   s.loss = {INFINITY};
   ScriptedBackend b(s);
-  const TrainRun r = train_task(b, task(0.9, 3), tiny(), {});
+  const TrainRun r = train_task(b, task(0.9, 3), test::tiny_dataset(), {});
   EXPECT_EQ(results::state_name(r.state), "failed");
   EXPECT_NE(r.message.find("epoch 1"), std::string::npos) << r.message;
   EXPECT_TRUE(r.epochs.empty());
@@ -171,7 +152,7 @@ TEST(TimeToTarget, FixedEpochRunsComplete) {
   Script s;
   s.val_accuracy = {1.0};
   ScriptedBackend b(s);
-  const TrainRun r = train_task(b, task(0, 2), tiny(), {});
+  const TrainRun r = train_task(b, task(0, 2), test::tiny_dataset(), {});
   EXPECT_EQ(results::state_name(r.state), "completed");
   EXPECT_EQ(r.epochs.size(), 2u);
   EXPECT_EQ(b.record.train_steps, 2 * kStepsPerEpoch);
@@ -186,7 +167,7 @@ TEST(TimeToTarget, FixedEpochRunCutShortByTheTimeBudgetIsStopped) {
   ScriptedBackend b(s);
   TrainOptions o;
   o.max_seconds = 0.1;
-  const TrainRun r = train_task(b, task(0, 4), tiny(), o);
+  const TrainRun r = train_task(b, task(0, 4), test::tiny_dataset(), o);
   EXPECT_EQ(results::state_name(r.state), "stopped");
   EXPECT_EQ(r.epochs.size(), 1u);
   EXPECT_EQ(b.record.train_steps, kStepsPerEpoch);
@@ -201,7 +182,7 @@ TEST(TimeToTarget, BudgetReachedInTheLastEpochStillCompletes) {
   ScriptedBackend b(s);
   TrainOptions o;
   o.max_seconds = 0.1;
-  const TrainRun r = train_task(b, task(0, 1), tiny(), o);
+  const TrainRun r = train_task(b, task(0, 1), test::tiny_dataset(), o);
   EXPECT_EQ(results::state_name(r.state), "completed") << r.message;
 }
 
@@ -211,13 +192,13 @@ TEST(TimeToTarget, ABackendErrorIsARunStateNotAnEscape) {
   Script s;
   s.throw_in_step = "scripted: unknown batch size 4";
   ScriptedBackend b(s);
-  const TrainRun r = train_task(b, task(0.9, 3), tiny(), {});
+  const TrainRun r = train_task(b, task(0.9, 3), test::tiny_dataset(), {});
   EXPECT_EQ(results::state_name(r.state), "invalid_args");
   EXPECT_EQ(r.message, "scripted: unknown batch size 4");
   s.throw_in_step.clear();
   s.runtime_error_in_step = "scripted: primitive failed";
   ScriptedBackend c(s);
-  const TrainRun f = train_task(c, task(0.9, 3), tiny(), {});
+  const TrainRun f = train_task(c, task(0.9, 3), test::tiny_dataset(), {});
   EXPECT_EQ(results::state_name(f.state), "failed");
   EXPECT_EQ(f.message, "scripted: primitive failed");
 }
@@ -227,7 +208,7 @@ TEST(TimeToTarget, OutOfMemoryInCompileIsAnOomRun) {
   Script s;
   s.oom_in_compile = true;
   ScriptedBackend b(s);
-  const TrainRun r = train_task(b, task(0.9, 3), tiny(), {});
+  const TrainRun r = train_task(b, task(0.9, 3), test::tiny_dataset(), {});
   EXPECT_EQ(results::state_name(r.state), "oom");
   EXPECT_TRUE(r.epochs.empty());
 }
