@@ -189,23 +189,36 @@ Store::Store(const std::string& path, Open how) try
 
 std::string Store::begin_run(RunRow run) {
   return guarded("starting a run", [&] {
-    run.id = new_run_id();
-    run.created_utc = results::utc_now_iso8601();
-    SQLite::Statement q(db_,
-                        "INSERT INTO runs (id, suite, suite_file, created_utc, "
-                        "command, environment, peak, options, cases) VALUES "
-                        "(?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    q.bind(1, run.id);
-    q.bind(2, run.suite);
-    q.bind(3, run.suite_file);
-    q.bind(4, run.created_utc);
-    q.bind(5, run.command);
-    q.bind(6, run.environment.dump());
-    q.bind(7, run.peak.dump());
-    q.bind(8, run.options.dump());
-    q.bind(9, run.cases);
-    q.exec();
-    return run.id;
+    // Two runs started in the same second draw their id's suffix from
+    // 65536 values: a clash takes another draw (a test starting 8 stores
+    // at once saw one), never fails the run.
+    for (int attempt = 0;; ++attempt) {
+      run.id = new_run_id();
+      run.created_utc = results::utc_now_iso8601();
+      SQLite::Statement q(
+          db_,
+          "INSERT INTO runs (id, suite, suite_file, created_utc, "
+          "command, environment, peak, options, cases) VALUES "
+          "(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      q.bind(1, run.id);
+      q.bind(2, run.suite);
+      q.bind(3, run.suite_file);
+      q.bind(4, run.created_utc);
+      q.bind(5, run.command);
+      q.bind(6, run.environment.dump());
+      q.bind(7, run.peak.dump());
+      q.bind(8, run.options.dump());
+      q.bind(9, run.cases);
+      try {
+        q.exec();
+        return run.id;
+      } catch (const SQLite::Exception& e) {
+        const int code = e.getExtendedErrorCode();
+        if (attempt >= 20 || (code != SQLITE_CONSTRAINT_PRIMARYKEY &&
+                              code != SQLITE_CONSTRAINT_UNIQUE))
+          throw;
+      }
+    }
   });
 }
 
