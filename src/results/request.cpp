@@ -38,33 +38,26 @@ std::string rule_problem(const WarmupRule& w, const StopRule& s) {
   };
   // Upper bounds (limits.h) before the orderings: a typo of 10^12 seconds
   // says it is above the bound, not that something else is below it.
-  const auto above = [](const char* what, const char* field, const char* opt,
-                        double v, double most) {
-    return fmt::format("{} {} ({}) {:g} must be at most {:g} (the bound)", what,
-                       field, opt, v, most);
-  };
   const double its = static_cast<double>(kMaxIterations);
-  if (w.min_iterations > its)
-    return above("[warmup]", "min_iterations", "--warmup-iters",
-                 w.min_iterations, its);
-  if (!(w.min_seconds <= kMaxSeconds))
-    return above("[warmup]", "min_seconds", "--warmup-time", w.min_seconds,
-                 kMaxSeconds);
-  if (!(w.max_seconds <= kMaxSeconds))
-    return above("[warmup]", "max_seconds", "no option", w.max_seconds,
-                 kMaxSeconds);
-  if (s.min_iterations > its)
-    return above("[stop]", "min_iterations", "--min-iters", s.min_iterations,
-                 its);
-  if (s.max_iterations > its)
-    return above("[stop]", "max_iterations", "--max-iters", s.max_iterations,
-                 its);
-  if (!(s.min_seconds <= kMaxSeconds))
-    return above("[stop]", "min_seconds", "--min-time", s.min_seconds,
-                 kMaxSeconds);
-  if (!(s.max_seconds <= kMaxSeconds))
-    return above("[stop]", "max_seconds", "--max-time", s.max_seconds,
-                 kMaxSeconds);
+  const struct {
+    const char *what, *field, *opt;
+    double value, most;
+  } bounded[] = {
+      {"[warmup]", "min_iterations", "--warmup-iters",
+       static_cast<double>(w.min_iterations), its},
+      {"[warmup]", "min_seconds", "--warmup-time", w.min_seconds, kMaxSeconds},
+      {"[warmup]", "max_seconds", "no option", w.max_seconds, kMaxSeconds},
+      {"[stop]", "min_iterations", "--min-iters",
+       static_cast<double>(s.min_iterations), its},
+      {"[stop]", "max_iterations", "--max-iters",
+       static_cast<double>(s.max_iterations), its},
+      {"[stop]", "min_seconds", "--min-time", s.min_seconds, kMaxSeconds},
+      {"[stop]", "max_seconds", "--max-time", s.max_seconds, kMaxSeconds},
+  };
+  for (const auto& b : bounded)
+    if (!(b.value <= b.most))  // NaN too
+      return fmt::format("{} {} ({}) {:g} must be at most {:g} (the bound)",
+                         b.what, b.field, b.opt, b.value, b.most);
   if (w.min_iterations < 0)
     return negative("[warmup]", "min_iterations", "--warmup-iters",
                     w.min_iterations);

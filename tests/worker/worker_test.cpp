@@ -154,8 +154,7 @@ TEST_F(Worker, EscapeSequencesOfAWorkerAreShownNotObeyed) {
   EXPECT_EQ(r.state, results::State::kCrashed);
   EXPECT_EQ(r.message.find('\x1b'), std::string::npos) << r.message;
   EXPECT_EQ(r.message.find('\x07'), std::string::npos) << r.message;
-  EXPECT_NE(r.message.find("\\x1b]0;PWNED\\x07\\x1b[31mred"),
-            std::string::npos)
+  EXPECT_NE(r.message.find("\\x1b]0;PWNED\\x07\\x1b[31mred"), std::string::npos)
       << r.message;
   // In the message of its failure.
   r = run("escaped-reply");
