@@ -12,11 +12,15 @@ using nlohmann::json;
 
 TEST_F(Cli, RunRecordsTheCriterionAndWhatEndedTheMeasurement) {
   // A CI half-width of 50 % of the median is met at the first check (8
-  // samples) on a steady MLP step; max 200 iterations is never reached.
+  // samples) on a steady MLP step. Beside other tests on 2 cores the step
+  // times can split in two (CI saw a cv of 173 % and a CI still 3x the
+  // median after 200 iterations), so the maximum is far out of reach: the
+  // order-statistic CI narrows as samples accumulate whatever their spread.
   const auto o = nnbench(
       std::string("run --model mnist-mlp --batch 8 --backend reference") +
       kFast + kNoContention +
-      " --max-iters 200 --criterion median-ci --criterion-param max_rel=0.5"
+      " --max-iters 20000 --max-time 600 --criterion median-ci"
+      " --criterion-param max_rel=0.5"
       " --out " +
       path("ci.json"));
   ASSERT_EQ(o.code, 0) << o.output;

@@ -18,6 +18,12 @@ struct Param {
   int64_t batch = 3;
 };
 
+// ctest lists a case by its printed parameter: the case, not its bytes.
+void PrintTo(const Param& p, std::ostream* os) {
+  *os << p.backend << " " << p.precision << " " << p.name << " batch "
+      << p.batch;
+}
+
 // Every registered backend but the oracle, at every precision it states.
 std::vector<Param> params() {
   std::vector<Param> out;

@@ -122,6 +122,10 @@ struct Case {
   int64_t batch;
 };
 
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.model << " batch " << c.batch;
+}
+
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   std::string name = info.param.model;
   std::replace(name.begin(), name.end(), '-', '_');
