@@ -8,6 +8,7 @@
 #include "backend/registry.h"
 #include "backends/onednn/graph.h"
 #include "data/synthetic.h"
+#include "expected_isa.h"
 #include "model/params.h"
 #include "model/zoo/builder.h"
 #include "model/zoo/zoo.h"
@@ -65,19 +66,24 @@ Ran infer(const std::string& backend, const model::Model& m,
   return {exe->output(), exe->effective()};
 }
 
+// The weight levels each side the engine must use on this machine: 127
+// with VNNI, 63 without (oneDNN's u8 x s8 pairs saturate 16-bit sums).
+float levels() { return onednn_test::expected_isa().vnni ? 127.f : 63.f; }
+
 // Inputs that are multiples of 0.5 reaching 127.5 (u8, scale 2) or of 0.5
 // within +-63.5 (s8, scale 2); weights multiples of 0.25 whose row maximum
-// is 31.75 (s8, scale 4): every product is then exact in int8, and the
-// output must be the float one exactly; a bias applied after the output
-// scale instead of before it (oneDNN 2.x's order) would be off by 7/8 of
-// itself.
+// is levels / 4 (31.75 or 15.75: s8, scale 4): every product is then exact
+// in int8, and the output must be the float one exactly; a bias applied
+// after the output scale instead of before it (oneDNN 2.x's order) would
+// be off by 7/8 of itself.
 TEST(OnednnInt8, ExactOnTheQuantizationGrid) {
   model::Model m;
   m.name = "grid-linear";
   m.input.shape = {4};
   model::zoo::Builder(m).linear(-1, 2, "fc");
-  const std::vector<float> w = {31.75f, -2.5f, 0.25f,   7.f,  //
-                                -1.f,   3.25f, -31.75f, 0.5f};
+  const float top = levels() / 4;
+  const std::vector<float> w = {top,  -2.5f, 0.25f, 7.f,  //
+                                -1.f, 3.25f, -top,  0.5f};
   const std::vector<float> bias = {1000.5f, -3.25f};
   const host::Tensor x = tensor({2, 4}, {127.5f, 0.5f, 3.f, 10.f,  //
                                          0.f, 64.5f, 12.5f, 99.f});
@@ -93,6 +99,10 @@ TEST(OnednnInt8, ExactOnTheQuantizationGrid) {
     }
   EXPECT_NE(r.effective.extras.at("int8").find("u8/s8 inputs"),
             std::string::npos);
+  EXPECT_NE(r.effective.extras.at("int8").find(
+                std::to_string(static_cast<int>(levels())) + " levels each"),
+            std::string::npos)
+      << r.effective.extras.at("int8");
   EXPECT_EQ(r.effective.precision, "int8");
 }
 
@@ -104,8 +114,9 @@ TEST(OnednnInt8, SignedConvExactOnTheQuantizationGrid) {
   m.input.shape = {1, 3, 3};
   model::zoo::Builder b(m);
   b.flatten(b.conv(-1, 2, 2, 1, 0, "c"));
-  const std::vector<float> w = {31.75f, -0.25f,  1.5f,  -8.f,  //
-                                2.f,    -31.75f, 0.75f, 4.25f};
+  const float top = levels() / 4;
+  const std::vector<float> w = {top, -0.25f, 1.5f,  -8.f,  //
+                                2.f, -top,   0.75f, 4.25f};
   const std::vector<float> bias = {-100.25f, 50.5f};
   const host::Tensor x = tensor(
       {1, 1, 3, 3}, {-63.5f, 2.f, 0.5f, 10.f, -7.5f, 63.f, 1.f, -1.f, 0.f});

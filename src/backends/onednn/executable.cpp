@@ -54,7 +54,7 @@ class OnednnExecutable : public backend::Executable {
     translate_errors([&] {
       if (int8) {
         plan_.int8 = true;
-        plan_.weight_levels = cpu_has_vnni() ? 127.f : 63.f;
+        plan_.vnni = cpu_has_vnni();
         plan_.ranges = calibrate(model_, o.calibration, eng_, &params_, &state_,
                                  &calibration_samples_);
       }
@@ -268,7 +268,8 @@ backend::Effective OnednnExecutable::effective() const {
        {"conv_impl", note_or(notes, "conv_impl", "no convolution")},
        {"built_for_batches", built},
        {"graph_builds", std::to_string(builds_)},
-       {"reference_kernels", note_or(notes, "ref_impls", "none")},
+       {"kernels", graph().net->kernels()},
+       {"reference_kernels", graph().net->reference_kernels()},
        {"parameters", std::to_string(count)}}};
   if (infer_ != nullptr) {
     e.extras["inference_only"] =
@@ -280,9 +281,11 @@ backend::Effective OnednnExecutable::effective() const {
   }
   if (int8)
     e.extras["int8"] =
-        "conv and linear: s8 weights (per output channel, " +
-        std::to_string(static_cast<int>(plan_.weight_levels)) +
-        " levels each side), u8/s8 inputs (per tensor, MinMax over " +
+        std::string("conv and linear: s8 weights (per output channel, ") +
+        (plan_.vnni ? "127 levels each side"
+                    : "63 levels each side: no VNNI, s8-input layers' 126 "
+                      "halved by oneDNN's reorder") +
+        "), u8/s8 inputs (per tensor, MinMax over " +
         std::to_string(calibration_samples_) +
         " calibration samples); between two of them int8 (" +
         std::to_string(graph().int8_values) +

@@ -89,11 +89,14 @@ void build_layer(LayerCtx& c, Dt dt) {
 }
 
 // Gradient bookkeeping for every value: consumers, and whether any
-// parameter lies upstream (the model input needs no gradient).
+// parameter lies upstream (the model input needs no gradient). An
+// inference-only build takes no gradient at all: no backward primitive is
+// created (some have only a reference kernel in its layouts) and no
+// gradient buffer allocated.
 void count_uses(const model::Model& m, Net& net,
-                const std::vector<std::vector<int>>& inputs) {
+                const std::vector<std::vector<int>>& inputs, bool train) {
   for (int i = 0; i < static_cast<int>(m.layers.size()); ++i) {
-    bool needs = has_params(m.layers[i].op);
+    bool needs = train && has_params(m.layers[i].op);
     for (int j : inputs[i]) {
       Value& v = net.value(j);
       ++v.consumers;
@@ -174,7 +177,7 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
     inputs[i] = model::layer_inputs(m, i);
     net.value(i).dims = with_batch(batch, shapes[i]);
   }
-  count_uses(m, net, inputs);
+  count_uses(m, net, inputs, infer == nullptr);
   std::vector<bool> skip(n, false);
   std::vector<int> out = fuse_relus(m, net, inputs, &skip);
   const InferPasses passes = infer_passes(m, inputs, infer, &out, &skip);

@@ -3,6 +3,8 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -65,15 +67,51 @@ void Net::define(int id, const Md& md, float scale) {
   if (v.needs_grad) v.diff = memory(md, eng_, DNNL_MEMORY_NONE);
 }
 
-void Net::check_impl(const dnnl::primitive& p) {
+std::function<void()> Net::check_impl(const dnnl::primitive& p,
+                                      std::function<void()> run) {
   const char* impl = nullptr;
   dnnl_primitive_desc_query(p.get_primitive_desc(), dnnl_query_impl_info_str, 0,
                             &impl);
-  if (impl == nullptr || std::string(impl).rfind("ref", 0) != 0) return;
-  std::string& list = notes_["ref_impls"];
-  list += (list.empty() ? "" : ", ") + layer_name_ + " " +
-          dnnl_prim_kind2str(static_cast<dnnl_primitive_kind_t>(p.get_kind())) +
-          " " + impl;
+  const std::string name = impl == nullptr ? "unknown" : impl;
+  const std::string kind =
+      dnnl_prim_kind2str(static_cast<dnnl_primitive_kind_t>(p.get_kind()));
+  kernels_[kind].insert(name);
+  if (!is_reference_name(name)) return run;
+  slow_.push_back({layer_name_ + " " + kind + " " + name});
+  Slow* slow = &slow_.back();
+  return [slow, run = std::move(run)] {
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    slow->seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+  };
+}
+
+std::string Net::kernels() const {
+  std::string out;
+  for (const auto& [kind, impls] : kernels_) {
+    out += (out.empty() ? "" : ", ") + kind + " ";
+    bool first = true;
+    for (const auto& impl : impls) {
+      out += (first ? "" : "/") + impl;
+      first = false;
+    }
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string Net::reference_kernels() const {
+  std::string out;
+  for (const auto& s : slow_) {
+    out += (out.empty() ? "" : ", ") + s.what;
+    if (runs_ > 0 && run_seconds_ > 0)
+      out += " (" +
+             std::to_string(std::lround(100 * s.seconds / run_seconds_)) +
+             " % of the net's forward and backward time over " +
+             std::to_string(runs_) + " steps)";
+  }
+  return out.empty() ? "none" : out;
 }
 
 dnnl::primitive_attr Net::attr() const {
@@ -83,14 +121,14 @@ dnnl::primitive_attr Net::attr() const {
 }
 
 std::function<void()> Net::exec(const dnnl::primitive& p, Args args) {
-  check_impl(p);
   const dnnl_memory_desc_t* scratch = dnnl_primitive_desc_query_md(
       p.get_primitive_desc(), dnnl_query_scratchpad_md, 0);
   if (scratch != nullptr && dnnl_memory_desc_get_size(scratch) > 0) {
     scratchpads_.push_back(memory(Md(*scratch), eng_, DNNL_MEMORY_NONE));
     args[DNNL_ARG_SCRATCHPAD] = scratchpads_.back();
   }
-  return [this, p, args = std::move(args)] { p.execute(stream_, args); };
+  return check_impl(
+      p, [this, p, args = std::move(args)] { p.execute(stream_, args); });
 }
 
 void Net::fwd(When w, std::function<void()> f) {
@@ -236,14 +274,19 @@ void Net::finalize() {
 }
 
 void Net::run_forward(bool train) {
-  const When skip = train ? When::kInfer : When::kTrain;
-  for (const auto& s : forward_)
-    if (s.when != skip) s.run();
+  if (!slow_.empty()) ++runs_;
+  timed([&] {
+    const When skip = train ? When::kInfer : When::kTrain;
+    for (const auto& s : forward_)
+      if (s.when != skip) s.run();
+  });
 }
 
 void Net::run_backward() {
-  for (auto layer = backward_.rbegin(); layer != backward_.rend(); ++layer)
-    for (const auto& s : *layer) s.run();
+  timed([&] {
+    for (auto layer = backward_.rbegin(); layer != backward_.rend(); ++layer)
+      for (const auto& s : *layer) s.run();
+  });
 }
 
 }  // namespace nnbench::backends::onednn

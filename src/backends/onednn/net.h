@@ -3,10 +3,13 @@
 // outputs and their gradients), the forward and backward programs, and the
 // helpers through which ops meet each other's layouts. Everything is created
 // while building; running only executes the recorded steps on one stream.
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <dnnl.hpp>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -105,8 +108,14 @@ class Net {
   // the first note under a key wins.
   void note(const std::string& key, const std::string& text);
   const std::map<std::string, std::string>& notes() const { return notes_; }
-  // Names the layer whose steps follow, for the "ref_impls" note.
+  // Names the layer whose steps follow, for reference_kernels().
   void set_layer_name(const std::string& name) { layer_name_ = name; }
+  // The implementations of the net's primitives by kind, e.g.
+  // "convolution jit:avx2, eltwise jit:avx2, reorder jit:uni".
+  std::string kernels() const;
+  // "none", or each reference kernel (layer, kind, implementation) with its
+  // share of the time the net's programs ran, measured on every run.
+  std::string reference_kernels() const;
 
   // Allocates gradients; call once after every layer is built.
   void finalize();
@@ -127,8 +136,25 @@ class Net {
   std::function<void()> exec(const dnnl::primitive& p, Args args);
   // A copy of value id in layout want, times scale, shared.
   memory converted(int id, const Md& want, float scale);
-  // Notes a reference (slow) implementation under "ref_impls".
-  void check_impl(const dnnl::primitive& p);
+  // A reference kernel and the time its steps ran.
+  struct Slow {
+    std::string what;
+    double seconds = 0;
+  };
+  // Records p's implementation; a reference one is timed when it runs.
+  std::function<void()> check_impl(const dnnl::primitive& p,
+                                   std::function<void()> run);
+  // Runs a program, timed only when it holds a reference kernel (the
+  // denominator of its share).
+  template <typename F>
+  void timed(F&& program) {
+    if (slow_.empty()) return program();
+    const auto start = std::chrono::steady_clock::now();
+    program();
+    run_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+  }
   void* grad_buffer(int id);
   void* buffer_of(const memory& diff);
 
@@ -144,9 +170,19 @@ class Net {
   std::vector<memory> scratchpads_;  // bound to one buffer in finalize
   memory scratchpad_;
   std::map<std::string, std::string> notes_;
+  std::map<std::string, std::set<std::string>> kernels_;  // impls by kind
+  std::deque<Slow> slow_;   // stable addresses: the timed steps hold them
+  double run_seconds_ = 0;  // of run_forward and run_backward, if any slow
+  int64_t runs_ = 0;        // forward runs (steps) timed
   int layer_ = 0;
   std::string layer_name_;
 };
+
+// oneDNN's reference kernels by implementation name: "ref:any",
+// "ref_int8:any", "lrn_ref:any".
+inline bool is_reference_name(const std::string& impl) {
+  return impl.rfind("ref", 0) == 0 || impl.find("_ref") != std::string::npos;
+}
 
 // Row-major tag for a rank.
 Tag plain_tag(size_t rank);

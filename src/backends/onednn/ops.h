@@ -2,7 +2,9 @@
 // Op builders: each adds one layer's forward steps and backward steps to a
 // Net, creating its primitives and memory once for the build's batch size.
 #include <cstdint>
+#include <exception>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,11 +40,18 @@ struct Range {
 // with int8 they run quantized from calibrated ranges.
 struct InferPlan {
   bool int8 = false;
-  // Weights quantized to [-127, 127]; [-63, 63] without VNNI, where
-  // oneDNN's u8 x s8 pairs can saturate 16-bit intermediate sums.
-  float weight_levels = 127;
+  bool vnni = true;             // weight_levels() below
   std::map<int, Range> ranges;  // by value id: the inputs of quantized layers
 };
+
+// The levels each side a layer's weights are quantized to: 127 with VNNI.
+// Without, oneDNN's u8 x s8 pairs can saturate 16-bit intermediate sums:
+// 63 for a layer with u8 inputs; 126 with s8 inputs, which oneDNN's own
+// weight reorder halves (its scale_adjust of 0.5), so 63 in the end too.
+inline float weight_levels(const InferPlan& p, bool signed_input) {
+  if (p.vnni) return 127.f;
+  return signed_input ? 126.f : 63.f;
+}
 
 struct LayerCtx {
   Net& net;
@@ -69,7 +78,28 @@ struct LayerCtx {
 inline Md any_md(const Dims& dims, Dt dt) { return Md(dims, dt, Tag::any); }
 
 inline bool is_reference(const dnnl::primitive_desc& pd) {
-  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+  return is_reference_name(pd.impl_info_str());
+}
+
+// The first of `count` candidate primitive descriptors (make(i) builds
+// candidate i: other layouts, another algorithm) that oneDNN accepts with an
+// optimised kernel. When every accepted one is a reference kernel, the first
+// of those: it runs, and the net names it in the record (Net::check_impl).
+template <typename Make>
+auto first_optimised(int count, Make make) -> decltype(make(0)) {
+  std::optional<decltype(make(0))> slow;
+  std::exception_ptr refused;
+  for (int i = 0; i < count; ++i) {
+    try {
+      auto pd = make(i);
+      if (!is_reference(pd)) return pd;
+      if (!slow) slow = std::move(pd);
+    } catch (const dnnl::error&) {
+      if (!refused) refused = std::current_exception();
+    }
+  }
+  if (slow) return *slow;
+  std::rethrow_exception(refused);
 }
 
 // make(true): a primitive descriptor with the layouts the caller already
@@ -77,12 +107,7 @@ inline bool is_reference(const dnnl::primitive_desc& pd) {
 // rejects it or takes it only with a slow reference kernel.
 template <typename Make>
 auto prefer_given_layouts(Make make) {
-  try {
-    auto pd = make(true);
-    if (!is_reference(pd)) return pd;
-  } catch (const dnnl::error&) {
-  }
-  return make(false);
+  return first_optimised(2, [&](int i) { return make(i == 0); });
 }
 
 // The gradient at the layer's dst in layout `want`; through the fused

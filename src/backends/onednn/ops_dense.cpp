@@ -10,13 +10,33 @@ namespace {
 using dnnl::algorithm;
 using dnnl::prop_kind;
 
-// What the backward-weights primitive writes: fp32, in the forward's weight
-// layout where it can (then the forward reads the master weights directly).
+// The backward-weights primitive: fp32 gradients, in the forward's weight
+// layout where it can (then the forward reads the master weights directly),
+// reading the forward's source and destination layouts where it can (no
+// reorder). Else oneDNN's choice of all three, else plain layouts (its
+// GEMM-based kernels): a first layer reading one channel in a plain layout
+// has only the reference kernel on AVX2 with the forward's layouts.
 template <typename MakePd>
-auto weights_grad_pd(const Md& fwd_weights, MakePd make) {
-  return prefer_given_layouts([&](bool given) {
-    const bool same = given && fwd_weights.data_type() == Dt::f32;
-    return make(same ? fwd_weights : any_md(fwd_weights.dims(), Dt::f32));
+auto weights_grad_pd(const Md& fwd_src, const Md& fwd_weights,
+                     const Md& fwd_dst, MakePd make) {
+  return first_optimised(4, [&](int i) {
+    const Dims &s = fwd_src.dims(), &w = fwd_weights.dims(),
+               &d = fwd_dst.dims();
+    const Dt dt = fwd_src.data_type();
+    switch (i) {
+      case 0:
+        if (fwd_weights.data_type() == Dt::f32)
+          return make(fwd_src, fwd_weights, fwd_dst);
+        [[fallthrough]];
+      case 1:
+        return make(fwd_src, any_md(w, Dt::f32), fwd_dst);
+      case 2:
+        return make(any_md(s, dt), any_md(w, Dt::f32), any_md(d, dt));
+      default:
+        return make(Md(s, dt, plain_tag(s.size())),
+                    Md(w, Dt::f32, plain_tag(w.size())),
+                    Md(d, dt, plain_tag(d.size())));
+    }
   });
 }
 
@@ -114,12 +134,14 @@ void build_conv(LayerCtx& c) {
       {prop_kind::forward_training, alg, any_md(src_dims, dt),
        any_md(w_dims, dt), bias_md(l), any_md(dst_dims, dt), strides, pad, pad},
       relu_attr(net, c.fuse_relu), net.engine());
-  const auto pw = weights_grad_pd(pd.weights_desc(), [&](const Md& dw) {
-    return dnnl::convolution_backward_weights::primitive_desc(
-        {alg, pd.src_desc(), dw, l.bias ? pd.bias_desc() : Md(), pd.dst_desc(),
-         strides, pad, pad},
-        net.attr(), net.engine(), pd);
-  });
+  const auto pw = weights_grad_pd(
+      pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
+      [&](const Md& src, const Md& dw, const Md& dst) {
+        return dnnl::convolution_backward_weights::primitive_desc(
+            {alg, src, dw, l.bias ? pd.bias_desc() : Md(), dst, strides, pad,
+             pad},
+            net.attr(), net.engine(), pd);
+      });
   // The backward-data kernels read the weights in their own layout (e.g.
   // OIhw16o16i for OIhw16i16o): let them choose; a reorder refreshes that
   // copy each step, as forcing the forward's layout falls back to ref:any.
@@ -156,11 +178,13 @@ void build_linear(LayerCtx& c) {
       {prop_kind::forward_training, any_md(src_dims, dt), any_md(w_dims, dt),
        bias_md(l), any_md(c.dst().dims, dt)},
       relu_attr(net, c.fuse_relu), net.engine());
-  const auto pw = weights_grad_pd(pd.weights_desc(), [&](const Md& dw) {
-    return dnnl::inner_product_backward_weights::primitive_desc(
-        {pd.src_desc(), dw, l.bias ? pd.bias_desc() : Md(), pd.dst_desc()},
-        net.attr(), net.engine(), pd);
-  });
+  const auto pw = weights_grad_pd(
+      pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
+      [&](const Md& src, const Md& dw, const Md& dst) {
+        return dnnl::inner_product_backward_weights::primitive_desc(
+            {src, dw, l.bias ? pd.bias_desc() : Md(), dst}, net.attr(),
+            net.engine(), pd);
+      });
   auto make_data = [&] {
     return dnnl::inner_product_backward_data::primitive_desc(
         {any_md(src_dims, dt), any_md(w_dims, dt), pd.dst_desc()}, net.attr(),

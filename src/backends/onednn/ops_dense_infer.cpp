@@ -79,7 +79,8 @@ Quant quantize(LayerCtx& c, Dense& d) {
     float m = 0;
     for (size_t k = 0; k < row; ++k)
       m = std::max(m, std::abs(d.w[o * row + k]));
-    const float ws = m > 0 ? c.infer->weight_levels / m : 1.f;
+    const float levels = weight_levels(*c.infer, q.src.dt == Dt::s8);
+    const float ws = m > 0 ? levels / m : 1.f;
     q.weight_scales.push_back(ws);
     q.output_scales.push_back(q.dst.scale / (q.src.scale * ws));
     d.b[o] *= q.src.scale * ws;

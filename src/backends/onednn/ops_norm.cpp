@@ -112,9 +112,6 @@ void build_batch_norm(LayerCtx& c) {
       {prop_kind::forward_inference, md, eps,
        flags | normalization_flags::use_global_stats},
       net.attr(), net.engine());
-  const dnnl::batch_normalization_backward::primitive_desc pb(
-      {prop_kind::backward, pd.dst_desc(), md, eps, flags}, net.attr(),
-      net.engine(), pd);
   net.define(c.out, pd.dst_desc());
   const Md channel({dims[1]}, Dt::f32, Tag::a);
   const BnState b{net.src_as(c.in[0], md),
@@ -124,7 +121,12 @@ void build_batch_norm(LayerCtx& c) {
                   c.params.add(l.name + ".weight", channel, channel, channel),
                   c.params.add(l.name + ".bias", channel, channel, channel)};
   bn_forward(c, b, pd, pd_infer, per_channel);
-  bn_backward(c, b, pb);
+  if (!c.dst().needs_grad) return;  // an inference-only build
+  bn_backward(c, b,
+              {{prop_kind::backward, pd.dst_desc(), md, eps, flags},
+               net.attr(),
+               net.engine(),
+               pd});
 }
 
 void build_lrn(LayerCtx& c) {

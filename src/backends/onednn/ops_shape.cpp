@@ -115,6 +115,7 @@ void build_add(LayerCtx& c) {
   net.fwd(
       When::kAlways, dnnl::binary(pd),
       {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}, {DNNL_ARG_DST, c.dst().mem}});
+  if (!c.dst().needs_grad) return;  // an inference-only build
   net.begin_layer(c.index);
   // The gradient passes unchanged to both inputs: share the buffer where
   // the input has no other consumer, copy (or accumulate) otherwise.
@@ -149,6 +150,7 @@ void build_concat(LayerCtx& c) {
     args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k)] =
         net.src_as(c.in[k], mds[k]);
   net.fwd(When::kAlways, dnnl::concat(pd), args);
+  if (!c.dst().needs_grad) return;  // an inference-only build
   net.begin_layer(c.index);
   // Each input's gradient is a channel range of a plain copy of diff_dst.
   const Md plain = net.plain(c.out, net.dt());

@@ -1,0 +1,43 @@
+#pragma once
+// What oneDNN dispatches to on this machine, computed here from the CPU's
+// flags and the ONEDNN_MAX_CPU_ISA cap (oneDNN 2.6's names), independently
+// of the engine, so that tests expect what the ISA at hand runs: int8
+// weights on 127 levels with VNNI, 63 without; bf16 only with AVX512-BF16.
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace nnbench::onednn_test {
+
+struct ExpectedIsa {
+  bool vnni = false, bf16 = false, amx = false;
+};
+
+inline ExpectedIsa expected_isa() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string flags;
+  while (std::getline(in, flags) && flags.rfind("flags", 0) != 0) {
+  }
+  flags += " ";
+  auto has = [&](const char* f) {
+    return flags.find(" " + std::string(f) + " ") != std::string::npos;
+  };
+  const bool avx512 = has("avx512f") && has("avx512bw") && has("avx512vl");
+  ExpectedIsa cpu{(avx512 && has("avx512_vnni")) || has("avx_vnni"),
+                  avx512 && has("avx512_bf16"),
+                  has("amx_bf16") && has("amx_tile")};
+  const char* env = std::getenv("ONEDNN_MAX_CPU_ISA");
+  std::string cap = env == nullptr ? "ALL" : env;
+  std::transform(cap.begin(), cap.end(), cap.begin(),
+                 [](unsigned char c) { return std::toupper(c); });
+  if (cap == "ALL" || cap == "AVX512_CORE_AMX") return cpu;
+  if (cap == "AVX512_CORE_BF16") return {cpu.vnni, cpu.bf16, false};
+  if (cap == "AVX512_CORE_VNNI")
+    return {avx512 && has("avx512_vnni"), false, false};
+  if (cap == "AVX2_VNNI") return {has("avx_vnni"), false, false};
+  return {};  // SSE41, AVX, AVX2, AVX512_CORE: no VNNI, no bf16
+}
+
+}  // namespace nnbench::onednn_test
