@@ -283,8 +283,8 @@ backend::Effective OnednnExecutable::effective() const {
     e.extras["int8"] =
         std::string("conv and linear: s8 weights (per output channel, ") +
         (plan_.vnni ? "127 levels each side"
-                    : "63 levels each side: no VNNI, s8-input layers' 126 "
-                      "halved by oneDNN's reorder") +
+                    : "63 levels each side: no VNNI; 126 where oneDNN's "
+                      "reorder halves them, a conv with s8 inputs") +
         "), u8/s8 inputs (per tensor, MinMax over " +
         std::to_string(calibration_samples_) +
         " calibration samples); between two of them int8 (" +

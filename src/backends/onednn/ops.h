@@ -1,6 +1,7 @@
 #pragma once
 // Op builders: each adds one layer's forward steps and backward steps to a
 // Net, creating its primitives and memory once for the build's batch size.
+#include <cmath>
 #include <cstdint>
 #include <exception>
 #include <map>
@@ -45,12 +46,13 @@ struct InferPlan {
 };
 
 // The levels each side a layer's weights are quantized to: 127 with VNNI.
-// Without, oneDNN's u8 x s8 pairs can saturate 16-bit intermediate sums:
-// 63 for a layer with u8 inputs; 126 with s8 inputs, which oneDNN's own
-// weight reorder halves (its scale_adjust of 0.5), so 63 in the end too.
-inline float weight_levels(const InferPlan& p, bool signed_input) {
+// Without, oneDNN's u8 x s8 pairs can saturate 16-bit intermediate sums, so
+// 63 in the end; where oneDNN's own weight reorder scales the weights
+// (`adjust`: its scale_adjust, 0.5 for a conv with s8 inputs), 63 / adjust
+// before it.
+inline float weight_levels(const InferPlan& p, float adjust) {
   if (p.vnni) return 127.f;
-  return signed_input ? 126.f : 63.f;
+  return std::round(63.f / adjust);
 }
 
 struct LayerCtx {

@@ -69,7 +69,7 @@ struct Quant {
   std::vector<float> weight_scales, output_scales;
 };
 
-Quant quantize(LayerCtx& c, Dense& d) {
+Quant quantize(LayerCtx& c, Dense& d, float adjust) {
   Quant q;
   q.src = level_of(c, c.in[0]);
   if (c.int8_out) q.dst = level_of(c, c.out);
@@ -79,7 +79,7 @@ Quant quantize(LayerCtx& c, Dense& d) {
     float m = 0;
     for (size_t k = 0; k < row; ++k)
       m = std::max(m, std::abs(d.w[o * row + k]));
-    const float levels = weight_levels(*c.infer, q.src.dt == Dt::s8);
+    const float levels = weight_levels(*c.infer, adjust);
     const float ws = m > 0 ? levels / m : 1.f;
     q.weight_scales.push_back(ws);
     q.output_scales.push_back(q.dst.scale / (q.src.scale * ws));
@@ -109,28 +109,40 @@ struct DensePd {
   std::string impl;
 };
 
+// The factor oneDNN's reorder applies to s8 weights in this layout (its
+// scale_adjust; 1 where it applies none).
+float weight_adjust(const Md& weights) {
+  const auto& e = weights.data.extra;
+  return (e.flags & dnnl_memory_extra_flag_scale_adjust) ? e.scale_adjust : 1.f;
+}
+
+// The descriptor's choices, and its primitive unless only the choices are
+// wanted (`create` false).
 template <typename Pd, typename Prim>
-DensePd chosen(const Pd& pd) {
-  return {Prim(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
-          pd.impl_info_str()};
+DensePd chosen(const Pd& pd, bool create) {
+  return {create ? Prim(pd) : dnnl::primitive(), pd.src_desc(),
+          pd.weights_desc(), pd.dst_desc(), pd.impl_info_str()};
 }
 
 DensePd make_pd(LayerCtx& c, const Md& src, const Md& weights, const Md& bias,
-                const Md& dst, const dnnl::primitive_attr& attr) {
+                const Md& dst, const dnnl::primitive_attr& attr,
+                bool create = true) {
   const model::Layer& l = c.l;
   if (l.op != model::Op::kConv2d)
     return chosen<dnnl::inner_product_forward::primitive_desc,
                   dnnl::inner_product_forward>(
         {{prop_kind::forward_inference, src, weights, bias, dst},
          attr,
-         c.net.engine()});
+         c.net.engine()},
+        create);
   const Dims strides{l.stride[0], l.stride[1]}, pad{l.pad[0], l.pad[1]};
   return chosen<dnnl::convolution_forward::primitive_desc,
                 dnnl::convolution_forward>(
       {{prop_kind::forward_inference, algorithm::convolution_direct, src,
         weights, bias, dst, strides, pad, pad},
        attr,
-       c.net.engine()});
+       c.net.engine()},
+      create);
 }
 
 void note_layouts(LayerCtx& c, const DensePd& pd, bool grouped) {
@@ -162,7 +174,17 @@ void build_dense_infer(LayerCtx& c) {
       conv ? conv_weight_dims(l, src_dims[1]) : Dims{l.out, src_dims[1]};
   Dense d = folded(c);
   Quant q;
-  if (int8) q = quantize(c, d);
+  if (int8) {
+    // The weights' levels depend on whether oneDNN scales them itself,
+    // which its chosen weight layout says: ask a descriptor first.
+    const Dt src_dt = level_of(c, c.in[0]).dt;
+    const DensePd probe =
+        make_pd(c, any_md(src_dims, src_dt), any_md(w_dims, Dt::s8),
+                Md({l.out}, Dt::f32, Tag::a),
+                any_md(c.dst().dims, c.int8_out ? level_of(c, c.out).dt : dt),
+                net.attr(), false);
+    q = quantize(c, d, weight_adjust(probe.weights));
+  }
   dnnl::primitive_attr attr = net.attr();
   dnnl::post_ops po;
   if (c.sum) po.append_sum(1.f);
