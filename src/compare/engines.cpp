@@ -210,7 +210,7 @@ std::vector<ModelVerdict> fastest_engines(
       e.state =
           results::state_name(r.state) + (m.empty() ? "" : " (" + m + ")");
     } else {
-      e.state = "invalid (" + r.validity.summary() + ")";
+      e.state = r.validity.summary();  // "invalid: contended"
     }
   }
   std::vector<ModelVerdict> out;

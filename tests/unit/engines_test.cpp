@@ -129,11 +129,14 @@ TEST(Engines, FarBehindIsMoreThanTwiceTheFastestAndNeedsBothMedians) {
 }
 
 // Hand-made records: a at 8 ms, b exactly 2x, c 2.5x with reference
-// kernels, d failed with a median of 0 that was never measured.
+// kernels, d failed with a median of 0 that was never measured, e measured
+// 1 ms but invalid (its time is no evidence).
 TEST(Engines, EnginesFarBehindAreNamedWithTheirReasons) {
   std::vector<results::RunResult> runs = {
       exact("cnn", "a", "train", 8), exact("cnn", "b", "train", 16),
-      exact("cnn", "c", "train", 20), exact("cnn", "d", "train", 0, 0)};
+      exact("cnn", "c", "train", 20), exact("cnn", "d", "train", 0, 0),
+      exact("cnn", "e", "train", 1)};
+  runs[4].validity.add("contended", "another process took the CPUs");
   runs[2].effective.extras["reference_kernels"] =
       "conv2d_1 convolution ref:any";
   runs[3].state = results::State::kFailed;
@@ -141,8 +144,8 @@ TEST(Engines, EnginesFarBehindAreNamedWithTheirReasons) {
   const auto v = compare::fastest_engines(runs);
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0].headline.fastest, "a");  // never d's missing median
-  EXPECT_EQ(v[0].asked, 4);
-  ASSERT_EQ(v[0].behind.size(), 2u);
+  EXPECT_EQ(v[0].asked, 5);
+  ASSERT_EQ(v[0].behind.size(), 3u);
   const auto& c = v[0].behind[0];
   EXPECT_EQ(c.engine, "c");
   ASSERT_TRUE(c.factor.has_value());
@@ -156,6 +159,8 @@ TEST(Engines, EnginesFarBehindAreNamedWithTheirReasons) {
   EXPECT_EQ(compare::behind_text(d),
             "d ran no valid time in fp32 train b64 t2: failed (step 3: NaN "
             "loss)");
+  EXPECT_EQ(compare::behind_text(v[0].behind[2]),
+            "e ran no valid time in fp32 train b64 t2: invalid: contended");
 }
 
 // Other reasons a record gives: a precision other than the one asked,
