@@ -210,7 +210,8 @@ std::vector<ModelVerdict> fastest_engines(
       e.state =
           results::state_name(r.state) + (m.empty() ? "" : " (" + m + ")");
     } else {
-      e.state = r.validity.summary();  // "invalid: contended"
+      // "invalid: contended"
+      e.state = r.validity.valid() ? "ok, no samples" : r.validity.summary();
     }
   }
   std::vector<ModelVerdict> out;
