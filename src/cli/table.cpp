@@ -103,8 +103,9 @@ std::string verdict_lines(const std::vector<results::RunResult>& runs) {
   const auto verdicts = compare::fastest_engines(runs);
   bool any = false;
   size_t width = 0;
+  std::string behind;
   for (const auto& v : verdicts) {
-    any = any || v.engines.size() > 1;
+    any = any || v.asked > 1;
     width = std::max(width, v.model.size());
   }
   if (!any) return "";
@@ -113,8 +114,14 @@ std::string verdict_lines(const std::vector<results::RunResult>& runs) {
       "\nFastest engine per model (ratio of medians with its 95 % bootstrap "
       "CI; one process per engine, so under {:g} % is a tie):\n",
       o.noise * 100);
-  for (const auto& v : verdicts)
+  for (const auto& v : verdicts) {
     out += fmt::format("  {:<{}}  {}\n", v.model, width, v.line);
+    if (v.asked > 1)
+      for (const auto& b : v.behind)
+        behind += fmt::format("  {:<{}}  {}\n", v.model, width,
+                              compare::behind_text(b));
+  }
+  if (!behind.empty()) out += "\n" + compare::behind_heading() + "\n" + behind;
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "bench/statistics.h"
@@ -14,9 +15,34 @@ namespace {
 
 struct Engine {
   Side side;
-  double median = 0;
-  std::string state;  // the last failure, when nothing valid ran
+  std::optional<double> median;  // none: no valid time
+  std::string state;             // the last failure, when nothing valid ran
+  bool not_run = false;          // cannot run on this machine (said elsewhere)
+  // From its first valid record: what may explain a slow time, and the
+  // threads it ran (0: not reported).
+  std::vector<std::string> known;
+  int threads = 0;
 };
+
+std::string first_line(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
+
+// What a valid record says that may explain a slow time: reference kernels
+// (oneDNN's loops of last resort) and a precision other than the one asked.
+std::vector<std::string> known_reasons(const results::RunResult& r) {
+  std::vector<std::string> out;
+  const auto& x = r.effective.extras;
+  if (const auto it = x.find("reference_kernels");
+      it != x.end() && !it->second.empty() && it->second != "none")
+    out.push_back("reference kernels: " + it->second);
+  const std::string& asked = r.requested.options.precision;
+  if (!asked.empty() && !r.effective.precision.empty() &&
+      asked != r.effective.precision)
+    out.push_back("ran " + r.effective.precision + " where " + asked +
+                  " was asked");
+  return out;
+}
 
 int threads_in(const results::CaseKey& k) {
   return std::atoi(k.threads.c_str());
@@ -30,7 +56,7 @@ Cell judge(const std::string& name, std::map<std::string, Engine>& engines,
   for (auto& [e, x] : engines) {
     if (x.side.repetitions.empty()) continue;
     x.median = bench::median(samples_of(x.side, false));
-    ranked.push_back({x.median, e});
+    ranked.push_back({*x.median, e});
   }
   std::sort(ranked.begin(), ranked.end());
   if (ranked.empty()) return c;
@@ -77,11 +103,68 @@ std::string sentence(const ModelVerdict& v) {
                      list.empty() ? "none" : list,
                      v.ties ? fmt::format(", {} tied", v.ties) : "");
   }
-  for (const auto& m : v.missing) s += "; " + m;
   return s;
 }
 
+// The reasons a slow engine's records give in a cell, the threads it ran
+// beside the fastest's among them.
+std::string why_slow(const Engine& slow, const std::string& fastest_name,
+                     const Engine& fastest) {
+  std::vector<std::string> why = slow.known;
+  if (slow.threads > 0 && fastest.threads > slow.threads)
+    why.push_back(fmt::format("ran {} thread{} where {} ran {}", slow.threads,
+                              slow.threads == 1 ? "" : "s", fastest_name,
+                              fastest.threads));
+  if (why.empty()) return "no reason in its record";
+  std::string out;
+  for (const auto& w : why) out += (out.empty() ? "" : "; ") + w;
+  return out;
+}
+
+// One engine's candidates of one kind (far behind, or no time) over a
+// model's cells, each with whether its cell is the headline: one entry,
+// showing the headline cell when it is one of them, else the worst (the
+// largest factor; the first cell for no time).
+Behind pick(const std::vector<std::pair<Behind, bool>>& candidates, int of) {
+  const std::pair<Behind, bool>* shown = &candidates.front();
+  for (const auto& c : candidates) {
+    if (c.second) {
+      shown = &c;
+      break;
+    }
+    if (c.first.factor && *c.first.factor > *shown->first.factor) shown = &c;
+  }
+  Behind b = shown->first;
+  b.cells = static_cast<int>(candidates.size());
+  b.of = of;
+  return b;
+}
+
 }  // namespace
+
+bool far_behind(std::optional<double> median, std::optional<double> fastest) {
+  if (!median || !fastest || !(*fastest > 0)) return false;
+  return *median / *fastest > kFarBehind;
+}
+
+std::string behind_heading() {
+  return fmt::format(
+      "Far behind the fastest (median more than {:g}x the fastest's in a "
+      "cell) or with no valid time, and why, from the records:",
+      kFarBehind);
+}
+
+std::string behind_text(const Behind& b) {
+  std::string s =
+      b.factor ? fmt::format("{} {:.2f}x behind {} in {}", b.engine, *b.factor,
+                             b.fastest, b.cell)
+               : fmt::format("{} ran no valid time in {}", b.engine, b.cell);
+  if (b.of > 1)
+    s += b.factor ? fmt::format(" (more than {:g}x in {} of its {} cells)",
+                                kFarBehind, b.cells, b.of)
+                  : fmt::format(" ({} of its {} cells)", b.cells, b.of);
+  return s + ": " + b.why;
+}
 
 std::vector<ModelVerdict> fastest_engines(
     const std::vector<results::RunResult>& runs, const Options& o) {
@@ -114,15 +197,22 @@ std::vector<ModelVerdict> fastest_engines(
     }
     Engine& e = c.engines[r.backend];
     if (r.state == results::State::kOk && r.validity.valid() &&
-        !r.samples.empty())
+        !r.samples.empty()) {
+      if (e.side.repetitions.empty()) {
+        e.known = known_reasons(r);
+        e.threads = r.effective.threads;
+      }
       e.side.repetitions.push_back(r.samples);
-    else if (r.state == results::State::kNotRun)
-      e.state = "not run here";  // the reason is said once, under the table
-    else if (r.state != results::State::kOk)
-      e.state = results::state_name(r.state) +
-                (r.message.empty() ? "" : " (" + r.message + ")");
-    else
-      e.state = "invalid (" + r.validity.summary() + ")";
+    } else if (r.state == results::State::kNotRun) {
+      e.not_run = true;  // the reason is said once, under the table
+    } else if (r.state != results::State::kOk) {
+      const std::string m = first_line(r.message);
+      e.state =
+          results::state_name(r.state) + (m.empty() ? "" : " (" + m + ")");
+    } else {
+      // "invalid: contended"
+      e.state = r.validity.valid() ? "ok, no samples" : r.validity.summary();
+    }
   }
   std::vector<ModelVerdict> out;
   for (const auto& m : models) {
@@ -140,18 +230,38 @@ std::vector<ModelVerdict> fastest_engines(
     for (const auto& [name, c] : by[m])
       if (!head || rank(c) > rank(*head)) head = &c;
     std::vector<Cell> judged;
+    // engine -> its far-behind cells, its cells with no time, its cells
+    using Candidates = std::vector<std::pair<Behind, bool>>;
+    std::map<std::string, std::tuple<Candidates, Candidates, int>> behind;
     for (auto& [name, c] : by[m]) {
       const std::string shown = c.key.name(results::CaseKey::kBackend);
       judged.push_back(judge(shown.substr(1), c.engines, o));
+      const Cell& cell = judged.back();
+      const bool is_head = &c == head;
       for (const auto& [e, x] : c.engines) {
+        if (x.side.repetitions.empty() && x.not_run) continue;
+        auto& [slow, none, of] = behind[e];
+        ++of;
         if (x.side.repetitions.empty()) {
-          if (&c == head) v.missing.push_back(e + ": " + x.state);
-        } else if (std::find(v.engines.begin(), v.engines.end(), e) ==
-                   v.engines.end()) {
-          v.engines.push_back(e);
+          none.push_back(
+              {{e, cell.name, "", std::nullopt, 0, 0, x.state}, is_head});
+          continue;
         }
+        if (std::find(v.engines.begin(), v.engines.end(), e) == v.engines.end())
+          v.engines.push_back(e);
+        const Engine& fast = c.engines.at(cell.fastest);
+        if (far_behind(x.median, fast.median))
+          slow.push_back({{e, cell.name, cell.fastest, *x.median / *fast.median,
+                           0, 0, why_slow(x, cell.fastest, fast)},
+                          is_head});
       }
-      if (&c == head) v.headline = judged.back();
+      if (is_head) v.headline = cell;
+    }
+    v.asked = static_cast<int>(behind.size());
+    for (const auto& [e, b] : behind) {
+      const auto& [slow, none, of] = b;
+      if (!slow.empty()) v.behind.push_back(pick(slow, of));
+      if (!none.empty()) v.behind.push_back(pick(none, of));
     }
     for (const Cell& c : judged) {
       if (c.runner_up.empty()) continue;

@@ -93,6 +93,7 @@ td.n { text-align: right; }
           margin: 1em 0; }
 #answer h2 { margin-top: 0.5em; }
 #answer table { font-size: 0.95em; background: #fff; }
+#answer .behind { color: #a00; }
 details { margin: 0.5em 0; }
 )CSS";
 
@@ -225,15 +226,26 @@ std::string first_screen(const std::vector<Source>& sources) {
   for (const auto& s : sources) {
     const auto verdicts = compare::fastest_engines(s.runs);
     bool choice = false;
-    for (const auto& v : verdicts) choice = choice || v.engines.size() > 1;
+    for (const auto& v : verdicts) choice = choice || v.asked > 1;
     if (!choice) continue;
     std::vector<std::vector<std::string>> rows;
-    for (const auto& v : verdicts) rows.push_back({v.model, v.line});
+    std::string behind;
+    for (const auto& v : verdicts) {
+      rows.push_back({v.model, v.line});
+      if (v.asked > 1)
+        for (const auto& b : v.behind)
+          behind += "<li>" +
+                    escape_html(v.model + ": " + compare::behind_text(b)) +
+                    "</li>\n";
+    }
     if (sources.size() > 1) body += "<h3>" + escape_html(s.label) + "</h3>\n";
     body += "<p class=\"machine\">On " +
             escape_html(machine_line(s.environment)) +
             "; engines: " + escape_html(engines_line(s)) + ".</p>\n" +
             table({"model", "fastest engine"}, rows, false);
+    if (!behind.empty())
+      body += "<p class=\"behind\">" + escape_html(compare::behind_heading()) +
+              "</p>\n<ul class=\"behind\">\n" + behind + "</ul>\n";
   }
   if (body.empty()) return "";
   return fmt::format(

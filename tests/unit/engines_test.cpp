@@ -97,9 +97,98 @@ TEST(Engines, FastestPerModelFromTheTrainingCellAtTheMostThreads) {
 
   EXPECT_EQ(v[3].headline.fastest, "torch");
   EXPECT_TRUE(v[3].headline.runner_up.empty());
-  EXPECT_EQ(v[3].line,
-            "torch only, fp32 train b64 t2; onednn: unimplemented "
+  EXPECT_EQ(v[3].line, "torch only, fp32 train b64 t2");
+  // The engine with no time is named beside the verdict, with its state.
+  ASSERT_EQ(v[3].behind.size(), 1u);
+  EXPECT_EQ(compare::behind_text(v[3].behind[0]),
+            "onednn ran no valid time in fp32 train b64 t2: unimplemented "
             "(layer 'lstm_1' (lstm))");
+  // resnet: onednn's OOM at 2 threads, in one of its two cells.
+  ASSERT_EQ(v[2].behind.size(), 1u);
+  EXPECT_EQ(compare::behind_text(v[2].behind[0]),
+            "onednn ran no valid time in fp32 train b64 t2 (1 of its 2 "
+            "cells): oom");
+}
+
+// `n` samples of exactly `ms` milliseconds: medians known to the last bit.
+results::RunResult exact(const std::string& model, const std::string& engine,
+                         const std::string& mode, double ms, int n = 5) {
+  results::RunResult r = run(model, engine, mode, 2, ms, 0, n);
+  for (auto& x : r.samples) x = ms / 1e3;
+  r.stats.median = ms / 1e3;
+  return r;
+}
+
+TEST(Engines, FarBehindIsMoreThanTwiceTheFastestAndNeedsBothMedians) {
+  EXPECT_EQ(compare::kFarBehind, 2.0);
+  EXPECT_FALSE(compare::far_behind(0.016, 0.008));  // exactly 2x
+  EXPECT_TRUE(compare::far_behind(0.020, 0.008));   // 2.5x
+  EXPECT_FALSE(compare::far_behind(std::nullopt, 0.008));
+  EXPECT_FALSE(compare::far_behind(0.020, std::nullopt));
+  EXPECT_FALSE(compare::far_behind(0.020, 0.0));
+}
+
+// Hand-made records: a at 8 ms, b exactly 2x, c 2.5x with reference
+// kernels, d failed with a median of 0 that was never measured, e measured
+// 1 ms but invalid (its time is no evidence).
+TEST(Engines, EnginesFarBehindAreNamedWithTheirReasons) {
+  std::vector<results::RunResult> runs = {
+      exact("cnn", "a", "train", 8), exact("cnn", "b", "train", 16),
+      exact("cnn", "c", "train", 20), exact("cnn", "d", "train", 0, 0),
+      exact("cnn", "e", "train", 1)};
+  runs[4].validity.add("contended", "another process took the CPUs");
+  runs[2].effective.extras["reference_kernels"] =
+      "conv2d_1 convolution ref:any";
+  runs[3].state = results::State::kFailed;
+  runs[3].message = "step 3: NaN loss\nat layer conv2d_1";
+  const auto v = compare::fastest_engines(runs);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].headline.fastest, "a");  // never d's missing median
+  EXPECT_EQ(v[0].asked, 5);
+  ASSERT_EQ(v[0].behind.size(), 3u);
+  const auto& c = v[0].behind[0];
+  EXPECT_EQ(c.engine, "c");
+  ASSERT_TRUE(c.factor.has_value());
+  EXPECT_DOUBLE_EQ(*c.factor, 20.0 / 8.0);
+  EXPECT_EQ(compare::behind_text(c),
+            "c 2.50x behind a in fp32 train b64 t2: reference kernels: "
+            "conv2d_1 convolution ref:any");
+  const auto& d = v[0].behind[1];
+  EXPECT_EQ(d.engine, "d");
+  EXPECT_FALSE(d.factor.has_value());
+  EXPECT_EQ(compare::behind_text(d),
+            "d ran no valid time in fp32 train b64 t2: failed (step 3: NaN "
+            "loss)");
+  EXPECT_EQ(compare::behind_text(v[0].behind[2]),
+            "e ran no valid time in fp32 train b64 t2: invalid: contended");
+}
+
+// Other reasons a record gives: a precision other than the one asked,
+// fewer threads than the fastest ran; none at all is said, not left out.
+// The headline cell is the one shown, with the count of the others.
+TEST(Engines, FarBehindSaysPrecisionThreadsOrThatTheRecordGivesNone) {
+  std::vector<results::RunResult> runs = {
+      exact("mlp", "a", "train", 10), exact("mlp", "p", "train", 30),
+      exact("mlp", "t", "train", 40), exact("mlp", "n", "train", 50),
+      exact("mlp", "a", "infer", 2),  exact("mlp", "p", "infer", 3),
+      exact("mlp", "t", "infer", 8),  exact("mlp", "n", "infer", 9)};
+  for (auto& r : runs) {
+    r.requested.options.precision = "bf16";
+    r.effective.precision = r.backend == "p" ? "fp32" : "bf16";
+    if (r.backend == "t") r.effective.threads = 1;
+  }
+  const auto v = compare::fastest_engines(runs);
+  ASSERT_EQ(v.size(), 1u);
+  ASSERT_EQ(v[0].behind.size(), 3u);
+  EXPECT_EQ(compare::behind_text(v[0].behind[0]),
+            "n 5.00x behind a in bf16 train b64 t2 (more than 2x in 2 of "
+            "its 2 cells): no reason in its record");
+  EXPECT_EQ(compare::behind_text(v[0].behind[1]),
+            "p 3.00x behind a in bf16 train b64 t2 (more than 2x in 1 of its "
+            "2 cells): ran fp32 where bf16 was asked");
+  EXPECT_EQ(compare::behind_text(v[0].behind[2]),
+            "t 4.00x behind a in bf16 train b64 t2 (more than 2x in 2 of its "
+            "2 cells): ran 1 thread where a ran 2");
 }
 
 // Time per mini-batch: a log axis once the medians span a decade; thread
