@@ -10,8 +10,9 @@ refused as unimplemented: ONNX Runtime here is an inference engine.
 
 int8 is ONNX Runtime's own post-training static quantization
 (quant_pre_process, then quantize_static) of that graph: QDQ format,
-per-channel signed 8-bit weights, unsigned 8-bit activations, MinMax
-ranges from the calibration samples nnbench hands over.
+per-channel signed 8-bit weights (7-bit, reduce_range, on a CPU without
+VNNI: frameworks/common/cpu.py), unsigned 8-bit activations, MinMax ranges
+from the calibration samples nnbench hands over.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from onnxruntime.quantization import shape_inference
 
 # frameworks/common, on sys.path ("nnbench_onnx", not "onnx_model": ONNX
 # Runtime's quantization imports a module of that name of its own)
+import cpu  # frameworks/common
 import nnbench_onnx
 import tensors  # frameworks/common
 
@@ -56,7 +58,8 @@ def quantized(proto: onnx.ModelProto, calibration: np.ndarray) -> bytes:
             quant_format=quantization.QuantFormat.QDQ, per_channel=True,
             activation_type=quantization.QuantType.QUInt8,
             weight_type=quantization.QuantType.QInt8,
-            calibrate_method=quantization.CalibrationMethod.MinMax)
+            calibrate_method=quantization.CalibrationMethod.MinMax,
+            reduce_range=not cpu.has_vnni())
         with open(dst, "rb") as f:
             return f.read()
 
@@ -104,7 +107,7 @@ class Engine(nnbench_onnx.InferenceEngine):
         if self.calibrated:
             extra["quantization"] = (
                 "ONNX Runtime quant_pre_process + quantize_static: QDQ, "
-                "per-channel s8 weights, "
+                f"per-channel s8 weights, {cpu.int8_weights_text()}, "
                 f"u8 activations, MinMax on {self.calibrated} samples")
         return {**extra,
                 "threads": so.intra_op_num_threads or self.options["threads"],

@@ -11,7 +11,8 @@ Training is refused as unimplemented.
 int8 is NNCF's post-training quantization of the OpenVINO model
 (nncf.quantize, its default mixed preset: symmetric weights, per-channel),
 calibrated on the samples nnbench hands over; the CPU plugin then runs the
-quantized operations in int8 (VNNI where the CPU has it).
+quantized operations in int8 (VNNI where the CPU has it; without, every
+layer's weights take 7 bits: frameworks/common/cpu.py).
 """
 from __future__ import annotations
 
@@ -24,15 +25,24 @@ import openvino as ov
 import openvino.properties as props
 import openvino.properties.hint as hints
 
+import cpu  # frameworks/common, on sys.path
 import nnbench_onnx  # frameworks/common, on sys.path
 import tensors  # frameworks/common
 
 
 def quantized(net: "ov.Model", calibration: np.ndarray) -> "ov.Model":
     import nncf  # imported only for int8: it takes seconds
+    from nncf.quantization.advanced_parameters import (
+        AdvancedQuantizationParameters,
+        OverflowFix,
+    )
     rows = [calibration[i:i + 1] for i in range(calibration.shape[0])]
-    return nncf.quantize(net, nncf.Dataset(rows),
-                         subset_size=len(rows))
+    # Without VNNI every layer's weights take 7 bits (NNCF's default fixes
+    # the first layer only).
+    advanced = None if cpu.has_vnni() else AdvancedQuantizationParameters(
+        overflow_fix=OverflowFix.ENABLE)
+    return nncf.quantize(net, nncf.Dataset(rows), subset_size=len(rows),
+                         advanced_parameters=advanced)
 
 
 # The CPU plugin's layer types that do a model's arithmetic (its runtime
@@ -117,8 +127,10 @@ class Engine(nnbench_onnx.InferenceEngine):
         extra = {}
         if self.calibrated:
             import nncf
-            extra["quantization"] = (f"NNCF {nncf.__version__} quantize "
-                                     f"(defaults) on {self.calibrated} samples")
+            fix = "" if cpu.has_vnni() else ", overflow fix on every layer"
+            extra["quantization"] = (
+                f"NNCF {nncf.__version__} quantize (defaults{fix}) on "
+                f"{self.calibrated} samples; {cpu.int8_weights_text()}")
         return {**extra,
                 "threads": int(c.get_property(props.inference_num_threads)),
                 "device": "cpu", "precision": self.options["precision"],

@@ -135,6 +135,89 @@ TEST(OnednnInt8, SignedConvExactOnTheQuantizationGrid) {
       }
 }
 
+// The residual path in int8: an add fused into the linear before it, whose
+// output (after the ReLU) only a quantized layer reads, is written as int8
+// even where the addend is negative and on another scale than the output:
+// the addend is held in the output's buffer as s8 at its own level (4:
+// range +-31.75) and the sum post-op scales it to the output's (2: range
+// 0..127.5). Every value sits on its grid, so the output is exact. Before,
+// the add's output stayed fp32 whenever the addend's range did not lie
+// within the output's (a negative addend, every projection shortcut).
+// With `conv` false the same on linear layers, which hold the addend at
+// the output's level (oneDNN 2.6's int8 inner product takes no typed sum):
+// the negative addend keeps that output fp32, still exact.
+void check_residual_grid(bool conv) {
+  model::Model m;
+  m.name = "grid-residual";
+  m.input.shape = conv ? model::Shape{4, 1, 1} : model::Shape{4};
+  model::zoo::Builder b(m);
+  // 1x1 convs on one pixel, as in a ResNet's blocks, or linear layers.
+  auto dense = [&](int x, const char* name) {
+    return conv ? b.conv(x, 2, 1, 1, 0, name) : b.linear(x, 2, name);
+  };
+  const int shortcut = dense(-1, "l1");
+  const int h = dense(-1, "l2");
+  const int y = dense(b.relu(b.add_(h, shortcut)), "l3");
+  if (conv) b.flatten(y);
+  auto shape = [&](model::Shape s) {
+    if (conv) s.insert(s.end(), {1, 1});
+    return s;
+  };
+  const float top = levels() / 4;
+  const std::vector<float> w1 = {top,  -2.5f, 0.25f, 7.f,  //
+                                 -1.f, 3.25f, -top,  0.5f};
+  const std::vector<float> w2 = {0.5f, -top, 0.75f,  4.25f,  //
+                                 top,  2.f,  -0.25f, -3.f};
+  const std::vector<float> w3 = {top, -1.5f,  //
+                                 0.75f, -top};
+  const std::vector<float> x = {127.5f, 0.5f, 3.f, 10.f};
+  auto dot = [&](const std::vector<float>& w, int row) {
+    double sum = 0;
+    for (int k = 0; k < 4; ++k) sum += double(w[row * 4 + k]) * x[k];
+    return sum;
+  };
+  // Biases (multiples of 1/8, exact in the accumulator's units) chosen so
+  // that the shortcut is (-31.75, 20.5) and the sum before the ReLU is
+  // (127.5, -5.5): the shortcut's level 127 / 31.75 = 4, the output's
+  // 255 / 127.5 = 2.
+  const double a[2] = {-31.75, 20.5}, sum[2] = {127.5, -5.5};
+  const std::vector<float> b1 = {float(a[0] - dot(w1, 0)),
+                                 float(a[1] - dot(w1, 1))};
+  const std::vector<float> b2 = {float(sum[0] - a[0] - dot(w2, 0)),
+                                 float(sum[1] - a[1] - dot(w2, 1))};
+  const std::vector<float> b3 = {1000.5f, -3.25f};
+  const auto params = weights(m, {{"l1.weight", tensor(shape({2, 4}), w1)},
+                                  {"l1.bias", tensor({2}, b1)},
+                                  {"l2.weight", tensor(shape({2, 4}), w2)},
+                                  {"l2.bias", tensor({2}, b2)},
+                                  {"l3.weight", tensor(shape({2, 2}), w3)},
+                                  {"l3.bias", tensor({2}, b3)}});
+  const host::Tensor input = tensor(shape({1, 4}), x);
+  const Ran r = infer("onednn", m, "int8", params, input, input);
+  ASSERT_EQ(r.output.shape, (model::Shape{1, 2}));
+  const double relu[2] = {std::max(sum[0], 0.0), std::max(sum[1], 0.0)};
+  for (int o = 0; o < 2; ++o)
+    EXPECT_DOUBLE_EQ(r.output.f[o],
+                     b3[o] + w3[o * 2] * relu[0] + w3[o * 2 + 1] * relu[1])
+        << o;
+  // The fused add's output is the one int8 value between layers (a conv).
+  EXPECT_NE(r.effective.extras.at("int8").find(conv ? "int8 (1 values)"
+                                                    : "int8 (0 values)"),
+            std::string::npos)
+      << r.effective.extras.at("int8");
+  EXPECT_NE(r.effective.extras.at("inference_only").find("1 adds fused"),
+            std::string::npos)
+      << r.effective.extras.at("inference_only");
+}
+
+TEST(OnednnInt8, ResidualAddStaysInt8ExactOnTheGrid) {
+  check_residual_grid(true);
+}
+
+TEST(OnednnInt8, ResidualAddOnLinearLayersExactOnTheGrid) {
+  check_residual_grid(false);
+}
+
 // Folding and fusing: conv -> batch norm -> ReLU and conv -> batch norm ->
 // add (a residual from the input) -> ReLU run as two convs in an
 // inference-only build must give what the training build's inference

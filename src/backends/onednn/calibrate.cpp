@@ -2,6 +2,7 @@
 // over the calibration samples, as ONNX Runtime's MinMax calibration
 // records it.
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
 #include "backends/onednn/graph.h"
@@ -60,17 +61,27 @@ std::map<int, Range> calibrate(const model::Model& m, const std::string& file,
   *samples = all.shape[0];
   const int64_t batch = std::min(kChunk, *samples);
 
+  // The inputs of quantized layers, and of adds: an add fused into a conv
+  // holds its other input in the conv's output buffer, as int8 at that
+  // input's own level (ops_dense_infer.cpp).
   std::map<int, Range> ranges;
-  for (int i = 0; i < static_cast<int>(m.layers.size()); ++i)
-    if (m.layers[i].op == model::Op::kConv2d ||
-        m.layers[i].op == model::Op::kLinear)
-      ranges[model::layer_inputs(m, i)[0]] = {
-          std::numeric_limits<float>::max(),
-          std::numeric_limits<float>::lowest()};
+  const Range empty{std::numeric_limits<float>::max(),
+                    std::numeric_limits<float>::lowest()};
+  for (int i = 0; i < static_cast<int>(m.layers.size()); ++i) {
+    const model::Op op = m.layers[i].op;
+    if (op == model::Op::kConv2d || op == model::Op::kLinear)
+      ranges[model::layer_inputs(m, i)[0]] = empty;
+    if (op == model::Op::kAdd)
+      for (int id : model::layer_inputs(m, i)) ranges[id] = empty;
+  }
 
   const InferPlan fp32;
   Graph g = build_graph(m, batch, Dt::f32, eng, params, state, 0, &fp32);
   Net& net = *g.net;
+  // An add's input that a fused conv writes straight into the add's
+  // output is never a value of its own.
+  for (auto it = ranges.begin(); it != ranges.end();)
+    it = net.value(it->first).md.is_zero() ? ranges.erase(it) : std::next(it);
   for (int64_t first = 0; first < *samples; first += batch) {
     host::Tensor in = chunk(all, first, batch);
     memory bound;

@@ -46,11 +46,13 @@ std::vector<int> fold_norms(const model::Model& m,
 // int8: the values only quantized layers (conv, linear) read, which their
 // producer, a conv or linear too, then writes as int8 instead of in fp32
 // for each reader to quantize. Run after the adds fuse: an add fused into
-// a layer reads its addend through a copy into the layer's output, which
-// then holds it at the output's level, so the addend's calibrated range
-// must lie within the output's (a negative addend, or one above the
-// output's maximum, would saturate). At least one quantized reader must
-// remain: calibration records the ranges of their inputs.
+// a layer reads its addend through a copy into the layer's output buffer.
+// A conv holds it there as int8 at the addend's own level (its sum post-op
+// reads it as that type), so its range must be known; oneDNN 2.6's int8
+// inner product takes no typed sum, so a linear holds it at the output's
+// level, and its calibrated range must lie within the output's (a negative
+// addend, or one above the output's maximum, would saturate). At least one
+// quantized reader must remain: calibration records their inputs' ranges.
 std::vector<bool> int8_outputs(const model::Model& m,
                                const std::vector<std::vector<int>>& inputs,
                                const std::vector<int>& out,
@@ -67,7 +69,10 @@ std::vector<bool> int8_outputs(const model::Model& m,
   std::vector<bool> int8(m.layers.size(), false);
   for (int i = 0; i < static_cast<int>(m.layers.size()); ++i) {
     if (skip[i] || !is_dense(m, i)) continue;
-    if (sum_from[i] != kNoSum && !within(sum_from[i], out[i])) continue;
+    const int y = sum_from[i];
+    if (y != kNoSum && !(holds_addend_as_int8(m.layers[i]) ? ranges.count(y) > 0
+                                                           : within(y, out[i])))
+      continue;
     const auto readers = readers_of(out[i], inputs, skip);
     int8[i] =
         !readers.empty() && std::all_of(readers.begin(), readers.end(),

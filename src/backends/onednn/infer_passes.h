@@ -17,6 +17,14 @@ struct InferPasses {
   std::vector<bool> int8_out;  // layer i writes its output as int8
 };
 
+// An int8 layer with a fused add holds the addend in its output buffer as
+// int8 at the addend's own level (a conv: its sum post-op reads that type);
+// else at the output's level (a linear: oneDNN 2.6's int8 inner product
+// takes no typed sum).
+inline bool holds_addend_as_int8(const model::Layer& l) {
+  return l.op == model::Op::kConv2d;
+}
+
 // With infer null (a build that trains) nothing changes. Otherwise `out`
 // (where each layer writes) and `skip` (layers another one builds) are
 // updated for the folded norms and fused adds.

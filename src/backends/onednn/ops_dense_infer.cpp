@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "backends/onednn/graph.h"
+#include "backends/onednn/infer_passes.h"
 #include "backends/onednn/ops.h"
 
 namespace nnbench::backends::onednn {
@@ -185,9 +186,19 @@ void build_dense_infer(LayerCtx& c) {
                 net.attr(), false);
     q = quantize(c, d, weight_adjust(probe.weights));
   }
+  // An int8 conv output holds a fused add's addend first as int8 at the
+  // addend's own level (u8 or s8, read back by the sum post-op as that
+  // type, scaled to the output's): neither a negative addend nor one beyond
+  // the output's range saturates.
+  const bool own = c.sum && c.int8_out && holds_addend_as_int8(l);
+  Level addend{Dt::f32, 1.f};
+  if (own) addend = level_of(c, c.sum_from);
   dnnl::primitive_attr attr = net.attr();
   dnnl::post_ops po;
-  if (c.sum) po.append_sum(1.f);
+  if (own)
+    po.append_sum(q.dst.scale / addend.scale, addend.dt);
+  else if (c.sum)
+    po.append_sum(1.f);
   if (c.fuse_relu) po.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
   attr.set_post_ops(po);
   if (int8) attr.set_output_scales(1 << 1, q.output_scales);
@@ -209,11 +220,14 @@ void build_dense_infer(LayerCtx& c) {
                           : net.src_as(c.in[0], pd.src);
   net.define(c.out, pd.dst, q.dst.scale);
   if (c.sum) {
-    // The addend at the output's level (an int8 value is value * scale).
+    // The addend at the output's level, or at its own as int8 (above); an
+    // int8 value is value * scale.
     net.md_or_plain(c.sum_from);
     const Value& y = net.value(c.sum_from);
-    const float ratio = q.dst.scale / y.scale;
-    const memory& to = c.dst().mem;
+    const float ratio = (own ? addend.scale : q.dst.scale) / y.scale;
+    Md as = c.dst().md;
+    if (own) as.data.data_type = static_cast<dnnl_data_type_t>(addend.dt);
+    const memory to = own ? view(c.dst().mem, as) : c.dst().mem;
     net.fwd(When::kAlways,
             ratio == 1.f ? make_reorder(y.mem, to)
                          : make_scaling_reorder(y.mem, to, 0, {ratio}),
