@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "../common/slurp.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -31,12 +33,7 @@ epochs = 1
 instance = "gce-n1-highcpu-64-preemptible"
 )";
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string slurp(const fs::path& p) { return nnbench::test::slurp_file(p); }
 
 TEST(TrainingSuite, RecordsWrittenAndCostsPricedPerThreads) {
   const fs::path dir = fs::temp_directory_path() /

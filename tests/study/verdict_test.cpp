@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "../common/slurp.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -35,12 +37,7 @@ min_iterations = 5
 min_seconds = 0.0
 )";
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string slurp(const fs::path& p) { return nnbench::test::slurp_file(p); }
 
 // The median as the statistics books define it: the middle sample, or the
 // mean of the middle two.
