@@ -70,10 +70,6 @@ class OnednnBackend : public backend::Backend {
     // The gaps check_supported finds from attributes alone; those that
     // depend on shapes (linear on [T,F], average pooling in ceil mode with
     // padding) are found by compile.
-    if (l.op == model::Op::kLstm)
-      return backend::Support::no("layer '" + l.name +
-                                  "' (lstm): oneDNN's RNN primitive is not "
-                                  "wired up");
     if (l.op == model::Op::kLrn && l.size % 2 == 0)
       return backend::Support::no("layer '" + l.name + "' (lrn): even size " +
                                   std::to_string(l.size));

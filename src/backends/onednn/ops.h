@@ -115,5 +115,6 @@ void build_zero_pad(LayerCtx& c);
 void build_embedding(LayerCtx& c);
 void build_one_hot(LayerCtx& c);
 void build_seq_mean(LayerCtx& c);
+void build_lstm(LayerCtx& c);
 
 }  // namespace nnbench::backends::onednn
