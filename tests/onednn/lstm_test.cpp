@@ -24,9 +24,11 @@ backend::Options options(const std::string& precision) {
 }
 
 // Token ids through an embedding, or float features straight from the
-// model input (no gradient below the LSTM), then the LSTM and a head.
-model::Model lstm_model(const std::string& name, LstmOptions lstm,
-                        bool tokens) {
+// model input (no gradient below the LSTM), then the LSTM and a head: on
+// the mean over steps, on the last step, or a linear on every step (the
+// PTB language model's, lstm-ptb).
+model::Model lstm_model(const std::string& name, LstmOptions lstm, bool tokens,
+                        bool per_step) {
   model::Model m;
   m.name = name;
   m.input.shape = tokens ? model::Shape{6} : model::Shape{6, 3};
@@ -37,7 +39,7 @@ model::Model lstm_model(const std::string& name, LstmOptions lstm,
   Builder b(m);
   int x = tokens ? b.embedding(-1, 13, 5) : -1;
   x = b.lstm(x, 4, lstm, "lstm");
-  if (lstm.sequences) x = b.seq_mean(x);
+  if (lstm.sequences && !per_step) x = b.seq_mean(x);
   b.linear(x, 3, "head");
   return m;
 }
@@ -46,6 +48,7 @@ struct Case {
   std::string name;
   LstmOptions lstm;
   bool tokens = true;
+  bool per_step = false;
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
@@ -61,6 +64,7 @@ std::vector<Case> cases() {
       {"bidirectional_2layer_last_step_from_input",
        {.num_layers = 2, .bidirectional = true, .sequences = false},
        false},
+      {"ptb_like_2layer_per_step_head", {.num_layers = 2}, true, true},
   };
 }
 
@@ -72,7 +76,8 @@ bool bf16_supported() {
 class Lstm : public ::testing::TestWithParam<Case> {
  protected:
   model::Model model() const {
-    return lstm_model(GetParam().name, GetParam().lstm, GetParam().tokens);
+    const Case& p = GetParam();
+    return lstm_model(p.name, p.lstm, p.tokens, p.per_step);
   }
   void check_training(const std::string& precision, double tolerance,
                       double grad_tolerance) {

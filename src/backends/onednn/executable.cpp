@@ -270,6 +270,8 @@ backend::Effective OnednnExecutable::effective() const {
        {"graph_builds", std::to_string(builds_)},
        {"reference_kernels", note_or(notes, "ref_impls", "none")},
        {"parameters", std::to_string(count)}}};
+  if (notes.count("lstm_impl") > 0)
+    e.extras["lstm_impl"] = notes.at("lstm_impl");
   if (infer_ != nullptr) {
     e.extras["inference_only"] =
         "constant weights; " + std::to_string(graph().folded_norms) +

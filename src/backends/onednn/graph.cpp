@@ -34,7 +34,7 @@ void dispatch(LayerCtx& c) {
     case Op::kConv2d:
       return build_conv(c);
     case Op::kLinear:
-      return build_linear(c);
+      return c.src().dims.size() == 3 ? build_seq_linear(c) : build_linear(c);
     case Op::kMaxPool2d:
     case Op::kAvgPool2d:
       return build_pool(c);
@@ -140,9 +140,10 @@ void check_supported(const model::Model& m) {
     const model::Shape& in = first < 0 ? m.input.shape : shapes[first];
     switch (l.op) {
       case Op::kLinear:
-        if (in.size() != 1)
+        if (in.size() > 2)
           unimplemented(l, "input " + model::shape_str(in) +
-                               " per sample; only [F] inputs are implemented");
+                               " per sample; only [F] and [T, F] inputs are "
+                               "implemented");
         break;
       case Op::kAvgPool2d:
         check_pool(l, with_batch(1, in), with_batch(1, shapes[i]));

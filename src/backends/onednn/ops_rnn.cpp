@@ -25,19 +25,6 @@ Md seq_md(int64_t steps, int64_t n, int64_t c, int64_t row, Dt dt) {
   return Md({steps, n, c}, dt, Dims{row, steps * row, 1});
 }
 
-// A view of `base` through md, `offset` bytes in. Re-pointed before each
-// run by the step `add` adds: the base may get its buffer only later (the
-// model input at each step, gradients in finalize).
-template <typename Add>
-memory rebound(const Net& net, const memory& base, const Md& md, size_t offset,
-               Add add) {
-  memory v(md, net.engine(), DNNL_MEMORY_NONE);
-  add([v, base, offset]() mutable {
-    v.set_data_handle(static_cast<char*>(base.get_data_handle()) + offset);
-  });
-  return v;
-}
-
 // oneDNN 2.6 adds the weight gradients to what the buffers hold.
 void zero(const memory& m) {
   std::memset(m.get_data_handle(), 0, m.get_desc().get_size());
@@ -179,21 +166,17 @@ void forward(LayerCtx& c, const Sizes& s, std::vector<Cell>& cells,
              const std::vector<memory>& levels, const memory& x) {
   Net& net = c.net;
   const size_t es = elem_size(net.dt());
-  auto step = [&](std::function<void()> f) {
-    net.fwd(When::kAlways, std::move(f));
-  };
   for (int64_t k = 0; k < c.l.num_layers; ++k) {
     const memory& in = k == 0 ? x : levels[k - 1];
     for (int64_t d = 0; d < s.dirs; ++d) {
       Cell& cell = cells[k * s.dirs + d];
-      Args args{{DNNL_ARG_SRC_LAYER,
-                 rebound(net, in, cell.fwd.src_layer_desc(), 0, step)},
-                {DNNL_ARG_DST_LAYER,
-                 rebound(net, levels[k], cell.fwd.dst_layer_desc(),
-                         d * s.h * es, step)},
-                {DNNL_ARG_WEIGHTS_LAYER, cell.w_layer.weights},
-                {DNNL_ARG_WEIGHTS_ITER, cell.w_iter.weights},
-                {DNNL_ARG_BIAS, cell.bias}};
+      Args args{
+          {DNNL_ARG_SRC_LAYER, fwd_view(net, in, cell.fwd.src_layer_desc())},
+          {DNNL_ARG_DST_LAYER,
+           fwd_view(net, levels[k], cell.fwd.dst_layer_desc(), d * s.h * es)},
+          {DNNL_ARG_WEIGHTS_LAYER, cell.w_layer.weights},
+          {DNNL_ARG_WEIGHTS_ITER, cell.w_iter.weights},
+          {DNNL_ARG_BIAS, cell.bias}};
       if (cell.workspace) args[DNNL_ARG_WORKSPACE] = cell.workspace;
       net.fwd(When::kAlways, dnnl::lstm_forward(cell.fwd), args);
     }
@@ -236,7 +219,6 @@ void backward(LayerCtx& c, const Sizes& s, std::vector<Cell>& cells,
   Net& net = c.net;
   net.begin_layer(c.index);
   const size_t es = elem_size(net.dt());
-  auto step = [&](std::function<void()> f) { net.bwd(std::move(f)); };
   memory dtop = top_grad(c, s);
   for (int64_t k = c.l.num_layers - 1; k >= 0; --k) {
     const memory& in = k == 0 ? x : levels[k - 1];
@@ -262,23 +244,23 @@ void backward(LayerCtx& c, const Sizes& s, std::vector<Cell>& cells,
         zero(dw_iter);
         zero(db);
       });
-      Args args{
-          {DNNL_ARG_SRC_LAYER, rebound(net, in, pb.src_layer_desc(), 0, step)},
-          {DNNL_ARG_DST_LAYER,
-           rebound(net, levels[k], pb.dst_layer_desc(), d * s.h * es, step)},
-          {DNNL_ARG_DIFF_DST_LAYER, rebound(net, dtop, pb.diff_dst_layer_desc(),
-                                            d * s.h * sizeof(float), step)},
-          {DNNL_ARG_DIFF_SRC_LAYER,
-           rebound(net, din, pb.diff_src_layer_desc(), 0, step)},
-          {DNNL_ARG_WEIGHTS_LAYER,
-           net.bwd_as(cell.w_layer.weights, pb.weights_layer_desc())},
-          {DNNL_ARG_WEIGHTS_ITER,
-           net.bwd_as(cell.w_iter.weights, pb.weights_iter_desc())},
-          {DNNL_ARG_BIAS, net.bwd_as(cell.bias, pb.bias_desc())},
-          {DNNL_ARG_WORKSPACE, cell.workspace},
-          {DNNL_ARG_DIFF_WEIGHTS_LAYER, dw_layer},
-          {DNNL_ARG_DIFF_WEIGHTS_ITER, dw_iter},
-          {DNNL_ARG_DIFF_BIAS, db}};
+      Args args{{DNNL_ARG_SRC_LAYER, bwd_view(net, in, pb.src_layer_desc())},
+                {DNNL_ARG_DST_LAYER,
+                 bwd_view(net, levels[k], pb.dst_layer_desc(), d * s.h * es)},
+                {DNNL_ARG_DIFF_DST_LAYER,
+                 bwd_view(net, dtop, pb.diff_dst_layer_desc(),
+                          d * s.h * sizeof(float))},
+                {DNNL_ARG_DIFF_SRC_LAYER,
+                 bwd_view(net, din, pb.diff_src_layer_desc())},
+                {DNNL_ARG_WEIGHTS_LAYER,
+                 net.bwd_as(cell.w_layer.weights, pb.weights_layer_desc())},
+                {DNNL_ARG_WEIGHTS_ITER,
+                 net.bwd_as(cell.w_iter.weights, pb.weights_iter_desc())},
+                {DNNL_ARG_BIAS, net.bwd_as(cell.bias, pb.bias_desc())},
+                {DNNL_ARG_WORKSPACE, cell.workspace},
+                {DNNL_ARG_DIFF_WEIGHTS_LAYER, dw_layer},
+                {DNNL_ARG_DIFF_WEIGHTS_ITER, dw_iter},
+                {DNNL_ARG_DIFF_BIAS, db}};
       net.bwd(dnnl::lstm_backward(pb), args);
       for (const memory& g : cell.bias_grads)
         net.bwd(make_reorder(db, g), {{DNNL_ARG_FROM, db}, {DNNL_ARG_TO, g}});
@@ -292,6 +274,22 @@ void backward(LayerCtx& c, const Sizes& s, std::vector<Cell>& cells,
 }
 
 }  // namespace
+
+memory fwd_view(Net& net, const memory& base, const Md& md, size_t offset) {
+  memory v(md, net.engine(), DNNL_MEMORY_NONE);
+  net.fwd(When::kAlways, [v, base, offset]() mutable {
+    v.set_data_handle(static_cast<char*>(base.get_data_handle()) + offset);
+  });
+  return v;
+}
+
+memory bwd_view(Net& net, const memory& base, const Md& md, size_t offset) {
+  memory v(md, net.engine(), DNNL_MEMORY_NONE);
+  net.bwd([v, base, offset]() mutable {
+    v.set_data_handle(static_cast<char*>(base.get_data_handle()) + offset);
+  });
+  return v;
+}
 
 void build_lstm(LayerCtx& c) {
   const model::Layer& l = c.l;
