@@ -8,6 +8,8 @@
 #include "compare.h"
 #include "data/synthetic.h"
 #include "model/zoo/builder.h"
+#include "tensor/tensor_file.h"
+#include "util/temp_dir.h"
 
 namespace nnbench::onednn_test {
 namespace {
@@ -127,6 +129,32 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Layers, Lstm, ::testing::ValuesIn(cases()), case_name);
+
+// int8 quantizes conv and linear layers on [F] only: the LSTM and a linear
+// on every step run in fp32 inside an int8 build, and the record says so.
+TEST(LstmInt8, RunsTheLstmInFp32AndSaysSo) {
+  model::Model m = lstm_model("int8", {.num_layers = 2}, false, true);
+  const auto batch = data::synthetic_batch(m, 3, 5);
+  util::TempDir dir("nnbench-lstm-int8-test");
+  backend::Options o = options("int8");
+  o.calibration = dir.file("calibration");
+  host::write_tensors(o.calibration, {{"input", batch.input}});
+  auto exe =
+      backend::make_backend("onednn")->compile(m, o, backend::Shapes::infer(3));
+  exe->load_batches({batch});
+  exe->infer(0);
+  exe->synchronize();
+  const std::string int8 = exe->effective().extras.at("int8");
+  EXPECT_NE(int8.find("not quantized (fp32): head (linear on [T, F]), lstm "
+                      "(lstm)"),
+            std::string::npos)
+      << int8;
+  auto oracle = backend::make_backend(backend::kOracle)
+                    ->compile(m, options("fp32"), backend::Shapes::infer(3));
+  oracle->load_batches({batch});
+  oracle->infer(0);
+  EXPECT_LT(relative_error(exe->output(), oracle->output()), 1e-4);
+}
 
 }  // namespace
 }  // namespace nnbench::onednn_test

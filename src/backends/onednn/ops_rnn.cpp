@@ -314,6 +314,8 @@ void build_lstm(LayerCtx& c) {
       "lstm_impl",
       l.name + ": fwd " + first.fwd.impl_info_str() +
           (c.infer ? "" : ", bwd " + std::string(first.bwd.impl_info_str())));
+  if (c.infer != nullptr && c.infer->int8)
+    net.note("fp32_in_int8 " + l.name, l.name + " (lstm)");
   forward(c, s, cells, levels, x);
   if (c.infer == nullptr) backward(c, s, cells, levels, x);
 }

@@ -32,6 +32,8 @@ void build_seq_linear(LayerCtx& c) {
   const memory x = net.src_as(c.in[0], net.plain(c.in[0], dt));
   net.define(c.out, net.plain(c.out, dt));
   const Md canonical(w_dims, Dt::f32, Tag::ab);
+  if (c.infer != nullptr && c.infer->int8)
+    net.note("fp32_in_int8 " + l.name, l.name + " (linear on [T, F])");
   if (!train) {
     const auto w = c.params.add(l.name + ".weight", canonical,
                                 pd.weights_desc(), canonical);
