@@ -91,37 +91,27 @@ Cell make_cell(LayerCtx& c, int64_t k, int64_t d, int64_t in_width,
   const Md src = seq_md(s.steps, s.n, in_width, in_width, dt);
   const Md dst = seq_md(s.steps, s.n, h, s.width(), dt);
   const Dims wl{1, 1, in_width, 4, h}, wi{1, 1, h, 4, h}, b{1, 1, 4, h};
+  // No iteration states: zero initial states, as in torch and the oracle;
+  // the last-step form reads the final one from the sequence output.
+  const Md none, bias = any_md(b, Dt::f32);
   Cell cell;
   cell.fwd = dnnl::lstm_forward::primitive_desc(
-      {train ? prop_kind::forward_training : prop_kind::forward_inference, dir,
-       src, Md(), Md(), any_md(wl, dt), any_md(wi, dt), any_md(b, Dt::f32), dst,
-       Md(), Md()},
+      dnnl::lstm_forward::desc(
+          train ? prop_kind::forward_training : prop_kind::forward_inference,
+          dir, src, none, none, any_md(wl, dt), any_md(wi, dt), bias, dst, none,
+          none),
       net.attr(), net.engine());
   const Md canon_l(wl, Dt::f32, Tag::ldgoi), canon_i(wi, Dt::f32, Tag::ldgoi);
   Md grad_l(wl, Dt::f32, Tag::ldigo), grad_i(wi, Dt::f32, Tag::ldigo);
   if (train) {
     const Dt f = Dt::f32;
     cell.bwd = dnnl::lstm_backward::primitive_desc(
-        {prop_kind::backward,
-         dir,
-         src,
-         Md(),
-         Md(),
-         any_md(wl, dt),
-         any_md(wi, dt),
-         any_md(b, Dt::f32),
-         dst,
-         Md(),
-         Md(),
-         seq_md(s.steps, s.n, in_width, in_width, f),
-         Md(),
-         Md(),
-         any_md(wl, f),
-         any_md(wi, f),
-         any_md(b, f),
-         seq_md(s.steps, s.n, h, s.width(), f),
-         Md(),
-         Md()},
+        dnnl::lstm_backward::desc(
+            prop_kind::backward, dir, src, none, none, any_md(wl, dt),
+            any_md(wi, dt), bias, dst, none, none,
+            seq_md(s.steps, s.n, in_width, in_width, f), none, none,
+            any_md(wl, f), any_md(wi, f), any_md(b, f),
+            seq_md(s.steps, s.n, h, s.width(), f), none, none),
         net.attr(), net.engine(), cell.fwd);
     grad_l = cell.bwd.diff_weights_layer_desc();
     grad_i = cell.bwd.diff_weights_iter_desc();
