@@ -243,6 +243,16 @@ std::string note_or(const std::map<std::string, std::string>& notes,
   return it == notes.end() ? fallback : it->second;
 }
 
+// The layers an int8 build runs in fp32 though they have weights (LSTM,
+// linear on sequences), from their notes.
+std::string not_quantized(const std::map<std::string, std::string>& notes) {
+  std::string out;
+  for (const auto& [key, text] : notes)
+    if (key.rfind("fp32_in_int8 ", 0) == 0)
+      out += (out.empty() ? "" : ", ") + text;
+  return out.empty() ? "" : "; not quantized (fp32): " + out;
+}
+
 backend::Effective OnednnExecutable::effective() const {
   const auto& notes = graph().net->notes();
   const bool bf16 = dt_ == Dt::bf16;
@@ -271,6 +281,8 @@ backend::Effective OnednnExecutable::effective() const {
        {"kernels", graph().net->kernels()},
        {"reference_kernels", graph().net->reference_kernels()},
        {"parameters", std::to_string(count)}}};
+  if (notes.count("lstm_impl") > 0)
+    e.extras["lstm_impl"] = notes.at("lstm_impl");
   if (infer_ != nullptr) {
     e.extras["inference_only"] =
         "constant weights; " + std::to_string(graph().folded_norms) +
@@ -289,7 +301,8 @@ backend::Effective OnednnExecutable::effective() const {
         std::to_string(calibration_samples_) +
         " calibration samples); between two of them int8 (" +
         std::to_string(graph().int8_values) +
-        " values), elsewhere fp32; VNNI: " + (cpu_has_vnni() ? "yes" : "no");
+        " values), elsewhere fp32; VNNI: " + (cpu_has_vnni() ? "yes" : "no") +
+        not_quantized(notes);
   return e;
 }
 

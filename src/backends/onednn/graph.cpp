@@ -26,7 +26,7 @@ Dims with_batch(int64_t batch, const model::Shape& s) {
 
 bool has_params(Op op) {
   return op == Op::kConv2d || op == Op::kLinear || op == Op::kBatchNorm ||
-         op == Op::kEmbedding;
+         op == Op::kEmbedding || op == Op::kLstm;
 }
 
 void dispatch(LayerCtx& c) {
@@ -34,7 +34,7 @@ void dispatch(LayerCtx& c) {
     case Op::kConv2d:
       return build_conv(c);
     case Op::kLinear:
-      return build_linear(c);
+      return c.src().dims.size() == 3 ? build_seq_linear(c) : build_linear(c);
     case Op::kMaxPool2d:
     case Op::kAvgPool2d:
       return build_pool(c);
@@ -66,6 +66,8 @@ void dispatch(LayerCtx& c) {
       return build_one_hot(c);
     case Op::kSeqMean:
       return build_seq_mean(c);
+    case Op::kLstm:
+      return build_lstm(c);
     default:
       unimplemented(c.l, "not implemented by the oneDNN backend");
   }
@@ -140,14 +142,11 @@ void check_supported(const model::Model& m) {
     const int first = model::layer_inputs(m, i)[0];
     const model::Shape& in = first < 0 ? m.input.shape : shapes[first];
     switch (l.op) {
-      case Op::kLstm:
-        unimplemented(l,
-                      "not implemented by the oneDNN backend yet (oneDNN's "
-                      "RNN primitive is not wired up)");
       case Op::kLinear:
-        if (in.size() != 1)
+        if (in.size() > 2)
           unimplemented(l, "input " + model::shape_str(in) +
-                               " per sample; only [F] inputs are implemented");
+                               " per sample; only [F] and [T, F] inputs are "
+                               "implemented");
         break;
       case Op::kAvgPool2d:
         check_pool(l, with_batch(1, in), with_batch(1, shapes[i]));

@@ -46,7 +46,9 @@ double LossHead::loss_and_grad(const host::Tensor& labels) {
 }
 
 // Mean over rows of -log softmax(logits)[label]; rows are all dims but the
-// last (class) one. Gradient: (softmax - onehot) / rows.
+// last (class) one. Gradient: (softmax - onehot) / rows. Rows in parallel,
+// each exp once in float (a language model's 1024 rows of 10000 classes took
+// longer than its LSTM layers with two serial double exps per logit).
 double LossHead::cross_entropy(const std::vector<int64_t>& labels) {
   const int64_t k = dims_.back();
   const auto rows = static_cast<int64_t>(logits_.size()) / k;
@@ -55,21 +57,26 @@ double LossHead::cross_entropy(const std::vector<int64_t>& labels) {
   if (static_cast<int64_t>(labels.size()) != rows)
     throw Error("oneDNN backend: " + std::to_string(labels.size()) +
                 " labels for " + std::to_string(rows) + " rows of logits");
+  for (const int64_t y : labels)
+    if (y < 0 || y >= k)
+      throw Error("oneDNN backend: label " + std::to_string(y) +
+                  " outside [0, " + std::to_string(k) + ")");
   double total = 0;
+#pragma omp parallel for reduction(+ : total) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const float* x = logits + r * k;
     float* g = grad + r * k;
     const float max = *std::max_element(x, x + k);
     double sum = 0;
-    for (int64_t j = 0; j < k; ++j) sum += std::exp(double{x[j]} - max);
+    for (int64_t j = 0; j < k; ++j) {
+      g[j] = std::exp(x[j] - max);
+      sum += g[j];
+    }
     const int64_t y = labels[r];
-    if (y < 0 || y >= k)
-      throw Error("oneDNN backend: label " + std::to_string(y) +
-                  " outside [0, " + std::to_string(k) + ")");
     total += std::log(sum) - (x[y] - max);
-    for (int64_t j = 0; j < k; ++j)
-      g[j] = static_cast<float>(
-          (std::exp(double{x[j]} - max) / sum - (j == y ? 1.0 : 0.0)) / rows);
+    const auto scale = static_cast<float>(1.0 / (sum * rows));
+    for (int64_t j = 0; j < k; ++j) g[j] *= scale;
+    g[y] -= static_cast<float>(1.0 / rows);
   }
   return total / rows;
 }

@@ -68,12 +68,8 @@ class OnednnBackend : public backend::Backend {
                             const backend::Options& o) const override {
     if (auto s = backend::supports_options(describe(), o); !s) return s;
     // The gaps check_supported finds from attributes alone; those that
-    // depend on shapes (linear on [T,F], average pooling in ceil mode with
-    // padding) are found by compile.
-    if (l.op == model::Op::kLstm)
-      return backend::Support::no("layer '" + l.name +
-                                  "' (lstm): oneDNN's RNN primitive is not "
-                                  "wired up");
+    // depend on shapes (linear on more than [T, F], average pooling in ceil
+    // mode with padding) are found by compile.
     if (l.op == model::Op::kLrn && l.size % 2 == 0)
       return backend::Support::no("layer '" + l.name + "' (lrn): even size " +
                                   std::to_string(l.size));

@@ -119,6 +119,13 @@ memory diff_dst_of(LayerCtx& c, const Md& want);
 // Throws Unimplemented for a pooling oneDNN cannot compute like torch.
 void check_pool(const model::Layer& l, const Dims& src, const Dims& dst);
 
+// A view of `base` through md, `offset` bytes in, re-pointed by a forward
+// (fwd_view) or backward (bwd_view) step before the steps added after it:
+// the base may get its buffer only later (the model input at each step,
+// gradients in finalize).
+memory fwd_view(Net& net, const memory& base, const Md& md, size_t offset = 0);
+memory bwd_view(Net& net, const memory& base, const Md& md, size_t offset = 0);
+
 // The net's attributes with a ReLU post-op where one is fused.
 dnnl::primitive_attr relu_attr(const Net& net, bool fuse);
 // Conv or linear of an inference-only build.
@@ -142,5 +149,8 @@ void build_zero_pad(LayerCtx& c);
 void build_embedding(LayerCtx& c);
 void build_one_hot(LayerCtx& c);
 void build_seq_mean(LayerCtx& c);
+void build_lstm(LayerCtx& c);
+// A linear layer on every step of a [T, F] sequence.
+void build_seq_linear(LayerCtx& c);
 
 }  // namespace nnbench::backends::onednn
