@@ -76,10 +76,14 @@ void check(const std::string& env) {
           << ", the record says: " << c.record;
     if (c.slow.empty())
       EXPECT_EQ(c.record, "none") << c.name << " (" << env << ")";
-    // fp32 has an optimised kernel for every zoo layer on every ISA.
+    // fp32 has an optimised kernel for every zoo layer on every ISA but
+    // the LSTM: oneDNN 2.6's only fp32 LSTM training kernel, and its only
+    // LSTM kernel below AVX-512, is the one it calls `ref` (GEMM-based,
+    // docs/backends.md).
     if (c.name.find(" fp32") != std::string::npos)
-      EXPECT_TRUE(c.slow.empty())
-          << c.name << " (" << env << ") runs " << *c.slow.begin();
+      for (const auto& s : c.slow)
+        EXPECT_EQ(s.rfind("rnn ", 0), 0u)
+            << c.name << " (" << env << ") runs " << s;
   }
   // Every zoo model builds for training and inference in fp32 at least.
   EXPECT_GE(built, 30) << env;
