@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 
 #include "backend/registry.h"
@@ -35,6 +36,14 @@ TEST(OnednnBackend, NameAndVersion) {
   auto b = backend::make_backend("onednn");
   EXPECT_EQ(b->name(), "onednn");
   EXPECT_EQ(b->version().rfind("oneDNN 2.", 0), 0u) << b->version();
+  // The ISA oneDNN dispatches to, as `nnbench env` lists it: under an AVX2
+  // cap, avx2 (the cap is how tests check that path on AVX-512 CPUs).
+  const std::string isa = b->describe().libraries.at("oneDNN ISA");
+  const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
+  if (cap != nullptr && std::string(cap) == "AVX2") EXPECT_EQ(isa, "avx2");
+  const auto exe = b->compile(model::zoo::get("mnist-mlp"), small_options(),
+                              backend::Shapes::infer(2));
+  EXPECT_EQ(isa, exe->effective().extras.at("cpu_isa"));
 }
 
 // An even LRN window: oneDNN centres it unlike torch.

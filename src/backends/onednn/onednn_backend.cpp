@@ -59,7 +59,9 @@ class OnednnBackend : public backend::Backend {
              .overlap = false,
              .lr_schedules = true,
              .running_stats = true},
-            {{"oneDNN", library()}},
+            // What oneDNN dispatches to here (ONEDNN_MAX_CPU_ISA caps
+            // it), beside its version: `nnbench env` shows both.
+            {{"oneDNN", library()}, {"oneDNN ISA", cpu_isa_name()}},
             {"cpu"},
             precisions,
             backend::known_optimizers()};
