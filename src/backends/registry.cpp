@@ -6,6 +6,7 @@
 #endif
 #ifdef NNBENCH_WITH_TORCH
 #include "backends/torch/torch_backend.h"
+#include "util/module.h"
 #endif
 #ifdef NNBENCH_WITH_ONEDNN
 #include "backends/onednn/onednn_backend.h"
@@ -37,6 +38,47 @@ const Capabilities kInferenceCan = [] {
 }();
 #endif
 
+#ifdef NNBENCH_WITH_TORCH
+// A built backend whose module did not load (LibTorch missing or broken):
+// listed, never run, its description saying why (dlerror's text).
+class NotLoaded : public Backend {
+ public:
+  NotLoaded(std::string name, std::string why)
+      : name_(std::move(name)), why_(std::move(why)) {}
+  std::string name() const override { return name_; }
+  std::string version() const override { return ""; }
+  Description describe() const override {
+    Description d;
+    d.name = name_;
+    d.unavailable = why_;
+    return d;
+  }
+  Support supports(const model::Layer&, const Options&) const override {
+    return Support::no(why_);
+  }
+  std::unique_ptr<Executable> compile(const model::Model&, const Options&,
+                                      const Shapes&) override {
+    throw Unavailable("backend '" + name_ + "' cannot run here: " + why_);
+  }
+
+ private:
+  std::string name_, why_;
+};
+
+// LibTorch's static initialisers cost every process that maps it 0.4 s
+// (docs/design.md): the backend lives in a module loaded on first use.
+std::unique_ptr<Backend> make_torch() {
+  namespace t = backends::torch_backend;
+  std::string why;
+  auto make = reinterpret_cast<t::MakeBackend>(
+      util::module_symbol(t::kModule, t::kMakeBackend, &why));
+  if (!make)
+    return std::make_unique<NotLoaded>(
+        "torch", "its module (LibTorch) cannot be loaded: " + why);
+  return std::unique_ptr<Backend>(make());
+}
+#endif
+
 struct Entry {
   std::string name;
   Factory make;
@@ -50,7 +92,7 @@ std::vector<Entry>& entries() {
       {kOracle, backends::reference::make_backend},
 #endif
 #ifdef NNBENCH_WITH_TORCH
-      {"torch", backends::torch_backend::make_backend},
+      {"torch", make_torch},
 #endif
 #ifdef NNBENCH_WITH_ONEDNN
       {"onednn", backends::onednn::make_backend},

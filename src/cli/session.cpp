@@ -19,9 +19,13 @@ model::Model resolve_model(const std::string& name, const std::string& file) {
 }
 
 machine::Environment capture_and_warn() {
-  machine::Environment env = machine::capture_environment();
+  // Described first: a backend's libraries load on first use (LibTorch's
+  // libblas.so.3), and the environment lists the loaded ones.
+  std::vector<backend::Description> backends;
   for (const auto& name : backend::backend_names())
-    env.backends.push_back(backend::make_backend(name)->describe());
+    backends.push_back(backend::make_backend(name)->describe());
+  machine::Environment env = machine::capture_environment();
+  env.backends = std::move(backends);
   for (const auto& f : env.fixes_applied)
     fmt::print(stderr, "nnbench: applied: {}\n", f);
   for (const auto& w : env.warnings)

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "util/error.h"
+#include "util/module.h"
 
 namespace nnbench::distributed {
 namespace {
@@ -16,6 +17,14 @@ bool read_pair(const char* rank_var, const char* size_var, int* rank,
   *size = std::atoi(s);
   return *size > 0 && *rank >= 0 && *rank < *size;
 }
+
+#ifdef NNBENCH_WITH_GLOO
+// Gloo comes with LibTorch, in the torch module (src/CMakeLists.txt), which
+// only a process that joins a Gloo group loads (util/module.h).
+constexpr const char* kGlooModule = "nnbench_torch";
+constexpr const char* kGlooEntry = "nnbench_gloo_make_group";
+using MakeGlooGroup = Group* (*)(const GroupOptions&);
+#endif
 
 }  // namespace
 
@@ -39,6 +48,33 @@ std::vector<std::string> engine_names() {
 #endif
   return names;
 }
+
+#ifdef NNBENCH_WITH_GLOO
+std::unique_ptr<Group> make_gloo_group(const GroupOptions& given) {
+  GroupOptions o = given;
+  if (o.rank < 0 && !rank_from_environment(&o.rank, &o.size))
+    throw Error(
+        "Gloo needs this process's rank: start it with `nnbench run "
+        "--processes N` or with mpirun");
+  // As PyTorch does: GLOO_SOCKET_IFNAME names the interface when the
+  // caller did not.
+  if (o.interface.empty())
+    if (const char* i = std::getenv("GLOO_SOCKET_IFNAME")) o.interface = i;
+  // The launcher (`nnbench run --processes`, suite cases) and the test
+  // scripts hand every rank the meeting point this way.
+  if (o.rendezvous.empty())
+    if (const char* r = std::getenv("NNBENCH_RENDEZVOUS")) o.rendezvous = r;
+  if (o.rendezvous.empty())
+    throw Error(
+        "Gloo needs a rendezvous (--rendezvous file:PATH or tcp:HOST:PORT) "
+        "when started by mpirun");
+  std::string why;
+  auto make = reinterpret_cast<MakeGlooGroup>(
+      util::module_symbol(kGlooModule, kGlooEntry, &why));
+  if (!make) throw Error("Gloo (LibTorch's c10d) cannot be loaded: " + why);
+  return std::unique_ptr<Group>(make(o));
+}
+#endif
 
 std::unique_ptr<Group> make_group(const std::string& engine,
                                   const GroupOptions& o) {

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "util/child_env.h"
+#include "util/module.h"
 
 #ifndef NNBENCH_OPENBLAS_DIR
 #define NNBENCH_OPENBLAS_DIR "/usr/lib/x86_64-linux-gnu/openblas-openmp"
@@ -122,8 +123,37 @@ bool pthreads_openblas_loaded() {
   return found;
 }
 
+// Whether the libblas.so.3 the dynamic loader would find now (on
+// LD_LIBRARY_PATH, else in the system's folders) is the pthreads OpenBLAS.
+bool default_blas_is_pthreads() {
+  std::vector<std::string> dirs;
+  std::istringstream path(env_or_empty("LD_LIBRARY_PATH"));
+  for (std::string d; std::getline(path, d, ':');)
+    if (!d.empty()) dirs.push_back(d);
+  const std::string multiarch =
+      std::filesystem::path(NNBENCH_OPENBLAS_DIR).parent_path().string();
+  dirs.insert(dirs.end(), {multiarch, "/usr/lib", "/lib"});
+  for (const auto& d : dirs) {
+    char real[PATH_MAX];
+    if (realpath((d + "/libblas.so.3").c_str(), real) != nullptr)
+      return std::strstr(real, "openblas-pthread") != nullptr;
+  }
+  return false;
+}
+
+// LibTorch reaches BLAS through libblas.so.3, and it is loaded later than
+// this check (the torch module, on first use: util/module.h): where this
+// binary has the module, what libblas.so.3 resolves to decides.
+bool pthreads_openblas_ahead() {
+  std::error_code ec;
+  const std::string torch = util::module_path("nnbench_torch");
+  return !torch.empty() && std::filesystem::exists(torch, ec) &&
+         default_blas_is_pthreads();
+}
+
 std::optional<Fix> library_path_fix() {
-  if (!pthreads_openblas_loaded()) return std::nullopt;
+  if (!pthreads_openblas_loaded() && !pthreads_openblas_ahead())
+    return std::nullopt;
   const std::string dir = NNBENCH_OPENBLAS_DIR;
   std::error_code ec;
   if (!std::filesystem::exists(dir + "/libblas.so.3", ec)) return std::nullopt;

@@ -374,10 +374,11 @@ TEST_F(Trust, PeakFractionIsOfTheBestGemmOfItsPrecision) {
                 .code,
             0);
   const auto env = json::parse(slurp(path("env.json")));
-  for (const auto& b : env["environment"]["backends"])
-    if (b["name"] == "onednn")
-      for (const auto& p : b["precisions"])
-        if (p == "bf16") runs.push_back("--backend onednn --precision bf16");
+  // Backends by name (an object): reading "name" inside one read past the
+  // end of a const object, which crashed this test.
+  const auto& onednn = env.at("environment").at("backends").at("onednn");
+  for (const auto& p : onednn.at("precisions"))
+    if (p == "bf16") runs.push_back("--backend onednn --precision bf16");
   for (const auto& args : runs) {
     const Outcome o =
         nnbench("run --model mnist-cnn --batch 32 " + args + kFast +

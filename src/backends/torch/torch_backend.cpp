@@ -288,8 +288,8 @@ class TorchBackend : public backend::Backend {
 
 }  // namespace
 
-std::unique_ptr<backend::Backend> make_backend() {
-  return std::make_unique<TorchBackend>();
-}
-
 }  // namespace nnbench::backends::torch_backend
+
+extern "C" nnbench::backend::Backend* nnbench_torch_make_backend() {
+  return new nnbench::backends::torch_backend::TorchBackend();
+}

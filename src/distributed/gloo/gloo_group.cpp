@@ -116,26 +116,15 @@ class GlooGroup : public Group {
 
 }  // namespace
 
-std::unique_ptr<Group> make_gloo_group(const GroupOptions& given) {
-  GroupOptions o = given;
-  if (o.rank < 0 && !rank_from_environment(&o.rank, &o.size))
-    throw Error(
-        "Gloo needs this process's rank: start it with `nnbench run "
-        "--processes N` or with mpirun");
-  // As PyTorch does: GLOO_SOCKET_IFNAME names the interface when the
-  // caller did not.
-  if (o.interface.empty())
-    if (const char* i = std::getenv("GLOO_SOCKET_IFNAME")) o.interface = i;
-  // The launcher (`nnbench run --processes`, suite cases) and the test
-  // scripts hand every rank the meeting point this way.
-  if (o.rendezvous.empty())
-    if (const char* r = std::getenv("NNBENCH_RENDEZVOUS")) o.rendezvous = r;
-  if (o.rendezvous.empty())
-    throw Error(
-        "Gloo needs a rendezvous (--rendezvous file:PATH or tcp:HOST:PORT) "
-        "when started by mpirun");
+}  // namespace nnbench::distributed
+
+// The module's entry point (make_gloo_group, engines.cpp, loads the module
+// on first use): `o` is complete, rank and rendezvous resolved there.
+extern "C" nnbench::distributed::Group* nnbench_gloo_make_group(
+    const nnbench::distributed::GroupOptions& o) {
+  using nnbench::Error;
   try {
-    return std::make_unique<GlooGroup>(o);
+    return new nnbench::distributed::GlooGroup(o);
   } catch (const c10::Error& e) {
     throw Error(std::string("Gloo: rank ") + std::to_string(o.rank) +
                 " could not join the group: " + e.what_without_backtrace());
@@ -144,5 +133,3 @@ std::unique_ptr<Group> make_gloo_group(const GroupOptions& given) {
                 " could not join the group: " + e.what());
   }
 }
-
-}  // namespace nnbench::distributed
