@@ -176,15 +176,19 @@ void build_dense_infer(LayerCtx& c) {
   Dense d = folded(c);
   Quant q;
   if (int8) {
-    // The weights' levels depend on whether oneDNN scales them itself,
-    // which its chosen weight layout says: ask a descriptor first.
-    const Dt src_dt = level_of(c, c.in[0]).dt;
-    const DensePd probe =
-        make_pd(c, any_md(src_dims, src_dt), any_md(w_dims, Dt::s8),
-                Md({l.out}, Dt::f32, Tag::a),
-                any_md(c.dst().dims, c.int8_out ? level_of(c, c.out).dt : dt),
-                net.attr(), false);
-    q = quantize(c, d, weight_adjust(probe.weights));
+    // Without VNNI the weights' levels depend on whether oneDNN scales them
+    // itself, which its chosen weight layout says: ask a descriptor first
+    // (with VNNI there is nothing to ask: 127 levels).
+    float adjust = 1.f;
+    if (!c.infer->vnni) {
+      const DensePd probe =
+          make_pd(c, any_md(src_dims, level_of(c, c.in[0]).dt),
+                  any_md(w_dims, Dt::s8), Md({l.out}, Dt::f32, Tag::a),
+                  any_md(c.dst().dims, c.int8_out ? level_of(c, c.out).dt : dt),
+                  net.attr(), false);
+      adjust = weight_adjust(probe.weights);
+    }
+    q = quantize(c, d, adjust);
   }
   // An int8 conv output holds a fused add's addend first as int8 at the
   // addend's own level (u8 or s8, read back by the sum post-op as that
