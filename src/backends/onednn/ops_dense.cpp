@@ -19,15 +19,14 @@ using dnnl::prop_kind;
 template <typename MakePd>
 auto weights_grad_pd(const Md& fwd_src, const Md& fwd_weights,
                      const Md& fwd_dst, MakePd make) {
-  return first_optimised(4, [&](int i) {
-    const Dims &s = fwd_src.dims(), &w = fwd_weights.dims(),
-               &d = fwd_dst.dims();
-    const Dt dt = fwd_src.data_type();
-    switch (i) {
+  const Dims &s = fwd_src.dims(), &w = fwd_weights.dims(), &d = fwd_dst.dims();
+  const Dt dt = fwd_src.data_type();
+  // bf16 forward weights are never the fp32 gradients' layout: no first try.
+  const int skip = fwd_weights.data_type() == Dt::f32 ? 0 : 1;
+  return first_optimised(4 - skip, [&](int i) {
+    switch (i + skip) {
       case 0:
-        if (fwd_weights.data_type() == Dt::f32)
-          return make(fwd_src, fwd_weights, fwd_dst);
-        [[fallthrough]];
+        return make(fwd_src, fwd_weights, fwd_dst);
       case 1:
         return make(fwd_src, any_md(w, Dt::f32), fwd_dst);
       case 2:
