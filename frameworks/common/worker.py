@@ -25,6 +25,7 @@ A failure is {"ok": false, "state": "unimplemented" | "oom" | "invalid_args"
 oom, ValueError invalid_args.
 
 Usage: python worker.py ENGINE.py
+       python worker.py --zygote SOCKET OWNER_PID ENGINE.py  (zygote.py)
 """
 from __future__ import annotations
 
@@ -38,11 +39,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tensors  # noqa: E402
 
 
-def load_engine(path: str):
+def load_module(path: str):
+    """The engine's module: importing it imports its framework."""
     spec = importlib.util.spec_from_file_location("nnbench_engine", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.Engine()
+    return module
 
 
 def environment() -> str:
@@ -102,10 +104,10 @@ def handle(engine, req: dict) -> dict:
     raise ValueError(f"unknown request '{op}'")
 
 
-def main() -> int:
+def serve(engine) -> int:
+    """Answers requests on fd 3 on fd 4 until quit or the end of fd 3."""
     requests = os.fdopen(3, "r", encoding="utf-8")
     replies = os.fdopen(4, "w", encoding="utf-8")
-    engine = load_engine(sys.argv[1])
     for line in requests:
         req = json.loads(line)
         if req.get("op") == "quit":
@@ -119,6 +121,17 @@ def main() -> int:
         replies.write(json.dumps(reply) + "\n")
         replies.flush()
     return 0
+
+
+def main() -> int:
+    if len(sys.argv) == 5 and sys.argv[1] == "--zygote":
+        import zygote
+        return zygote.run(sys.argv[2], int(sys.argv[3]),
+                          load_module(sys.argv[4]), serve)
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return serve(load_module(sys.argv[1]).Engine())
 
 
 if __name__ == "__main__":

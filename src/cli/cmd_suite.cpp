@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "backend/registry.h"
+#include "backends/worker/zygote.h"
 #include "bench/stopping/registry.h"
 #include "cli/app.h"
 #include "cli/commands.h"
@@ -32,7 +33,8 @@ namespace {
 struct SuiteArgs {
   std::string name = "quick", out, db, resume;
   results::RunRequest request;
-  bool list = false, check = false, in_process = false, no_store = false;
+  bool list = false, check = false, in_process = false, no_store = false,
+       fresh_workers = false;
   bool find_max_batch = false;
   int64_t max_batch_cap = 4096;
   std::optional<uint64_t> interleave;
@@ -279,6 +281,10 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
                "of this invocation goes to {}\n",
                why, a.out);
   };
+  // Framework workers forked from one zygote per engine and environment,
+  // its import done once (backends/worker/zygote.h).
+  std::optional<backends::worker::zygote::Zygotes> zygotes;
+  if (!a.fresh_workers) zygotes.emplace();
   const study::SuiteOutcome r = study::run_suite(
       spec, cases, store ? &*store : nullptr, done, env, peak, o, ev);
   if (r.interrupted) {
@@ -343,6 +349,10 @@ Action add_suite(CLI::App& app) {
                  "Shuffle the case order with this seed (recorded), so slow "
                  "drift of a shared machine spreads over all cases (0 to "
                  "2^64-1)");
+  app.add_flag("--fresh-workers", a->fresh_workers,
+               "Start every case's framework worker as a new process that "
+               "imports its framework, instead of forking it from the "
+               "suite's zygote of that engine (recorded as worker_start)");
   app.add_flag("--in-process", a->in_process,
                "Run every case in this process (no isolation: a crash ends "
                "the suite)");

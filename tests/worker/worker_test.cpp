@@ -4,6 +4,7 @@
 // or refuses a layer ends in the state a native backend's failure would;
 // one that prints to stdout does not disturb the protocol.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -11,8 +12,10 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <optional>
 
 #include "backends/worker/worker_backend.h"
+#include "backends/worker/zygote.h"
 #include "bench/runner.h"
 #include "machine/env_fixes.h"
 #include "model/zoo/zoo.h"
@@ -221,6 +224,72 @@ TEST_F(Worker, AnEngineThatHangsAtStartIsUnavailableSoon) {
             std::string::npos)
       << d.unavailable;
   EXPECT_LT(took, 10);
+}
+
+int extra(const results::RunResult& r, const char* key) {
+  return std::stoi(r.effective.extras.at(key));
+}
+
+// Outside a suite, a worker is a new process that imports its framework.
+TEST_F(Worker, AWorkerOutsideASuiteImportsItsOwnFramework) {
+  const auto r = run("sleep", 2);
+  ASSERT_EQ(r.state, results::State::kOk) << r.message;
+  EXPECT_EQ(extra(r, "imported_in"), extra(r, "pid"));
+  EXPECT_EQ(extra(r, "ppid"), getpid());
+  EXPECT_EQ(r.effective.extras.at("worker_start").rfind("a new process", 0),
+            0u);
+}
+
+// Inside a suite (zygote.h), each run still gets a fresh worker process,
+// forked from one zygote per engine and environment that did the import.
+class ZygoteWorker : public Worker {
+ protected:
+  void SetUp() override {
+    Worker::SetUp();
+    zygotes_.emplace();
+  }
+  void TearDown() override { zygotes_.reset(); }
+  std::optional<zygote::Zygotes> zygotes_;
+};
+
+TEST_F(ZygoteWorker, EachRunGetsAFreshWorkerForkedFromOneImport) {
+  const auto a = run("sleep", 2), b = run("sleep", 2);
+  ASSERT_EQ(a.state, results::State::kOk) << a.message;
+  ASSERT_EQ(b.state, results::State::kOk) << b.message;
+  EXPECT_NE(extra(a, "pid"), extra(b, "pid"));
+  const int zygote = extra(a, "ppid");
+  EXPECT_NE(zygote, getpid());
+  EXPECT_EQ(extra(b, "ppid"), zygote);
+  EXPECT_EQ(extra(a, "imported_in"), zygote);
+  EXPECT_EQ(extra(b, "imported_in"), zygote);
+  EXPECT_EQ(a.effective.extras.at("worker_start").rfind("forked", 0), 0u);
+  // The zygote ends with the suite's Zygotes.
+  zygotes_.reset();
+  EXPECT_EQ(kill(zygote, 0), -1);
+}
+
+// The worker's environment is part of the zygote it comes from: a worker
+// never runs in an environment set up for another.
+TEST_F(ZygoteWorker, AnotherEnvironmentIsAnotherZygote) {
+  const auto a = run("sleep", 2), b = run("chatty", 2);
+  ASSERT_EQ(a.state, results::State::kOk) << a.message;
+  ASSERT_EQ(b.state, results::State::kOk) << b.message;
+  EXPECT_NE(extra(a, "ppid"), extra(b, "ppid"));
+}
+
+TEST_F(ZygoteWorker, ACrashedForkedWorkerNamesTheSignal) {
+  const auto r = run("crash");
+  EXPECT_EQ(r.state, results::State::kCrashed);
+  EXPECT_NE(r.message.find("signal 11"), std::string::npos) << r.message;
+}
+
+TEST_F(ZygoteWorker, AHungForkedWorkerIsKilledAndTheRunTimesOut) {
+  setenv("NNBENCH_WORKER_TIMEOUT", "2", 1);
+  const auto r = run("hang");
+  EXPECT_EQ(r.state, results::State::kTimeout);
+  EXPECT_NE(r.message.find("did not answer 'steps' within 2 s"),
+            std::string::npos)
+      << r.message;
 }
 
 }  // namespace

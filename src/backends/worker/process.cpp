@@ -13,7 +13,9 @@
 #include <stdexcept>
 
 #include "backend/backend.h"
+#include "backends/worker/zygote.h"
 #include "util/atomic_file.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/lifeline.h"
 #include "util/text.h"
@@ -39,7 +41,7 @@ void make_printable(nlohmann::json& j) {
 
 Process::Process(const std::vector<std::string>& argv,
                  const std::map<std::string, std::string>& env,
-                 const std::string& log_path)
+                 const std::string& log_path, double start_seconds)
     : log_(log_path) {
   // A worker that died makes writes to its pipe fail with EPIPE, which
   // request() reports; the signal would end nnbench instead.
@@ -67,27 +69,40 @@ Process::Process(const std::vector<std::string>& argv,
   if (log_fd < 0)
     throw Error("cannot write the worker's log " + log_path + ": " +
                 std::strerror(errno));
-  const pid_t parent = getpid();
-  pid_ = fork();
-  if (pid_ < 0) throw Error(std::string("fork: ") + std::strerror(errno));
-  if (pid_ == 0) {
-    // SIGKILL: a worker ends with nnbench even when it is stopped (a
-    // stopped process does not act on SIGTERM); it has nothing of its own
-    // to clean up (its folder is nnbench's, util/temp_dir.h).
-    util::lifeline::die_with_parent(parent, false, SIGKILL);
-    // Copies above 10 first (close-on-exec): a pipe end may already be fd
-    // 3 or 4, and dup2 onto itself would keep its close-on-exec flag.
-    // dup2 clears the flag on the descriptors the worker keeps.
-    const int a = fcntl(req[0], F_DUPFD_CLOEXEC, 10);
-    const int b = fcntl(rep[1], F_DUPFD_CLOEXEC, 10);
-    const int c = fcntl(log_fd, F_DUPFD_CLOEXEC, 10);
-    if (a < 0 || b < 0 || c < 0 || dup2(a, 3) < 0 || dup2(b, 4) < 0 ||
-        dup2(c, 1) < 0 || dup2(c, 2) < 0)
+  // Inside a suite, a zygote forks the worker with the framework already
+  // imported (zygote.h); else a new process starts it.
+  try {
+    zygote_ = zygote::connect(argv, env_text, start_seconds);
+    if (zygote_ >= 0)
+      pid_ = zygote::fork_worker(zygote_, req[0], rep[1], log_fd);
+  } catch (...) {
+    for (int fd : {req[0], req[1], rep[0], rep[1], log_fd, zygote_})
+      if (fd >= 0) close(fd);
+    throw;
+  }
+  if (zygote_ < 0) {
+    const pid_t parent = getpid();
+    pid_ = fork();
+    if (pid_ < 0) throw Error(std::string("fork: ") + std::strerror(errno));
+    if (pid_ == 0) {
+      // SIGKILL: a worker ends with nnbench even when it is stopped (a
+      // stopped process does not act on SIGTERM); it has nothing of its own
+      // to clean up (its folder is nnbench's, util/temp_dir.h).
+      util::lifeline::die_with_parent(parent, false, SIGKILL);
+      // Copies above 10 first (close-on-exec): a pipe end may already be fd
+      // 3 or 4, and dup2 onto itself would keep its close-on-exec flag.
+      // dup2 clears the flag on the descriptors the worker keeps.
+      const int a = fcntl(req[0], F_DUPFD_CLOEXEC, 10);
+      const int b = fcntl(rep[1], F_DUPFD_CLOEXEC, 10);
+      const int c = fcntl(log_fd, F_DUPFD_CLOEXEC, 10);
+      if (a < 0 || b < 0 || c < 0 || dup2(a, 3) < 0 || dup2(b, 4) < 0 ||
+          dup2(c, 1) < 0 || dup2(c, 2) < 0)
+        _exit(127);
+      const int null_fd = open("/dev/null", O_RDONLY);
+      if (null_fd >= 0) dup2(null_fd, 0);
+      execve(args[0], args.data(), envp.data());
       _exit(127);
-    const int null_fd = open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) dup2(null_fd, 0);
-    execve(args[0], args.data(), envp.data());
-    _exit(127);
+    }
   }
   close(log_fd);
   close(req[0]);
@@ -106,18 +121,47 @@ Process::~Process() {
   if (from_ >= 0) close(from_);
   if (pid_ > 0 && !reaped_) {
     // A moment to exit on its own, then killed.
-    for (int i = 0; i < 50 && !reaped_; ++i) {
-      if (waitpid(pid_, &status_, WNOHANG) == pid_)
-        reaped_ = true;
-      else
-        usleep(20000);
-    }
-    if (!reaped_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, &status_, 0);
-    }
+    if (!reap(1000)) kill_and_reap();
   }
   if (pid_ > 0) util::lifeline::remove_child(pid_);
+  if (zygote_ >= 0) close(zygote_);
+}
+
+bool Process::reap(int wait_ms) {
+  if (reaped_) return true;
+  const auto t0 = util::Clock::now();
+  for (;;) {
+    if (zygote_ < 0) {
+      if (waitpid(pid_, &status_, WNOHANG) == pid_) reaped_ = true;
+    } else {
+      // The zygote's second line, {"status": S}, once the worker ended.
+      pollfd p{zygote_, POLLIN, 0};
+      char buf[256];
+      ssize_t n = 0;
+      if (poll(&p, 1, 0) > 0 && (n = read(zygote_, buf, sizeof buf)) > 0)
+        zygote_reply_.append(buf, static_cast<size_t>(n));
+      if (const auto eol = zygote_reply_.find('\n'); eol != std::string::npos) {
+        const auto j =
+            nlohmann::json::parse(zygote_reply_.substr(0, eol), nullptr, false);
+        status_ = j.is_object() && j.contains("status") &&
+                          j["status"].is_number_integer()
+                      ? j["status"].get<int>()
+                      : SIGKILL;
+        reaped_ = true;
+      } else if (n == 0 && p.revents) {
+        status_ = SIGKILL;  // the zygote ended: so did its workers
+        reaped_ = true;
+      }
+    }
+    if (reaped_ || util::seconds_since(t0) * 1000 >= wait_ms) return reaped_;
+    usleep(10000);
+  }
+}
+
+void Process::kill_and_reap() {
+  kill(pid_, SIGKILL);
+  // The zygote reaps its worker and says so at once; 10 s is its bound.
+  if (!reap(zygote_ < 0 ? 1 << 30 : 10000)) reaped_ = true;
 }
 
 std::string Process::log_tail(int n) const {
@@ -133,15 +177,8 @@ std::string Process::log_tail(int n) const {
 }
 
 std::string Process::died() {
-  if (!reaped_) {
-    // Closed its pipe: give it a moment to finish exiting.
-    for (int i = 0; i < 100 && !reaped_; ++i) {
-      if (waitpid(pid_, &status_, WNOHANG) == pid_)
-        reaped_ = true;
-      else
-        usleep(10000);
-    }
-  }
+  // Closed its pipe: give it a moment to finish exiting.
+  reap(1000);
   if (!reaped_) return "the worker closed its pipe";
   if (WIFSIGNALED(status_))
     return "the worker was killed by signal " +
@@ -174,9 +211,7 @@ nlohmann::json Process::request(const nlohmann::json& req,
   while ((eol = buffer_.find('\n', scanned)) == std::string::npos) {
     scanned = buffer_.size();  // the next read is searched alone
     if (buffer_.size() > kMaxReplyBytes) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, &status_, 0);
-      reaped_ = true;
+      kill_and_reap();
       throw std::runtime_error(
           "the worker answered '" + req.value("op", "") + "' with more than " +
           util::bytes_text(kMaxReplyBytes) +
@@ -188,9 +223,7 @@ nlohmann::json Process::request(const nlohmann::json& req,
                           deadline - Clock::now())
                           .count();
     if (left <= 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, &status_, 0);
-      reaped_ = true;
+      kill_and_reap();
       throw backend::ProcessHung(
           "the worker did not answer '" + req.value("op", "") + "' within " +
           std::to_string(static_cast<int>(timeout_seconds)) +

@@ -105,7 +105,7 @@ std::unique_ptr<Process> start(const Framework& f, const std::string& python,
   return std::make_unique<Process>(
       std::vector<std::string>{python, "-u", dir + "/common/worker.py",
                                dir + "/" + f.folder + "/engine.py"},
-      env, s.file("worker.log"));
+      env, s.file("worker.log"), start_timeout_seconds());
 }
 
 std::map<std::string, host::Tensor> seeded_params(
@@ -167,6 +167,10 @@ class WorkerExecutable : public backend::Executable {
         field(reply, "compile", "effective", &json::is_object, "object"));
     effective_.extras["python"] = python;
     effective_.extras["worker"] = f.folder + "/engine.py";
+    effective_.extras["worker_start"] =
+        process_->forked()
+            ? "forked from the suite's zygote (the framework imported once)"
+            : "a new process (the framework imported for this case)";
     // What the worker got: nnbench's setting, or the user's own tunables.
     std::string tunables;
     if (const auto c = util::child_env(); c.count("GLIBC_TUNABLES"))

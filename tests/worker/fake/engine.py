@@ -23,6 +23,9 @@ import time
 import numpy as np
 
 MODE = os.environ.get("FAKE_MODE", "sleep")
+# The process that imported this module: the worker itself, or the zygote
+# it was forked from (frameworks/common/zygote.py).
+IMPORTED_IN = os.getpid()
 STEP = float(os.environ.get("FAKE_STEP", "0.01"))
 
 
@@ -42,7 +45,9 @@ class Engine:
         return {"threads": options["threads"], "device": "cpu",
                 "precision": "fp32", "optimizer": "none (fake)",
                 # what the harness put in this process's environment
-                "glibc_tunables": os.environ.get("GLIBC_TUNABLES", "")}
+                "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
+                "pid": str(os.getpid()), "ppid": str(os.getppid()),
+                "imported_in": str(IMPORTED_IN)}
 
     def load_batches(self, t):
         self.n = sum(1 for k in t if k.startswith("input."))
