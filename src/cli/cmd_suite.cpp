@@ -282,9 +282,11 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
                why, a.out);
   };
   // Framework workers forked from one zygote per engine and environment,
-  // its import done once (backends/worker/zygote.h).
+  // its import done once (backends/worker/zygote.h). Not while searching
+  // for the largest batch that fits: the idle zygotes' memory would move
+  // where a case runs out of it.
   std::optional<backends::worker::zygote::Zygotes> zygotes;
-  if (!a.fresh_workers) zygotes.emplace();
+  if (!a.fresh_workers && !a.find_max_batch) zygotes.emplace();
   const study::SuiteOutcome r = study::run_suite(
       spec, cases, store ? &*store : nullptr, done, env, peak, o, ev);
   if (r.interrupted) {
