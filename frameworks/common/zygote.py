@@ -85,6 +85,11 @@ def run(path: str, owner: int, module: Any,
         owner_fd = os.pidfd_open(owner)
     except (AttributeError, OSError):
         owner_fd = -1  # then polled once a second
+    # Threads a framework started while importing are not in the forks
+    # (those tested hold no lock then: OpenBLAS's own pool stops for a
+    # fork); the log says how many there were.
+    print(f"zygote: {module.__name__} imported, "
+          f"{len(os.listdir('/proc/self/task'))} threads", file=sys.stderr)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     tmp = f"{path}.{os.getpid()}"
     server.bind(tmp)

@@ -101,19 +101,28 @@ TEST_F(Worker, ChatterOnStdoutDoesNotDisturbTheProtocol) {
   EXPECT_EQ(r.samples.size(), 5u);
 }
 
-TEST_F(Worker, ACrashedWorkerIsACrashedRunNamingTheSignal) {
+// Shared by fresh and forked workers (ZygoteWorker below).
+void expect_crash_names_the_signal() {
   const auto r = run("crash");
   EXPECT_EQ(r.state, results::State::kCrashed);
   EXPECT_NE(r.message.find("signal 11"), std::string::npos) << r.message;
 }
 
-TEST_F(Worker, AHungWorkerIsKilledAndTheRunTimesOut) {
+void expect_hang_killed_at_the_timeout() {
   setenv("NNBENCH_WORKER_TIMEOUT", "2", 1);
   const auto r = run("hang");
   EXPECT_EQ(r.state, results::State::kTimeout);
   EXPECT_NE(r.message.find("did not answer 'steps' within 2 s"),
             std::string::npos)
       << r.message;
+}
+
+TEST_F(Worker, ACrashedWorkerIsACrashedRunNamingTheSignal) {
+  expect_crash_names_the_signal();
+}
+
+TEST_F(Worker, AHungWorkerIsKilledAndTheRunTimesOut) {
+  expect_hang_killed_at_the_timeout();
 }
 
 TEST_F(Worker, GarbageIsAFailedRunQuotingIt) {
@@ -278,18 +287,11 @@ TEST_F(ZygoteWorker, AnotherEnvironmentIsAnotherZygote) {
 }
 
 TEST_F(ZygoteWorker, ACrashedForkedWorkerNamesTheSignal) {
-  const auto r = run("crash");
-  EXPECT_EQ(r.state, results::State::kCrashed);
-  EXPECT_NE(r.message.find("signal 11"), std::string::npos) << r.message;
+  expect_crash_names_the_signal();
 }
 
 TEST_F(ZygoteWorker, AHungForkedWorkerIsKilledAndTheRunTimesOut) {
-  setenv("NNBENCH_WORKER_TIMEOUT", "2", 1);
-  const auto r = run("hang");
-  EXPECT_EQ(r.state, results::State::kTimeout);
-  EXPECT_NE(r.message.find("did not answer 'steps' within 2 s"),
-            std::string::npos)
-      << r.message;
+  expect_hang_killed_at_the_timeout();
 }
 
 }  // namespace

@@ -208,11 +208,17 @@ Zygotes::~Zygotes() {
   for (const auto& e : std::filesystem::directory_iterator(dir_->path(), ec)) {
     if (e.path().extension() != ".pid") continue;
     pid_t pid = 0;
-    if (std::ifstream(e.path()) >> pid && pid > 0 && kill(pid, SIGTERM) == 0)
-      ours.push_back(pid);
+    if (!(std::ifstream(e.path()) >> pid) || pid <= 0) continue;
+    // Still a zygote (its pid not reused by another process since).
+    std::string cmd;
+    std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/cmdline"),
+                 cmd);
+    if (cmd.find("--zygote") != std::string::npos) kill(pid, SIGTERM);
+    ours.push_back(pid);
   }
   // Those this process started itself (no case process between) are its
-  // children: reaped here, within a bound.
+  // children: reaped here, within a bound (waitpid fails at once for the
+  // others).
   const auto t0 = util::Clock::now();
   for (const pid_t pid : ours) {
     int status = 0;
