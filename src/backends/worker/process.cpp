@@ -164,8 +164,8 @@ void Process::kill_and_reap() {
   if (!reap(zygote_ < 0 ? 1 << 30 : 10000)) reaped_ = true;
 }
 
-std::string Process::log_tail(int n) const {
-  std::ifstream in(log_);
+std::string log_tail(const std::string& path, int n) {
+  std::ifstream in(path);
   std::vector<std::string> lines;
   for (std::string l; std::getline(in, l);)
     if (!l.empty()) lines.push_back(l);
@@ -175,6 +175,8 @@ std::string Process::log_tail(int n) const {
     out += (out.empty() ? "" : " | ") + util::printable(lines[i], true);
   return out;
 }
+
+std::string Process::log_tail(int n) const { return worker::log_tail(log_, n); }
 
 std::string Process::died() {
   // Closed its pipe: give it a moment to finish exiting.

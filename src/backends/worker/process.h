@@ -13,6 +13,10 @@
 
 namespace nnbench::backends::worker {
 
+// The last `n` non-empty lines of the log at `path`, printable, joined by
+// " | " (a worker's or a zygote's).
+std::string log_tail(const std::string& path, int n);
+
 class Process {
  public:
   // Starts `argv` (argv[0] an absolute path) with `env` added to this

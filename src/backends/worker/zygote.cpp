@@ -19,6 +19,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "backends/worker/process.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/temp_dir.h"
@@ -54,18 +55,6 @@ int try_connect(const std::string& path) {
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
   close(fd);
   return -1;
-}
-
-std::string log_tail(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::string> lines;
-  for (std::string l; std::getline(in, l);)
-    if (!l.empty()) lines.push_back(l);
-  std::string out;
-  for (size_t i = lines.size() > 5 ? lines.size() - 5 : 0; i < lines.size();
-       ++i)
-    out += (out.empty() ? "" : " | ") + util::printable(lines[i], true);
-  return out;
 }
 
 // Starts the zygote as a session of its own (a case's timeout kills the
@@ -145,13 +134,13 @@ int connect(const std::vector<std::string>& argv,
                   (WIFSIGNALED(status)
                        ? "signal " + std::to_string(WTERMSIG(status))
                        : "exit code " + std::to_string(WEXITSTATUS(status))) +
-                  "): " + log_tail(base + ".log"));
+                  "): " + log_tail(base + ".log", 5));
     if (util::seconds_since(t0) > timeout_seconds) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
       throw Error("the " + engine + " zygote did not listen within " +
                   std::to_string(static_cast<int>(timeout_seconds)) +
-                  " s and was killed: " + log_tail(base + ".log"));
+                  " s and was killed: " + log_tail(base + ".log", 5));
     }
     usleep(20000);
   }
