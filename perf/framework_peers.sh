@@ -3,7 +3,8 @@
 # environments, a run's median step, and the environment nnbench gives
 # its workers (the OpenMP OpenBLAS first on LD_LIBRARY_PATH, the malloc
 # setting), given to the plain loops too.
-venvs=${NNBENCH_VENVS:-${XDG_DATA_HOME:-$HOME/.local/share}/nnbench/venvs}
+. scripts/paths
+venvs=$(nnbench_venvs)
 median() { python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["results"][0]["stats_seconds"]["median"]*1e3))' "$1"; }
 # One nnbench training run at batch 128 (ROUND MODEL ENGINE [run options]),
 # printed as its median step; the caller sets $bin and $tmp.

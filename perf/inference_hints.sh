@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${NNBENCH:-build/release/bin/nnbench}
 rounds=${ROUNDS:-2}
-venvs=${NNBENCH_VENVS:-${XDG_DATA_HOME:-$HOME/.local/share}/nnbench/venvs}
+. scripts/paths
+venvs=$(nnbench_venvs)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin" models --export-onnx resnet-56 --out "$tmp/r56.onnx" > /dev/null 2>&1

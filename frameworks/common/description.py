@@ -1,7 +1,8 @@
 """nnbench's model description (the JSON of `nnbench models --export`) as
 every engine reads it: a layer's inputs, its attributes with their
-defaults, and the per-sample output shapes model/analysis.cpp infers
-(NCHW, PyTorch's pooling arithmetic)."""
+defaults, and the per-sample output shapes (NCHW) that nnbench sends with
+each layer ("shape", from model/analysis.cpp). The pooling arithmetic here
+is for the windows an engine must adjust (PyTorch's ceil mode)."""
 from __future__ import annotations
 
 from typing import List
@@ -62,12 +63,12 @@ def layer_shape(l: dict, ins: List[list]) -> list:
 
 
 def shapes(model: dict) -> List[list]:
-    """Every layer's per-sample output shape, in order."""
-    out: List[list] = []
-    for i, l in enumerate(model["layers"]):
-        out.append(layer_shape(l, [model["input"]["shape"] if j < 0 else out[j]
-                                   for j in layer_inputs(model, i)]))
-    return out
+    """Every layer's per-sample output shape, in order, as nnbench sent them."""
+    try:
+        return [list(l["shape"]) for l in model["layers"]]
+    except KeyError as e:
+        raise ValueError("the model has no per-layer 'shape': nnbench's "
+                         "worker request sends them") from e
 
 
 def window_overhang(l: dict, s: list) -> int:

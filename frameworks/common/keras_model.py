@@ -43,17 +43,22 @@ TWO_BIASES = ("two biases per gate (Keras's LSTM has one: their sum "
               "computes the same function but trains differently)")
 
 
+
+def transposed(a: np.ndarray) -> np.ndarray:
+    return a.T
+
 class Builder:
     """Keras tensors for nnbench's layers, with the weight mappings."""
 
     def __init__(self, model: dict):
         self.model = model
-        self.loads = {}   # canonical name -> (keras variable getter, to_keras, from_keras)
+        # canonical name -> (keras variable getter, to_keras, from_keras)
+        self.loads: Dict[str, tuple] = {}
         # "<bn>.running_mean"/"running_var" -> (layer, index): batch norm's
         # moving statistics, loaded where a weights file gives them.
-        self.stats = {}
-        self.layout = []  # per layer: "nhwc", ("flat", C, H, W) or "plain"
-        self.shape = []   # per layer: per-sample shape, nnbench's order
+        self.stats: Dict[str, tuple] = {}
+        self.layout: list = []  # per layer: "nhwc", ("flat", C, H, W) or "plain"
+        self.shape: List[list] = []   # per layer: per-sample shape, nnbench's order
 
     def build(self):
         m = self.model
@@ -105,7 +110,7 @@ class Builder:
                     a.T.reshape(-1, h, w, c).transpose(0, 3, 1, 2)
                     .reshape(a.shape[1], -1))
             else:
-                to_k, from_k = (lambda a: a.T), (lambda a: a.T)
+                to_k = from_k = transposed
             self.map(f"{name}.weight", d, 0, to_k, from_k)
             if attr(l, "bias", True):
                 self.map(f"{name}.bias", d, 1, None, None)

@@ -12,8 +12,7 @@ ONNX's Wb and Rb (one bias: Rb is zero).
 """
 from __future__ import annotations
 
-import time
-from typing import Dict, List
+from typing import Dict, List, NoReturn
 
 import numpy as np
 import onnx
@@ -72,7 +71,8 @@ class Graph:
         x = helper.make_tensor_value_info(
             "input", TensorProto.INT64 if ids else TensorProto.FLOAT,
             ["batch"] + list(shape))
-        outs, shapes = [], []
+        outs: List[str] = []
+        shapes: List[list] = []
         for i, l in enumerate(m["layers"]):
             ins = layer_inputs(m, i)
             xs = ["input" if j < 0 else outs[j] for j in ins]
@@ -241,7 +241,7 @@ class InferenceEngine:
         if shapes.get("train_batch", 0) > 0:
             self.training()
 
-    def training(self):
+    def training(self) -> NoReturn:
         raise NotImplementedError(f"training (the {self.ENGINE} engine runs "
                                   "inference only)")
 
@@ -252,16 +252,11 @@ class InferenceEngine:
         n = sum(1 for k in t if k.startswith("input."))
         self.batches = [np.ascontiguousarray(t[f"input.{i}"]) for i in range(n)]
 
-    def steps(self, mode: str, first: int, n: int):
-        if mode == "train":
-            self.training()
-        seconds = []
-        for s in range(n):
-            x = self.batches[(first + s) % len(self.batches)]
-            t0 = time.perf_counter()
-            self.out = self.run(x)
-            seconds.append(time.perf_counter() - t0)
-        return seconds, None
+    def train_step(self, batch: int) -> None:
+        self.training()
+
+    def infer_step(self, batch: int) -> None:
+        self.out = self.run(self.batches[batch])
 
     def output(self) -> dict:
         return {"output": np.asarray(self.out, dtype=np.float32)}

@@ -24,6 +24,9 @@ def read(path: str) -> Dict[str, np.ndarray]:
         data = f.read()
     out = {}
     for t in header["tensors"]:
+        if t["dtype"] not in _DTYPES:
+            raise ValueError(f"{path}: tensor {t['name']!r} is {t['dtype']!r}; "
+                             "nnbench's tensor files hold float32 and int64")
         dtype = np.dtype(_DTYPES[t["dtype"]]).newbyteorder("<")
         count = int(np.prod(t["shape"])) if t["shape"] else 1
         a = np.frombuffer(data, dtype=dtype, count=count, offset=t["offset"])
@@ -35,7 +38,7 @@ def write(path: str, tensors: Dict[str, np.ndarray]) -> None:
     """Atomically: a reader never sees half a file."""
     header, blobs, offset = [], [], 0
     for name, a in tensors.items():
-        a = np.ascontiguousarray(a)
+        a = np.asarray(a)  # a 0-d array stays one (ascontiguousarray makes it 1-d)
         kind = "int64" if a.dtype.kind in "iu" else "float32"
         raw = a.astype("<i8" if kind == "int64" else "<f4").tobytes()
         header.append({"name": name, "dtype": kind, "shape": list(a.shape),

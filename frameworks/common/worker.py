@@ -2,27 +2,11 @@
 
 Requests arrive as JSON lines on fd 3, replies leave as JSON lines on fd 4,
 so that whatever the framework prints to stdout or stderr (both go to a
-log the harness reads on failure) never corrupts the protocol. Tensors
-travel in files (tensors.py). The harness owns every rule; the worker only
-builds, runs and times steps:
-
-  hello                        -> framework, version, devices, precisions,
-                                  optimizers, python
-  compile {model, params, options, shapes}
-                               -> effective
-  load_batches {file}          -> ok
-  set_learning_rate {value}    -> ok (the next steps' rate)
-  steps {mode, first, n}       -> seconds (one per step, timed around the
-                                  step and the framework's synchronisation),
-                                  loss (the last step's, training)
-  output|parameters|gradients {file} -> ok (the tensors written)
-  export {format, model, params, file} -> ok (the model written, where
-                               hello lists the format under "exports")
-  quit
-
-A failure is {"ok": false, "state": "unimplemented" | "oom" | "invalid_args"
-| "failed", "message"}: NotImplementedError is unimplemented, MemoryError
-oom, ValueError invalid_args.
+log the harness reads on failure) never corrupts the protocol. The ops,
+their fields and the failure states are contract.json's (the C++ side
+compiles the same file in); the engine's methods are protocol.py's. The
+harness owns every rule; the engine builds and runs steps, and this file
+times them: the clock is here alone, around each step.
 
 Usage: python worker.py ENGINE.py
        python worker.py --zygote SOCKET OWNER_PID ENGINE.py  (zygote.py)
@@ -31,17 +15,23 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import sys
+import time
 import traceback
+from typing import Any, Callable, List, Optional, cast
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tensors  # noqa: E402
+import tensors
+from protocol import Engine, Tensors, load_contract
 
 
 def load_module(path: str):
     """The engine's module: importing it imports its framework."""
     spec = importlib.util.spec_from_file_location("nnbench_engine", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"{path} is not a Python module")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -57,55 +47,128 @@ def environment() -> str:
     return f"{sys.prefix}: {len(pkgs)} packages, sha256 {digest}"
 
 
+# The failure states (contract.json's "states"), by exception.
+STATES = [(NotImplementedError, "unimplemented"), (MemoryError, "oom"),
+          (ValueError, "invalid_args")]
+
+
 def state_of(e: BaseException) -> str:
-    if isinstance(e, NotImplementedError):
-        return "unimplemented"
-    if isinstance(e, MemoryError) or "out of memory" in str(e).lower():
-        return "oom"
-    if isinstance(e, ValueError):
-        return "invalid_args"
-    return "failed"
+    for kind, state in STATES:
+        if isinstance(e, kind):
+            return state
+    return "oom" if "out of memory" in str(e).lower() else "failed"
 
 
-def handle(engine, req: dict) -> dict:
-    op = req.get("op")
-    if op == "hello":
-        return {**engine.hello(), "environment": environment()}
-    if op == "compile":
+def finite(x: Optional[float]) -> Optional[float]:
+    return x if x is not None and math.isfinite(x) else None
+
+
+class Worker:
+    """One engine behind the contract's ops: each `op_NAME` answers NAME."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.batches = 0
+
+    def op_hello(self, req: dict) -> dict:
+        return {**self.engine.hello(), "environment": environment()}
+
+    def op_check(self, req: dict) -> dict:
+        self.optional("check")(req["model"])
+        return {}
+
+    def op_compile(self, req: dict) -> dict:
         params = tensors.read(req["params"])
-        return {"effective": engine.compile(req["model"], params,
-                                            req["options"], req["shapes"])}
-    if op == "load_batches":
-        engine.load_batches(tensors.read(req["file"]))
+        return {"effective": self.engine.compile(req["model"], params,
+                                                 req["options"], req["shapes"])}
+
+    def op_load_batches(self, req: dict) -> dict:
+        t = tensors.read(req["file"])
+        self.batches = sum(1 for k in t if k.startswith("input."))
+        self.engine.load_batches(t)
         return {}
-    if op == "steps":
-        seconds, loss = engine.steps(req["mode"], int(req["first"]),
-                                     int(req["n"]))
-        return {"seconds": seconds, "loss": loss}
-    if op in ("output", "parameters", "gradients"):
-        tensors.write(req["file"], getattr(engine, op)())
+
+    def op_set_learning_rate(self, req: dict) -> dict:
+        self.optional("set_learning_rate")(float(req["value"]))
         return {}
-    if op == "running_stats":  # an inference engine keeps none it can give
-        give = getattr(engine, op, None)
-        tensors.write(req["file"], give() if give else {})
+
+    def op_steps(self, req: dict) -> dict:
+        """Each step timed around the engine's call; the last one of the
+        request also around `settle` (work a step left running)."""
+        mode, first, n = req["mode"], int(req["first"]), int(req["n"])
+        if mode not in ("train", "infer") or n < 1 or self.batches < 1:
+            raise ValueError(f"steps: mode {mode!r}, n {n}, "
+                             f"{self.batches} batches loaded")
+        engine = self.engine
+        begin = getattr(engine, "begin", None)
+        if begin is not None:
+            begin(mode)
+        step = engine.train_step if mode == "train" else engine.infer_step
+        settle = getattr(engine, "settle", None)
+        seconds: List[float] = []
+        loss = None
+        for s in range(n):
+            batch = (first + s) % self.batches
+            t0 = time.perf_counter()
+            value = step(batch)
+            if settle is not None and s == n - 1:
+                settle()
+            seconds.append(time.perf_counter() - t0)
+            loss = value
+        return {"seconds": seconds,
+                "loss": finite(loss) if mode == "train" else None}
+
+    def op_effective(self, req: dict) -> dict:
+        return {"effective": self.optional("effective")()}
+
+    def tensors_op(self, req: dict, give: Callable[[], Tensors]) -> dict:
+        tensors.write(req["file"], give())
         return {}
-    if op == "export":
-        engine.export(req["format"], req["model"], tensors.read(req["params"]),
-                      req["file"])
+
+    def op_output(self, req: dict) -> dict:
+        return self.tensors_op(req, self.engine.output)
+
+    def op_parameters(self, req: dict) -> dict:
+        return self.tensors_op(req, self.engine.parameters)
+
+    def op_gradients(self, req: dict) -> dict:
+        return self.tensors_op(req, self.engine.gradients)
+
+    def op_running_stats(self, req: dict) -> dict:
+        # An engine that keeps none (an inference engine) gives none.
+        give = getattr(self.engine, "running_stats", None)
+        return self.tensors_op(req, give or dict)
+
+    def op_export(self, req: dict) -> dict:
+        self.optional("export")(req["format"], req["model"],
+                                tensors.read(req["params"]), req["file"])
         return {}
-    if op == "check":
-        engine.check(req["model"])
-        return {}
-    if op == "set_learning_rate":
-        engine.set_learning_rate(float(req["value"]))
-        return {}
-    if op == "effective":
-        return {"effective": engine.effective()}
-    raise ValueError(f"unknown request '{op}'")
+
+    def optional(self, method: str) -> Callable[..., Any]:
+        f = getattr(self.engine, method, None)
+        if f is None:
+            raise NotImplementedError(f"this engine has no '{method}'")
+        return cast(Callable[..., Any], f)
+
+    def handle(self, req: dict) -> dict:
+        op = req.get("op")
+        spec = CONTRACT["ops"].get(op) if isinstance(op, str) else None
+        if spec is None or op == "quit":
+            raise ValueError(f"unknown request '{op}'")
+        missing = [k for k, kind in spec["request"].items()
+                   if not kind.endswith("?") and k not in req]
+        if missing:
+            raise ValueError(f"request '{op}' lacks {', '.join(missing)}")
+        answer: dict = getattr(self, "op_" + str(op))(req)
+        return answer
 
 
-def serve(engine) -> int:
+CONTRACT = load_contract()
+
+
+def serve(engine: Engine) -> int:
     """Answers requests on fd 3 on fd 4 until quit or the end of fd 3."""
+    worker = Worker(engine)
     requests = os.fdopen(3, "r", encoding="utf-8")
     replies = os.fdopen(4, "w", encoding="utf-8")
     for line in requests:
@@ -113,8 +176,8 @@ def serve(engine) -> int:
         if req.get("op") == "quit":
             break
         try:
-            reply = {"ok": True, **handle(engine, req)}
-        except BaseException as e:  # noqa: BLE001 -- every failure is a state
+            reply = {"ok": True, **worker.handle(req)}
+        except BaseException as e:
             traceback.print_exc(file=sys.stderr)
             reply = {"ok": False, "state": state_of(e),
                      "message": f"{type(e).__name__}: {e}"}

@@ -64,7 +64,7 @@ def _child(conn: socket.socket, fds: list[int], req: dict[str, Any],
             resource.setrlimit(resource.RLIMIT_AS, (n, n))
         os.chdir(req.get("cwd") or "/")
         code = serve(module.Engine())
-    except BaseException:  # noqa: BLE001 -- the log is the only place left
+    except BaseException:
         import traceback
         traceback.print_exc()
         code = 1

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import platform
-import time
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
 ASKED_THREADS = int(os.environ.get("NNBENCH_THREADS", "0") or 0)
@@ -24,11 +23,11 @@ if ASKED_THREADS > 0:
     cpus = sorted(os.sched_getaffinity(0))
     os.sched_setaffinity(0, cpus[:ASKED_THREADS])
 
-import numpy as np  # noqa: E402
-import jax  # noqa: E402
-import keras  # noqa: E402
+import numpy as np
+import jax
+import keras
 
-import keras_model as km  # noqa: E402  (frameworks/common, on sys.path)
+import keras_model as km
 
 
 class Engine:
@@ -107,6 +106,8 @@ class Engine:
     def effective(self) -> dict:
         o = self.options
         cpus = len(os.sched_getaffinity(0))
+        # A flag: jax.config serves it by __getattr__, which mypy cannot see.
+        matmul = jax.config.jax_default_matmul_precision  # type: ignore[attr-defined]
         return {"threads": cpus, "device": o["device"], "precision": "fp32",
                 "optimizer": km.describe_sgd(o),
                 "thread_setting": (f"CPU affinity: {cpus} CPUs (XLA sizes its "
@@ -115,7 +116,7 @@ class Engine:
                 "layout": "NHWC (channels last, Keras's default)",
                 "framework": f"JAX {jax.__version__}, Keras {keras.__version__}",
                 **({"gpu": self.device.device_kind,
-                    "matmul_precision": str(jax.config.jax_default_matmul_precision)}
+                    "matmul_precision": str(matmul)}
                    if o["device"].startswith("cuda") else {})}
 
     def set_learning_rate(self, lr: float) -> None:
@@ -133,22 +134,18 @@ class Engine:
         self.batches = [(jax.device_put(x, self.device), jax.device_put(y, self.device))
                         for x, y in self.k.host_batches(t)]
 
-    def steps(self, mode: str, first: int, n: int):
-        seconds, loss = [], None
-        for s in range(n):
-            x, y = self.batches[(first + s) % len(self.batches)]
-            t0 = time.perf_counter()
-            if mode == "train":
-                r = self.train_fn(self.state, x, y)
-                self.state = r[1]
-                loss = float(r[0])  # to the host: the step is done
-                self.out = r[2]
-                self.grads = r[3] if len(r) > 3 else None
-            else:
-                self.out = self.infer_fn(self.state[0], self.state[1], x)
-                self.out.block_until_ready()
-            seconds.append(time.perf_counter() - t0)
-        return seconds, km.finite(loss)
+    def train_step(self, batch: int) -> float:
+        x, y = self.batches[batch]
+        r = self.train_fn(self.state, x, y)
+        self.state = r[1]
+        self.out = r[2]
+        self.grads = r[3] if len(r) > 3 else None
+        return float(r[0])  # to the host: the step is done
+
+    def infer_step(self, batch: int) -> None:
+        x, _ = self.batches[batch]
+        self.out = self.infer_fn(self.state[0], self.state[1], x)
+        self.out.block_until_ready()
 
     def output(self) -> dict:
         return {"output": np.asarray(self.out, dtype=np.float32)}

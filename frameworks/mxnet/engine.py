@@ -20,22 +20,20 @@ OpenMP's own answer.
 from __future__ import annotations
 
 import ctypes
-import math
 import os
 import platform
-import time
 from typing import Dict, List
 
 ASKED_THREADS = int(os.environ.get("NNBENCH_THREADS", "0") or 0)
 if ASKED_THREADS > 0:
     os.environ["OMP_NUM_THREADS"] = str(ASKED_THREADS)
 
-import numpy as np  # noqa: E402
-import mxnet as mx  # noqa: E402
-from mxnet import autograd, gluon  # noqa: E402
-from mxnet.gluon import nn, rnn  # noqa: E402
+import numpy as np
+import mxnet as mx
+from mxnet import autograd, gluon
+from mxnet.gluon import nn, rnn
 
-from description import attr, layer_inputs, layer_shape, window_overhang  # noqa: E402
+from description import attr, layer_inputs, layer_shape, window_overhang
 
 
 class Net(gluon.HybridBlock):
@@ -306,35 +304,29 @@ class Engine:
             self.batches.append((x, y))
         mx.nd.waitall()
 
-    def steps(self, mode: str, first: int, n: int):
-        seconds, loss = [], None
-        for s in range(n):
-            x, y = self.batches[(first + s) % len(self.batches)]
-            t0 = time.perf_counter()
-            if mode == "train":
-                with autograd.record():
-                    self.out = self.net(x)
-                    lt = self.loss_fn(self.out, y).mean()
-                lt.backward()
-                self.trainer.step(1)
-                loss = float(lt.asscalar())  # to the host, as Gluon loops do
-                # The loss needs only the forward pass: MXNet's engine may
-                # still run this step's backward and update, which the next
-                # step's forward waits for inside its own time. The last
-                # step of a request has no next one: waitall keeps its tail
-                # in its time (measured: a ResNet-56 step timed to the loss
-                # alone left up to 20 ms of its 300 ms to the pause after
-                # it; waiting after every step cost the MLP's steps their
-                # overlap with Python, 15 % of their time).
-                if s == n - 1:
-                    mx.nd.waitall()
-            else:
-                self.out = self.net(x)
-                mx.nd.waitall()
-            seconds.append(time.perf_counter() - t0)
-        if loss is not None and not math.isfinite(loss):
-            loss = None
-        return seconds, loss
+    def train_step(self, batch: int) -> float:
+        x, y = self.batches[batch]
+        with autograd.record():
+            self.out = self.net(x)
+            lt = self.loss_fn(self.out, y).mean()
+        lt.backward()
+        self.trainer.step(1)
+        return float(lt.asscalar())  # to the host, as Gluon loops do
+
+    def infer_step(self, batch: int) -> None:
+        x, _ = self.batches[batch]
+        self.out = self.net(x)
+        mx.nd.waitall()
+
+    def settle(self) -> None:
+        """The loss needs only the forward pass: MXNet's engine may still
+        run a step's backward and update, which the next step's forward
+        waits for inside its own time. The last step of a request has no
+        next one: worker.py calls this inside its time (measured: a
+        ResNet-56 step timed to the loss alone left up to 20 ms of its
+        300 ms to the pause after it; waiting after every step cost the
+        MLP's steps their overlap with Python, 15 % of their time)."""
+        mx.nd.waitall()
 
     def output(self) -> dict:
         return {"output": self.out.asnumpy().astype(np.float32)}

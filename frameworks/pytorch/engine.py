@@ -10,9 +10,7 @@ read to the host (inference).
 """
 from __future__ import annotations
 
-import math
 import platform
-import time
 from typing import Dict, List, Tuple
 
 import torch
@@ -293,29 +291,23 @@ class Engine:
             return F.binary_cross_entropy_with_logits(out, y)
         return F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
 
-    def steps(self, mode: str, first: int, n: int):
-        seconds = []
-        loss = None
-        train = mode == "train"
-        self.net.train(train)
-        for s in range(n):
-            x, y = self.batches[(first + s) % len(self.batches)]
-            t0 = time.perf_counter()
-            if train:
-                self.opt.zero_grad()
-                self.out = self.net(x)
-                lt = self.loss(self.out, y)
-                lt.backward()
-                self.opt.step()
-                loss = lt.item()  # to the host: the step is done
-            else:
-                with torch.inference_mode():
-                    self.out = self.net(x)
-                    self.out.reshape(-1)[0].item()
-            seconds.append(time.perf_counter() - t0)
-        if loss is not None and not math.isfinite(loss):
-            loss = None
-        return seconds, loss
+    def begin(self, mode: str) -> None:
+        self.net.train(mode == "train")
+
+    def train_step(self, batch: int) -> float:
+        x, y = self.batches[batch]
+        self.opt.zero_grad()
+        self.out = self.net(x)
+        lt = self.loss(self.out, y)
+        lt.backward()
+        self.opt.step()
+        return lt.item()  # to the host: the step is done
+
+    def infer_step(self, batch: int) -> None:
+        x, _ = self.batches[batch]
+        with torch.inference_mode():
+            self.out = self.net(x)
+            self.out.reshape(-1)[0].item()
 
     def output(self) -> dict:
         return {"output": self.out.detach().cpu().float().numpy()}

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import os
 import platform
-import time
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-import keras  # noqa: E402
+import numpy as np
+import tensorflow as tf
+import keras
 
-import keras_model as km  # noqa: E402  (frameworks/common, on sys.path)
+import keras_model as km
 
 
 class Engine:
@@ -100,21 +99,17 @@ class Engine:
             self.batches = [(tf.constant(x), tf.constant(y))
                             for x, y in self.k.host_batches(t)]
 
-    def steps(self, mode: str, first: int, n: int):
-        seconds, loss = [], None
-        for s in range(n):
-            x, y = self.batches[(first + s) % len(self.batches)]
-            t0 = time.perf_counter()
-            if mode == "train":
-                r = self.train_fn(x, y)
-                loss = float(r[0].numpy())  # to the host: the step is done
-                self.out = r[1]
-                self.grads = r[2] if self.observe else None
-            else:
-                self.out = self.infer_fn(x)
-                self.out[0].numpy()
-            seconds.append(time.perf_counter() - t0)
-        return seconds, km.finite(loss)
+    def train_step(self, batch: int) -> float:
+        x, y = self.batches[batch]
+        r = self.train_fn(x, y)
+        self.out = r[1]
+        self.grads = r[2] if self.observe else None
+        return float(r[0].numpy())  # to the host: the step is done
+
+    def infer_step(self, batch: int) -> None:
+        x, _ = self.batches[batch]
+        self.out = self.infer_fn(x)
+        self.out[0].numpy()
 
     def output(self) -> dict:
         return {"output": np.asarray(self.out, dtype=np.float32)}

@@ -1,5 +1,7 @@
 #include "backend/registry.h"
 
+#include <functional>
+
 #include "util/error.h"
 #ifdef NNBENCH_WITH_REFERENCE
 #include "backends/reference/reference_backend.h"
@@ -12,31 +14,12 @@
 #include "backends/onednn/onednn_backend.h"
 #endif
 #ifdef NNBENCH_WITH_WORKER
+#include "backends/worker/manifest.h"
 #include "backends/worker/worker_backend.h"
 #endif
 
 namespace nnbench::backend {
 namespace {
-
-#ifdef NNBENCH_WITH_WORKER
-// The framework workers change the rate between steps (schedules) and
-// give and load batch norm's running statistics; none takes part in
-// nnbench's data-parallel training.
-const Capabilities kFrameworkCan = [] {
-  Capabilities c;
-  c.lr_schedules = true;
-  c.running_stats = true;
-  return c;
-}();
-// Inference engines: no training, so no schedules either; the ONNX graph
-// carries batch norm's running statistics from a weights file.
-const Capabilities kInferenceCan = [] {
-  Capabilities c;
-  c.training = false;
-  c.running_stats = true;
-  return c;
-}();
-#endif
 
 #ifdef NNBENCH_WITH_TORCH
 // A built backend whose module did not load (LibTorch missing or broken):
@@ -81,13 +64,14 @@ std::unique_ptr<Backend> make_torch() {
 
 struct Entry {
   std::string name;
-  Factory make;
+  std::function<std::unique_ptr<Backend>()> make;  // a framework's captures it
 };
 
-// The explicit list of built backends, the oracle first: adding a backend
-// is one line here (and its folder and CMake option).
-std::vector<Entry>& entries() {
-  static std::vector<Entry> list = {
+// The built backends, the oracle first: adding a native backend is one line
+// here (and its folder and CMake option); the frameworks follow, one per
+// folder of frameworks/ with a manifest (backends/worker/manifest.h).
+std::vector<Entry> native() {
+  return {
 #ifdef NNBENCH_WITH_REFERENCE
       {kOracle, backends::reference::make_backend},
 #endif
@@ -97,92 +81,31 @@ std::vector<Entry>& entries() {
 #ifdef NNBENCH_WITH_ONEDNN
       {"onednn", backends::onednn::make_backend},
 #endif
-#ifdef NNBENCH_WITH_WORKER
-      // Frameworks through their own front ends, each in a worker process
-      // (frameworks/NAME: its engine.py and pinned requirements.txt).
-      // PyTorch 2.x in its own environment when set up (`scripts/setup
-      // pytorch`: a several-GB CUDA build from the index), else Debian's
-      // python3-torch 1.13, which scripts/setup installs everywhere.
-      {"pytorch",
-       [] {
-         return backends::worker::make_worker_backend(
-             {"pytorch",
-              "pytorch",
-              {"venv:pytorch", "/usr/bin/python3"},
-              "scripts/setup (Debian's python3-torch) or scripts/setup "
-              "pytorch",
-              kFrameworkCan});
-       }},
-      // Keras 3 on TensorFlow's CPU build, its own environment.
-      {"tensorflow",
-       [] {
-         return backends::worker::make_worker_backend(
-             {"tensorflow",
-              "tensorflow",
-              {"venv:tensorflow"},
-              "scripts/setup tensorflow",
-              kFrameworkCan});
-       }},
-      // Keras 3 on JAX, its own environment.
-      {"jax",
-       [] {
-         return backends::worker::make_worker_backend(
-             {"jax", "jax", {"venv:jax"}, "scripts/setup jax", kFrameworkCan});
-       }},
-      // MXNet's Gluon, hybridized; its own environment (numpy < 1.24).
-      {"mxnet",
-       [] {
-         return backends::worker::make_worker_backend({"mxnet",
-                                                       "mxnet",
-                                                       {"venv:mxnet"},
-                                                       "scripts/setup mxnet",
-                                                       kFrameworkCan});
-       }},
-      // Inference engines on nnbench's models as ONNX graphs
-      // (frameworks/common/nnbench_onnx.py), their own environments.
-      {"onnxruntime",
-       [] {
-         return backends::worker::make_worker_backend(
-             {"onnxruntime",
-              "onnxruntime",
-              {"venv:onnxruntime"},
-              "scripts/setup onnxruntime",
-              kInferenceCan});
-       }},
-      {"openvino",
-       [] {
-         return backends::worker::make_worker_backend({"openvino",
-                                                       "openvino",
-                                                       {"venv:openvino"},
-                                                       "scripts/setup openvino",
-                                                       kInferenceCan});
-       }},
-      // The studies' frameworks that no package offers here: listed, never
-      // run, so that their rows say why.
-      {"caffe",
-       [] {
-         return backends::worker::make_worker_backend(
-             {"caffe",
-              "caffe",
-              {},
-              "",
-              {},
-              "no Debian 12 package, and the name 'caffe' on the Python "
-              "package index is an empty placeholder"});
-       }},
-      {"cntk",
-       [] {
-         return backends::worker::make_worker_backend(
-             {"cntk",
-              "cntk",
-              {},
-              "",
-              {},
-              "CNTK's last wheels (2.7) are for Python 3.6 and older; this "
-              "machine has Python 3.11"});
-       }},
-#endif
   };
+}
+
+std::vector<Entry>& entries() {
+  static std::vector<Entry> list = [] {
+    std::vector<Entry> all = native();
+#ifdef NNBENCH_WITH_WORKER
+    // Frameworks through their own front ends, each in a worker process
+    // in its own Python environment (frameworks/NAME: framework.toml,
+    // engine.py, requirements.txt).
+    const std::string dir = backends::worker::frameworks_dir();
+    for (auto& l : backends::worker::list_frameworks(dir)) {
+      for (const auto& e : all)
+        if (e.name == l.framework.name)
+          throw Error(dir + "/" + l.framework.folder +
+                      ": a framework may not take the name of nnbench's "
+                      "own backend '" +
+                      e.name + "'; rename its folder");
+      all.push_back({l.framework.name, [f = l.framework] {
+                       return backends::worker::make_worker_backend(f);
+                     }});
+    }
+#endif
+    return all;
+  }();
   return list;
 }
 

@@ -15,6 +15,8 @@
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/lifeline.h"
+#include "util/spawn.h"
+#include "util/temp_dir.h"
 #include "util/text.h"
 
 namespace nnbench::study {
@@ -46,44 +48,31 @@ std::string self_exe() {
 
 ChildOutcome run_child(const std::vector<std::string>& argv,
                        const ChildLimits& limits) {
-  // The child's stderr goes to a file that has no name from the start:
-  // nothing is left in /tmp however this process ends.
-  char err_path[] = "/tmp/nnbench-case-stderr-XXXXXX";
-  const int err_fd = mkstemp(err_path);
-  if (err_fd < 0) throw Error("cannot create a temporary file for stderr");
-  unlink(err_path);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-
+  // The child's stderr goes to a file that has no name: nothing is left
+  // behind however this process ends.
+  const int err_fd = util::anonymous_file();
   util::lifeline::install();
+  util::SpawnOptions o;
+  o.group = util::SpawnOptions::Group::kOwnGroup;
+  // An interrupt's SIGTERM waits until `nnbench case` has registered its
+  // files. This process's death is SIGKILL, which ends the child even
+  // when it is stopped; its folders' watchers remove them
+  // (util/temp_dir.h).
+  o.hold = true;
+  o.death_signal = SIGKILL;
+  if (limits.memory_limit_gib > 0)
+    o.address_limit =
+        static_cast<rlim_t>(limits.memory_limit_gib * 1024 * 1024 * 1024);
+  o.null_stdout = true;
+  o.fds = {{err_fd, STDERR_FILENO}};
   const auto t0 = util::Clock::now();
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) {
+  pid_t pid;
+  try {
+    pid = util::spawn(argv, o);
+  } catch (...) {
     close(err_fd);
-    throw Error("fork failed");
+    throw;
   }
-  if (pid == 0) {  // child: only async-signal-safe calls until exec
-    setpgid(0, 0);
-    // An interrupt's SIGTERM waits until `nnbench case` has registered its
-    // files. This process's death is SIGKILL, which ends the child even
-    // when it is stopped; its folders' watchers remove them
-    // (util/temp_dir.h).
-    util::lifeline::die_with_parent(parent, true, SIGKILL);
-    if (limits.memory_limit_gib > 0) {
-      const rlim_t bytes =
-          static_cast<rlim_t>(limits.memory_limit_gib * 1024 * 1024 * 1024);
-      const rlimit rl{bytes, bytes};
-      setrlimit(RLIMIT_AS, &rl);
-    }
-    const int null_fd = open("/dev/null", O_WRONLY);
-    dup2(null_fd, STDOUT_FILENO);
-    dup2(err_fd, STDERR_FILENO);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  setpgid(pid, pid);  // also from the parent: no race with the kill below
   util::lifeline::add_child(pid, true);
   ChildOutcome out;
   int status = 0;

@@ -20,6 +20,7 @@
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/lifeline.h"
+#include "util/spawn.h"
 #include "util/temp_dir.h"
 
 namespace nnbench::study {
@@ -66,22 +67,14 @@ pid_t spawn(const std::vector<std::string>& args,
             const std::map<std::string, std::string>& env, int stderr_fd,
             bool hold) {
   util::lifeline::install();
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) throw Error("fork failed");
-  if (pid > 0) {
-    util::lifeline::add_child(pid, false);
-    return pid;
-  }
-  util::lifeline::die_with_parent(parent, hold);
-  for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-  if (stderr_fd >= 0) dup2(stderr_fd, 2);
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  execvp(argv[0], argv.data());
-  std::perror(argv[0]);
-  _exit(127);
+  util::SpawnOptions o;
+  o.env = util::environment_with(env);
+  if (stderr_fd >= 0) o.fds = {{stderr_fd, 2}};
+  o.hold = hold;
+  o.search_path = true;  // mpirun
+  const pid_t pid = util::spawn(args, o);
+  util::lifeline::add_child(pid, false);
+  return pid;
 }
 
 std::string describe_status(int status) {

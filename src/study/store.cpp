@@ -14,6 +14,7 @@
 #include "results/training.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/paths.h"
 
 namespace nnbench::study {
 namespace {
@@ -144,10 +145,7 @@ std::string new_run_id() {
 
 std::string Store::default_path() {
   if (const char* p = std::getenv("NNBENCH_DB"); p && *p) return p;
-  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x)
-    return std::string(x) + "/nnbench/results.db";
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : ".") + "/.local/share/nnbench/results.db";
+  return util::data_dir() + "/results.db";
 }
 
 template <typename F>

@@ -1,5 +1,6 @@
 #include "util/paths.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
@@ -13,6 +14,20 @@
 namespace nnbench::util {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+std::string xdg(const char* variable, const char* under_home) {
+  if (const char* x = std::getenv(variable); x && *x)
+    return std::string(x) + "/nnbench";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : ".") + under_home + "/nnbench";
+}
+
+}  // namespace
+
+std::string data_dir() { return xdg("XDG_DATA_HOME", "/.local/share"); }
+std::string cache_dir() { return xdg("XDG_CACHE_HOME", "/.cache"); }
 
 std::string exe_path() {
   std::error_code ec;

@@ -7,6 +7,14 @@
 
 namespace nnbench::util {
 
+// nnbench's folders in the user's home, by the XDG base directories:
+// $XDG_DATA_HOME/nnbench, else $HOME/.local/share/nnbench (the results
+// store, the framework environments); $XDG_CACHE_HOME/nnbench, else
+// $HOME/.cache/nnbench (the engines' hello answers). Without HOME, under
+// the current folder. scripts/paths says the same for the scripts.
+std::string data_dir();
+std::string cache_dir();
+
 // This program's path (/proc/self/exe); "" when unreadable.
 std::string exe_path();
 

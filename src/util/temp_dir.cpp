@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -86,6 +87,20 @@ TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
   if (keepalive_ >= 0) ::close(keepalive_);
+}
+
+int anonymous_file() {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  int fd = open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) {  // a file system without O_TMPFILE: named for a moment
+    std::string name = dir + "/nnbench-XXXXXX";
+    fd = mkostemp(name.data(), O_CLOEXEC);
+    if (fd >= 0) unlink(name.c_str());
+  }
+  if (fd < 0)
+    throw Error("cannot create a temporary file in " + dir + ": " +
+                std::strerror(errno));
+  return fd;
 }
 
 }  // namespace nnbench::util

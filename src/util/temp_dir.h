@@ -27,4 +27,9 @@ class TempDir {
   int keepalive_ = -1;  // the pipe's writing end; -1 when no watcher runs
 };
 
+// A file with no name in the system's temporary directory, open for
+// reading and writing (close-on-exec): nothing is left behind however
+// this process ends. Throws nnbench::Error when it cannot be made.
+int anonymous_file();
+
 }  // namespace nnbench::util

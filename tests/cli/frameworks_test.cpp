@@ -1,6 +1,7 @@
 // The framework engines as a user meets them: run through their own front
 // ends with short rules, listed by `nnbench env`, and a clear usage error
 // where an environment is missing.
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
@@ -109,6 +110,86 @@ TEST_F(Cli, CaffeAndCntkAreListedAsUnavailableWithTheReason) {
   const auto list = nnbench("suite " + path("all.toml") + " --check");
   ASSERT_EQ(list.code, 0) << list.output;
   EXPECT_EQ(list.output.find("caffe"), std::string::npos) << list.output;
+}
+
+// A framework is its folder: the toy engine (tests/worker/toy: a manifest
+// and a numpy engine.py) copied beside frameworks/common is listed by
+// `nnbench env`, runs and verifies against the oracle, with no C++ built
+// for it; a broken manifest leaves it listed as unavailable, naming the
+// file, the line and the field.
+class ToyFramework : public Cli {
+ protected:
+  void SetUp() override {
+    Cli::SetUp();
+    fs::create_directories(path("frameworks/toy"));
+    fs::create_symlink(NNBENCH_SOURCE_DIR "/frameworks/common",
+                       path("frameworks/common"));
+    for (const char* f : {"engine.py", "framework.toml"})
+      fs::copy_file(NNBENCH_SOURCE_DIR "/tests/worker/toy/" + std::string(f),
+                    path("frameworks/toy/") + f);
+  }
+  Outcome toy(const std::string& args) {
+    return nnbench_env("NNBENCH_FRAMEWORKS=" + path("frameworks") +
+                           " XDG_CACHE_HOME=" + path("cache"),
+                       args);
+  }
+  Outcome nnbench_env(const std::string& env, const std::string& args) {
+    return shell("env " + env + " " + NNBENCH_EXE + " " + args);
+  }
+};
+
+TEST_F(ToyFramework, AFolderWithAManifestIsAnEngineThatRunsAndVerifies) {
+  const auto e = toy("env --json --no-peak");
+  ASSERT_EQ(e.code, 0) << e.output;
+  const auto j = json::parse(e.output.substr(e.output.find('{')));
+  const auto& b = j["environment"]["backends"]["toy"];
+  EXPECT_FALSE(b.contains("unavailable")) << b.dump();
+  EXPECT_EQ(b["libraries"]["Toy"].get<std::string>().rfind("numpy ", 0), 0u)
+      << b.dump();
+  EXPECT_EQ(b["can"]["lr_schedules"], true) << b.dump();  // from the manifest
+
+  const auto run =
+      toy("run --model mnist-mlp --backend toy --mode train "
+          "--batch 8 --out " +
+          path("run.json") + kFast + kNoContention);
+  ASSERT_EQ(run.code, 0) << run.output;
+  const auto r = json::parse(slurp(path("run.json")));
+  const auto& rec = r["results"][0];
+  EXPECT_EQ(rec["state"], "ok") << rec.dump();
+  EXPECT_EQ(rec["effective"]["worker"], "toy/engine.py") << rec.dump();
+  // Ten classes from seeded weights: about ln 10 at first.
+  EXPECT_NEAR(rec["loss"]["first"].get<double>(), std::log(10.0), 0.5)
+      << rec.dump();
+
+  const auto v = toy("verify --model mnist-mlp --backends toy --out " +
+                     path("verify.json"));
+  ASSERT_EQ(v.code, 0) << v.output;
+  const auto checks = json::parse(slurp(path("verify.json")))[0];
+  EXPECT_EQ(checks["verdict"], "PASS") << checks.dump();
+  // Outputs both ways, the loss, and every weight's gradient and update.
+  EXPECT_EQ(checks["checks"].size(), 15u) << checks.dump();
+
+  // A layer it does not have is refused by name, before any worker runs.
+  const auto cnn = toy("run --model mnist-cnn --backend toy" +
+                       std::string(kFast) + kNoContention);
+  EXPECT_NE(cnn.output.find("the toy has MLP layers only"), std::string::npos)
+      << cnn.output;
+}
+
+TEST_F(ToyFramework, ABrokenManifestIsListedUnavailableNamingTheLine) {
+  write("frameworks/toy/framework.toml",
+        "summary = \"toy\"\norder = \"first\"\npython = [\"venv\"]\n");
+  const auto e = toy("env --json --no-peak");
+  ASSERT_EQ(e.code, 0) << e.output;
+  const auto j = json::parse(e.output.substr(e.output.find('{')));
+  const std::string why = j["environment"]["backends"]["toy"]["unavailable"];
+  EXPECT_NE(why.find("frameworks/toy/framework.toml:2:"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("'order' must be an integer from 1 to 1000"),
+            std::string::npos)
+      << why;
+  expect_usage_error(toy("run --model mnist-mlp --backend toy"),
+                     "'order' must be an integer");
 }
 
 // The inference engines (ONNX Runtime, OpenVINO) run nnbench's models as

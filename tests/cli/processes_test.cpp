@@ -245,8 +245,9 @@ class Interrupts : public Processes {
     fs::create_directories(path("tmp"));
     fs::create_symlink(NNBENCH_SOURCE_DIR "/frameworks/common",
                        path("frameworks/common"));
-    fs::copy_file(NNBENCH_SOURCE_DIR "/tests/worker/fake/engine.py",
-                  path("frameworks/pytorch/engine.py"));
+    for (const char* f : {"engine.py", "framework.toml"})
+      fs::copy_file(NNBENCH_SOURCE_DIR "/tests/worker/fake/" + std::string(f),
+                    path("frameworks/pytorch/") + f);
   }
   std::string env() const {
     return "env TMPDIR=" + path("tmp") +

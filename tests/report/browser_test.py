@@ -125,7 +125,7 @@ def check_figures(dom, fixture, failures):
     # One colour per engine: every series naming an engine has its colour.
     engines = ("torch", "onednn")
     seen = {}
-    for cid, c in canvases.items():
+    for c in canvases.values():
         for label, colour in json.loads(c.get("data-series", "[]")):
             words = str(label).split()
             for e in engines:

@@ -13,11 +13,13 @@
 #include <stdexcept>
 
 #include "backend/backend.h"
+#include "backends/worker/contract.h"
 #include "backends/worker/zygote.h"
 #include "util/atomic_file.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/lifeline.h"
+#include "util/spawn.h"
 #include "util/text.h"
 
 extern char** environ;
@@ -51,20 +53,7 @@ Process::Process(const std::vector<std::string>& argv,
     throw Error(std::string("cannot make the worker's pipes: ") +
                 std::strerror(errno));
   for (int fd : {req[0], req[1], rep[0], rep[1]}) set_cloexec(fd);
-  // Everything the child needs is prepared before fork: after it, only
-  // async-signal-safe calls.
-  std::vector<std::string> env_text;
-  for (char** e = environ; *e; ++e) {
-    const std::string kv(*e);
-    if (!env.count(kv.substr(0, kv.find('=')))) env_text.push_back(kv);
-  }
-  for (const auto& [k, v] : env) env_text.push_back(k + "=" + v);
-  std::vector<char*> envp, args;
-  for (auto& s : env_text) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (auto& s : argv_copy) args.push_back(s.data());
-  args.push_back(nullptr);
+  const std::vector<std::string> env_text = util::environment_with(env);
   const int log_fd = util::create_new_file(log_path);
   if (log_fd < 0)
     throw Error("cannot write the worker's log " + log_path + ": " +
@@ -81,27 +70,20 @@ Process::Process(const std::vector<std::string>& argv,
     throw;
   }
   if (zygote_ < 0) {
-    const pid_t parent = getpid();
-    pid_ = fork();
-    if (pid_ < 0) throw Error(std::string("fork: ") + std::strerror(errno));
-    if (pid_ == 0) {
-      // SIGKILL: a worker ends with nnbench even when it is stopped (a
-      // stopped process does not act on SIGTERM); it has nothing of its own
-      // to clean up (its folder is nnbench's, util/temp_dir.h).
-      util::lifeline::die_with_parent(parent, false, SIGKILL);
-      // Copies above 10 first (close-on-exec): a pipe end may already be fd
-      // 3 or 4, and dup2 onto itself would keep its close-on-exec flag.
-      // dup2 clears the flag on the descriptors the worker keeps.
-      const int a = fcntl(req[0], F_DUPFD_CLOEXEC, 10);
-      const int b = fcntl(rep[1], F_DUPFD_CLOEXEC, 10);
-      const int c = fcntl(log_fd, F_DUPFD_CLOEXEC, 10);
-      if (a < 0 || b < 0 || c < 0 || dup2(a, 3) < 0 || dup2(b, 4) < 0 ||
-          dup2(c, 1) < 0 || dup2(c, 2) < 0)
-        _exit(127);
-      const int null_fd = open("/dev/null", O_RDONLY);
-      if (null_fd >= 0) dup2(null_fd, 0);
-      execve(args[0], args.data(), envp.data());
-      _exit(127);
+    util::SpawnOptions o;
+    o.env = env_text;
+    o.fds = {{req[0], 3}, {rep[1], 4}, {log_fd, 1}, {log_fd, 2}};
+    o.null_stdin = true;
+    // SIGKILL: a worker ends with nnbench even when it is stopped (a
+    // stopped process does not act on SIGTERM); it has nothing of its own
+    // to clean up (its folder is nnbench's, util/temp_dir.h).
+    o.death_signal = SIGKILL;
+    try {
+      pid_ = util::spawn(argv, o);
+    } catch (...) {
+      for (int fd : {req[0], req[1], rep[0], rep[1], log_fd, zygote_})
+        if (fd >= 0) close(fd);
+      throw;
     }
   }
   close(log_fd);
@@ -189,8 +171,9 @@ std::string Process::died() {
   return "the worker exited with code " + std::to_string(WEXITSTATUS(status_));
 }
 
-nlohmann::json Process::request(const nlohmann::json& req,
+nlohmann::json Process::request(const std::string& op, nlohmann::json fields,
                                 double timeout_seconds) {
+  const nlohmann::json req = contract::request(op, std::move(fields));
   const auto tail = [&] {
     const std::string t = log_tail(5);
     return t.empty() ? std::string() : "; its last output: " + t;
@@ -215,7 +198,7 @@ nlohmann::json Process::request(const nlohmann::json& req,
     if (buffer_.size() > kMaxReplyBytes) {
       kill_and_reap();
       throw std::runtime_error(
-          "the worker answered '" + req.value("op", "") + "' with more than " +
+          "the worker answered '" + op + "' with more than " +
           util::bytes_text(kMaxReplyBytes) +
           " and no end of line, and was killed (a reply is one JSON line; "
           "tensors travel in files): '" +
@@ -227,7 +210,7 @@ nlohmann::json Process::request(const nlohmann::json& req,
     if (left <= 0) {
       kill_and_reap();
       throw backend::ProcessHung(
-          "the worker did not answer '" + req.value("op", "") + "' within " +
+          "the worker did not answer '" + op + "' within " +
           std::to_string(static_cast<int>(timeout_seconds)) +
           " s and was killed" + tail());
     }
@@ -258,11 +241,14 @@ nlohmann::json Process::request(const nlohmann::json& req,
   }
   if (!reply.is_object() || !reply.contains("ok"))
     throw std::runtime_error(
-        "the worker answered '" + req.value("op", "") + "' with garbage: '" +
+        "the worker answered '" + op + "' with garbage: '" +
         util::printable(text.substr(0, 200), true) + "'" + tail());
   // Its words reach the user's terminal: no escape sequences.
   make_printable(reply);
-  if (reply["ok"] == true) return reply;
+  if (reply["ok"] == true) {
+    contract::check_reply(op, reply);
+    return reply;
+  }
   const auto text_of = [&](const char* key, const char* otherwise) {
     const auto it = reply.find(key);
     return it != reply.end() && it->is_string() ? it->get<std::string>()
@@ -270,10 +256,7 @@ nlohmann::json Process::request(const nlohmann::json& req,
   };
   const std::string state = text_of("state", "failed");
   const std::string message = text_of("message", "no message");
-  if (state == "unimplemented") throw backend::Unimplemented(message);
-  if (state == "oom") throw backend::OutOfMemory(message);
-  if (state == "invalid_args") throw Error(message);
-  throw std::runtime_error(message + tail());
+  contract::throw_failure(state, message, tail());
 }
 
 }  // namespace nnbench::backends::worker

@@ -37,7 +37,10 @@ class Process {
   // {"ok": false, "state", "message"} the exception of that state:
   // Unimplemented, OutOfMemory, nnbench::Error (invalid_args) or
   // std::runtime_error. Each message ends with the log's last lines.
-  nlohmann::json request(const nlohmann::json& req, double timeout_seconds);
+  // The request and its reply's fields are checked against the worker
+  // contract (contract.h): a reply missing one is a std::runtime_error.
+  nlohmann::json request(const std::string& op, nlohmann::json fields,
+                         double timeout_seconds);
 
   // The last `n` non-empty lines of the worker's stdout and stderr.
   std::string log_tail(int n) const;

@@ -1,25 +1,22 @@
 #include "backends/worker/worker_backend.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <mutex>
 
 #include "backend/optimizer.h"
+#include "backends/worker/hello.h"
 #include "backends/worker/process.h"
+#include "backends/worker/start.h"
+#include "model/analysis.h"
 #include "model/model_file.h"
 #include "model/params.h"
 #include "tensor/tensor_file.h"
-#include "util/atomic_file.h"
 #include "util/child_env.h"
-#include "util/error.h"
 #include "util/paths.h"
-#include "util/temp_dir.h"
 
 namespace nnbench::backends::worker {
 
@@ -27,86 +24,7 @@ using host::read_tensors;
 using host::write_tensors;
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
-
-// How long a request may take before the worker counts as hung: generous,
-// since one chunk of a slow model's steps is one request.
-double timeout_seconds() {
-  if (const char* t = std::getenv("NNBENCH_WORKER_TIMEOUT"); t && *t)
-    return std::atof(t);
-  return 600;
-}
-
-// How long a worker may take to start and say hello: Python and its
-// framework import in seconds (TensorFlow's cold import is the slowest);
-// far less than a step's timeout, since every nnbench command that lists
-// the engines waits for each one's hello.
-double start_timeout_seconds() {
-  if (const char* t = std::getenv("NNBENCH_WORKER_START_TIMEOUT"); t && *t)
-    return std::atof(t);
-  return 30;
-}
-
-std::string frameworks_dir() {
-  if (const char* d = std::getenv("NNBENCH_FRAMEWORKS"); d && *d) return d;
-  return util::shipped_path("frameworks", "frameworks");
-}
-
-// The interpreter that runs the framework's worker, "" when none exists.
-std::string python_of(const Framework& f) {
-  for (const auto& p : f.pythons) {
-    const std::string path =
-        p.rfind("venv:", 0) == 0
-            ? venvs_dir() + "/" + p.substr(5) + "/bin/python"
-            : p;
-    if (access(path.c_str(), X_OK) == 0) return path;
-  }
-  return "";
-}
-
-// A field of a worker's reply, of the kind its protocol says: a reply
-// without it is the worker's failure, named in plain words rather than the
-// JSON library's.
-const json& field(const json& reply, const std::string& op, const char* key,
-                  bool (json::*is)() const noexcept, const char* kind) {
-  const auto it = reply.find(key);
-  if (it == reply.end() || !((*it).*is)())
-    throw std::runtime_error("the worker's reply to '" + op + "' has no " +
-                             kind + " '" + key +
-                             "': " + reply.dump().substr(0, 200));
-  return *it;
-}
-
-// A folder of its own for the tensors handed to one worker and its log.
-class Scratch : public util::TempDir {
- public:
-  Scratch() : util::TempDir("nnbench-worker") {}
-};
-
-// `threads` (asked, 0 for every CPU) is in the worker's environment as
-// NNBENCH_THREADS: frameworks whose thread pools are sized when they are
-// imported (OpenMP for MXNet, XLA's for JAX) read it before that.
-std::unique_ptr<Process> start(const Framework& f, const std::string& python,
-                               const Scratch& s, int threads = 0) {
-  const std::string dir = frameworks_dir();
-  if (dir.empty() || !fs::exists(dir + "/common/worker.py"))
-    throw Error(
-        "the framework workers are not found (frameworks/ beside the "
-        "binary or in its source tree; NNBENCH_FRAMEWORKS names "
-        "another)");
-  std::map<std::string, std::string> env{
-      {"PYTHONDONTWRITEBYTECODE", "1"},
-      {"NNBENCH_THREADS", std::to_string(threads)}};
-  // What nnbench's own settings imply for it (util/child_env.h): its
-  // malloc keeps freed memory, else a fresh worker page-faults its
-  // buffers again every step.
-  for (const auto& [k, v] : util::child_env()) env[k] = v;
-  return std::make_unique<Process>(
-      std::vector<std::string>{python, "-u", dir + "/common/worker.py",
-                               dir + "/" + f.folder + "/engine.py"},
-      env, s.file("worker.log"), start_timeout_seconds());
-}
 
 std::map<std::string, host::Tensor> seeded_params(
     const model::Model& m, uint64_t seed, const std::string& weights = "") {
@@ -122,6 +40,17 @@ std::map<std::string, host::Tensor> seeded_params(
            m, backend::initial_running_stats(m, weights)))
     params[name] = std::move(t);
   return params;
+}
+
+// The model as the workers read it: nnbench's description with each
+// layer's per-sample output shape under "shape", as nnbench computed it
+// (model/analysis.h), so that no engine computes it again.
+json worker_model(const model::Model& m) {
+  json j = model::to_json(m);
+  const auto shapes = model::infer_shapes(m);
+  for (size_t i = 0; i < shapes.size(); ++i)
+    j["layers"][i]["shape"] = shapes[i];
+  return j;
 }
 
 // The options as the workers read them: the optimizer's settings at the
@@ -156,15 +85,14 @@ class WorkerExecutable : public backend::Executable {
     json sizes = json::array();
     for (int64_t b : shapes.infer_batches) sizes.push_back(b);
     const json reply = process_->request(
-        {{"op", "compile"},
-         {"model", model::to_json(m)},
+        "compile",
+        {{"model", worker_model(m)},
          {"params", scratch_.file("params")},
          {"options", options_json(o)},
          {"shapes",
           {{"train_batch", shapes.train_batch}, {"infer_batches", sizes}}}},
         timeout_seconds());
-    effective_ = backend::effective_from_json(
-        field(reply, "compile", "effective", &json::is_object, "object"));
+    effective_ = backend::effective_from_json(reply["effective"]);
     effective_.extras["python"] = python;
     effective_.extras["worker"] = f.folder + "/engine.py";
     effective_.extras["worker_start"] =
@@ -188,9 +116,8 @@ class WorkerExecutable : public backend::Executable {
       t["labels." + std::to_string(i)] = batches[i].labels;
     }
     write_tensors(scratch_.file("batches"), t);
-    process_->request(
-        {{"op", "load_batches"}, {"file", scratch_.file("batches")}},
-        timeout_seconds());
+    process_->request("load_batches", {{"file", scratch_.file("batches")}},
+                      timeout_seconds());
   }
 
   void infer(int batch) override {
@@ -201,8 +128,7 @@ class WorkerExecutable : public backend::Executable {
   }
   double last_loss() override { return loss_; }
   void set_learning_rate(double lr) override {
-    process_->request({{"op", "set_learning_rate"}, {"value", lr}},
-                      timeout_seconds());
+    process_->request("set_learning_rate", {{"value", lr}}, timeout_seconds());
     rate_changed_ = true;
   }
   void synchronize() override {}  // every reply comes after the work
@@ -212,25 +138,15 @@ class WorkerExecutable : public backend::Executable {
   std::vector<double> timed_steps(backend::Mode mode, int first,
                                   int n) override {
     const json reply = process_->request(
-        {{"op", "steps"},
-         {"mode", mode == backend::Mode::kTrain ? "train" : "infer"},
+        "steps",
+        {{"mode", mode == backend::Mode::kTrain ? "train" : "infer"},
          {"first", first},
          {"n", n}},
         timeout_seconds());
-    std::vector<double> s;
-    for (const json& x :
-         field(reply, "steps", "seconds", &json::is_array, "list")) {
-      if (!x.is_number())
-        throw std::runtime_error("the worker's reply to 'steps' has " +
-                                 x.dump().substr(0, 50) + " among its seconds");
-      s.push_back(x.get<double>());
-    }
-    const auto l = reply.find("loss");
-    if (l == reply.end() || !(l->is_null() || l->is_number()))
-      throw std::runtime_error(
-          "the worker's reply to 'steps' has no number or null 'loss'");
+    const auto s = reply["seconds"].get<std::vector<double>>();
+    const json& l = reply["loss"];
     if (mode == backend::Mode::kTrain)
-      loss_ = l->is_null() ? std::nan("") : l->get<double>();
+      loss_ = l.is_null() ? std::nan("") : l.get<double>();
     if (static_cast<int>(s.size()) != n)
       throw std::runtime_error("the worker ran " + std::to_string(s.size()) +
                                " steps for " + std::to_string(n) + " asked");
@@ -247,8 +163,7 @@ class WorkerExecutable : public backend::Executable {
     if (rate_changed_) {
       try {
         auto e = backend::effective_from_json(
-            field(process_->request({{"op", "effective"}}, timeout_seconds()),
-                  "effective", "effective", &json::is_object, "object"));
+            process_->request("effective", {}, timeout_seconds())["effective"]);
         e.extras.insert(effective_.extras.begin(), effective_.extras.end());
         effective_ = e;
         rate_changed_ = false;
@@ -273,7 +188,7 @@ class WorkerExecutable : public backend::Executable {
  private:
   std::map<std::string, host::Tensor> fetch(const std::string& what) {
     const std::string file = scratch_.file(what);
-    process_->request({{"op", what}, {"file", file}}, timeout_seconds());
+    process_->request(what, {{"file", file}}, timeout_seconds());
     return read_tensors(file);
   }
 
@@ -283,127 +198,6 @@ class WorkerExecutable : public backend::Executable {
   mutable bool rate_changed_ = false;
   double loss_ = std::nan("");
 };
-
-// What hello said, once per framework per process: starting Python and
-// importing a framework takes a second or more (TensorFlow about three),
-// and every nnbench command describes every backend. The answer is also
-// kept on disk, keyed by what could change it: the interpreter, its
-// environment's packages folder and the worker's files, by path and
-// modification time.
-struct Hello {
-  std::string python, unavailable;
-  json reply;
-};
-
-std::string cache_dir() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
-    return std::string(x) + "/nnbench";
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : "/tmp") + "/.cache/nnbench";
-}
-
-std::string stamp(const std::string& path) {
-  std::error_code ec;
-  const auto t = fs::last_write_time(path, ec);
-  return path + "@" +
-         (ec ? "missing" : std::to_string(t.time_since_epoch().count()));
-}
-
-std::string hello_key(const Framework& f, const std::string& python) {
-  const std::string dir = frameworks_dir();
-  const fs::path env = fs::path(python).parent_path().parent_path();
-  std::string key = stamp(python) + " " + stamp(dir + "/common/worker.py") +
-                    " " + stamp(dir + "/" + f.folder + "/engine.py");
-  // The environment's packages (pip and apt touch these folders).
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(env / "lib", ec))
-    if (e.path().filename().string().rfind("python", 0) == 0)
-      for (const char* sub : {"site-packages", "dist-packages"})
-        if (fs::exists(e.path() / sub))
-          key += " " + stamp((e.path() / sub).string());
-  return key;
-}
-
-// What describe() and supports() read from hello, of the kinds they read
-// it as: a malformed hello makes the engine unavailable naming the field,
-// never a JSON library's exception in every command.
-void check_hello(const json& r) {
-  const auto fail = [](const std::string& key, const char* kind) {
-    throw std::runtime_error("its hello reply's '" + key + "' is not " + kind);
-  };
-  for (const char* k : {"framework", "version", "python", "environment"})
-    if (r.contains(k) && !r[k].is_string()) fail(k, "a string");
-  for (const char* k : {"devices", "precisions", "optimizers", "exports"}) {
-    if (!r.contains(k)) continue;
-    if (!r[k].is_array()) fail(k, "a list of strings");
-    for (const auto& v : r[k])
-      if (!v.is_string()) fail(k, "a list of strings");
-  }
-  if (r.contains("checks_shapes") && !r["checks_shapes"].is_boolean())
-    fail("checks_shapes", "true or false");
-  if (!r.contains("unsupported")) return;
-  if (!r["unsupported"].is_array()) fail("unsupported", "a list of objects");
-  for (const auto& gap : r["unsupported"]) {
-    if (!gap.is_object()) fail("unsupported", "a list of objects");
-    for (const char* k : {"op", "attribute", "precision", "why"})
-      if (gap.contains(k) && !gap[k].is_string())
-        fail(std::string("unsupported[].") + k, "a string");
-  }
-}
-
-json cached_hello(const Framework& f, const std::string& key) {
-  std::ifstream in(cache_dir() + "/hello-" + f.name + ".json");
-  if (!in) return nullptr;
-  try {
-    const json j = json::parse(in);
-    if (j.value("key", "") == key) {
-      check_hello(j.at("reply"));
-      return j.at("reply");
-    }
-  } catch (const std::exception&) {
-  }
-  return nullptr;
-}
-
-void keep_hello(const Framework& f, const std::string& key, const json& reply) {
-  try {
-    fs::create_directories(cache_dir());
-    util::write_file_atomically(cache_dir() + "/hello-" + f.name + ".json",
-                                json{{"key", key}, {"reply", reply}}.dump());
-  } catch (const std::exception&) {
-    // A cache that cannot be written costs the next command a second.
-  }
-}
-
-const Hello& hello(const Framework& f) {
-  static std::mutex mu;
-  static std::map<std::string, Hello> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  if (const auto it = cache.find(f.name); it != cache.end()) return it->second;
-  Hello h;
-  h.python = f.impossible.empty() ? python_of(f) : "";
-  if (!f.impossible.empty()) {
-    h.unavailable = "cannot be installed here: " + f.impossible;
-  } else if (h.python.empty()) {
-    h.unavailable = "no Python environment for " + f.name + ": run " + f.setup;
-  } else {
-    try {
-      const std::string key = hello_key(f, h.python);
-      h.reply = cached_hello(f, key);
-      if (h.reply.is_null()) {
-        Scratch s;
-        auto p = start(f, h.python, s);
-        h.reply = p->request({{"op", "hello"}}, start_timeout_seconds());
-        check_hello(h.reply);
-        keep_hello(f, key, h.reply);
-      }
-    } catch (const std::exception& e) {
-      h.unavailable = f.name + " does not start in " + h.python + " (" +
-                      e.what() + "): run " + f.setup;
-    }
-  }
-  return cache.emplace(f.name, std::move(h)).first->second;
-}
 
 class WorkerBackend : public backend::Backend {
  public:
@@ -481,7 +275,7 @@ class WorkerBackend : public backend::Backend {
     Checker& c = checkers[f_.name];
     try {
       if (!c.process) c.process = start(f_, h.python, c.scratch);
-      c.process->request({{"op", "check"}, {"model", model::to_json(m)}},
+      c.process->request("check", {{"model", worker_model(m)}},
                          timeout_seconds());
     } catch (const backend::Unimplemented& e) {
       s = backend::Support::no(e.what());
@@ -502,9 +296,9 @@ class WorkerBackend : public backend::Backend {
     Scratch scratch;
     write_tensors(scratch.file("params"), seeded_params(m, seed));
     auto p = start(f_, h.python, scratch);
-    p->request({{"op", "export"},
-                {"format", format},
-                {"model", model::to_json(m)},
+    p->request("export",
+               {{"format", format},
+                {"model", worker_model(m)},
                 {"params", scratch.file("params")},
                 {"file", scratch.file("model")}},
                timeout_seconds());
@@ -532,10 +326,7 @@ class WorkerBackend : public backend::Backend {
 
 std::string venvs_dir() {
   if (const char* d = std::getenv("NNBENCH_VENVS"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x)
-    return std::string(x) + "/nnbench/venvs";
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : "/tmp") + "/.local/share/nnbench/venvs";
+  return util::data_dir() + "/venvs";
 }
 
 std::unique_ptr<backend::Backend> make_worker_backend(Framework f) {

@@ -4,8 +4,8 @@
 // Python environment, built from nnbench's description with the same
 // seeded weights, fed the same batches before any clock, and asked for
 // self-timed steps in chunks (backend::Executable::timed_steps). Adding a
-// framework is its folder under frameworks/ (engine.py, requirements.txt)
-// and one line in src/backends/registry.cpp.
+// framework is its folder under frameworks/ (framework.toml, engine.py,
+// requirements.txt): no C++ (manifest.h).
 #include <memory>
 #include <string>
 #include <vector>

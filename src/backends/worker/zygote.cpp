@@ -22,6 +22,7 @@
 #include "backends/worker/process.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/spawn.h"
 #include "util/temp_dir.h"
 #include "util/text.h"
 
@@ -62,34 +63,26 @@ int try_connect(const std::string& path) {
 // process's descriptors (a temporary folder lives while its holders do).
 pid_t spawn(const std::vector<std::string>& argv,
             const std::vector<std::string>& env_text, const std::string& log) {
-  std::vector<std::string> a = argv, e = env_text;
-  std::vector<char*> args, envp;
-  for (auto& s : a) args.push_back(s.data());
-  args.push_back(nullptr);
-  for (auto& s : e) envp.push_back(s.data());
-  envp.push_back(nullptr);
   const int log_fd =
       open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (log_fd < 0)
     throw Error("cannot write the zygote's log " + log + ": " +
                 std::strerror(errno));
-  const pid_t pid = fork();
-  if (pid < 0) {
+  util::SpawnOptions o;
+  o.env = env_text;
+  o.fds = {{log_fd, 1}, {log_fd, 2}};
+  o.null_stdin = true;
+  o.close_others = true;
+  o.group = util::SpawnOptions::Group::kOwnSession;
+  o.die_with_parent = false;  // it watches its owner itself (pidfd)
+  try {
+    const pid_t pid = util::spawn(argv, o);
     close(log_fd);
-    throw Error(std::string("fork: ") + std::strerror(errno));
+    return pid;
+  } catch (...) {
+    close(log_fd);
+    throw;
   }
-  if (pid == 0) {
-    setsid();
-    const int null_fd = open("/dev/null", O_RDONLY);
-    if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 ||
-        dup2(log_fd, 2) < 0)
-      _exit(127);
-    close_range(3, ~0u, 0);
-    execve(args[0], args.data(), envp.data());
-    _exit(127);
-  }
-  close(log_fd);
-  return pid;
 }
 
 }  // namespace

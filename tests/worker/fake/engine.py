@@ -6,7 +6,8 @@ FAKE_MODE picks its behaviour:
   hang     never answers the first step;
   garbage  answers the first step with a line that is not JSON;
   chatty   prints to stdout and stderr around every answer (harmless);
-  liar     reports each step as 10 s (more than the call took);
+  liar     makes the worker's clock report each step as 10 s (more than
+           the call took);
   unimpl   refuses to compile with NotImplementedError naming a layer;
   escapes  prints terminal escape sequences, then crashes at the first step;
   escaped-reply  fails the first step with escape sequences in its message;
@@ -40,6 +41,10 @@ class Engine:
             raise NotImplementedError("layer 'dense_1' (linear): fake refuses it")
         if MODE == "noeffective":
             return None
+        if MODE == "liar":
+            # The worker's clock itself lies: 10 s between any two readings.
+            ticks = iter(range(0, 10**9, 10))
+            time.perf_counter = lambda: float(next(ticks))
         self.params = params
         self.out = np.zeros((2, 10), np.float32)
         return {"threads": options["threads"], "device": "cpu",
@@ -52,7 +57,7 @@ class Engine:
     def load_batches(self, t):
         self.n = sum(1 for k in t if k.startswith("input."))
 
-    def steps(self, mode, first, n):
+    def step(self, batch: int) -> None:
         if MODE == "crash":
             os.kill(os.getpid(), signal.SIGSEGV)
         if MODE == "hang":
@@ -71,12 +76,14 @@ class Engine:
         if MODE == "chatty":
             print("a framework's chatter on stdout", flush=True)
             print("and on stderr", file=sys.stderr, flush=True)
-        out = []
-        for _ in range(n):
-            t0 = time.perf_counter()
-            time.sleep(STEP)
-            out.append(10.0 if MODE == "liar" else time.perf_counter() - t0)
-        return out, (0.5 if mode == "train" else None)
+        time.sleep(STEP)
+
+    def train_step(self, batch: int) -> float:
+        self.step(batch)
+        return 0.5
+
+    def infer_step(self, batch: int) -> None:
+        self.step(batch)
 
     def output(self):
         return {"output": self.out}
