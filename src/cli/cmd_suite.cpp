@@ -199,33 +199,14 @@ std::string fallback_out(const std::string& run_id) {
   }
 }
 
-int suite_command(SuiteArgs& a, const CLI::App& app) {
-  if (a.list) return list_suites(a, app);
-  const study::SuiteSpec spec = study::load_suite(a.name);
-  study::check_names(spec, backend::backend_names());
-  const auto cases = study::plan(spec, plan_options(a, app));
-  check_rules(cases, spec);
-  // Before the first case (and with --check): not 36 cases failing alike.
-  study::check_datasets(cases);
+// How the suite runs: its cost rule, isolation limits and the command.
+study::SuiteRunOptions run_options(const SuiteArgs& a,
+                                   const study::SuiteSpec& spec) {
   study::SuiteRunOptions o;
   o.pricing = cost_rule(a, spec);
   if (o.pricing)
     o.instance = cost::find_instance(
         cost::load_catalog(cost::default_catalog_path()), o.pricing->instance);
-  if (a.check) {
-    fmt::print("{}: ok, {} cases, {}\n", spec.file, cases.size(),
-               when(estimate(cases)));
-    return kExitOk;
-  }
-  if (!a.out.empty()) util::check_writable(a.out);
-  std::optional<study::Store> store;
-  if (!a.no_store) store.emplace(study::Store::path_or_default(a.db));
-  const auto done =
-      study::resumable(store ? &*store : nullptr, a.resume, spec, cases);
-
-  const machine::Environment env = capture_and_warn();
-  const int threads = machine::resolve_threads(a.request.options.threads);
-  const machine::Peak peak = measure_peak(threads, &env.cpu);
   o.in_process = a.in_process;
   o.find_max_batch = a.find_max_batch;
   o.max_batch_cap = a.max_batch_cap;
@@ -234,19 +215,26 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   o.resume = a.resume;
   for (const auto& s : a.argv) o.command += (o.command.empty() ? "" : " ") + s;
   o.interleave_seed = a.interleave;
+  return o;
+}
 
-  Progress progress(cases.size(), estimate(cases));
-  std::string run_id;
+// What the suite says as it goes: its first line, each case's progress,
+// notes, and what happens when the store fails mid-run. `run_id` is set
+// when the run begins.
+study::SuiteEvents suite_events(SuiteArgs& a, const study::SuiteSpec& spec,
+                                size_t cases, size_t stored, int threads,
+                                const machine::Peak& peak, Progress& progress,
+                                std::string& run_id) {
   study::SuiteEvents ev;
-  ev.began = [&](const std::string& id) {
+  ev.began = [&a, &spec, &run_id, cases, stored, threads,
+              gflops = peak.gflops](const std::string& id) {
     run_id = id;
-    fmt::print(
-        stderr,
-        "nnbench: suite {} ({} cases{}), {} threads, peak {:.0f} "
-        "GFLOP/s, run {}\n",
-        spec.name, cases.size(),
-        done.empty() ? "" : fmt::format(", {} already stored", done.size()),
-        threads, peak.gflops, id.empty() ? "(not stored)" : id);
+    fmt::print(stderr,
+               "nnbench: suite {} ({} cases{}), {} threads, peak {:.0f} "
+               "GFLOP/s, run {}\n",
+               spec.name, cases,
+               stored == 0 ? "" : fmt::format(", {} already stored", stored),
+               threads, gflops, id.empty() ? "(not stored)" : id);
     // An interrupt ends the case in flight (and its processes) and says
     // how to go on.
     util::lifeline::install();
@@ -258,10 +246,11 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
             : "nnbench: interrupted; the finished cases are stored in run " +
                   id + ": rerun the same command with --resume " + id);
   };
-  ev.started = [&](size_t i, const study::PlannedCase& c, double est) {
+  ev.started = [&progress](size_t i, const study::PlannedCase& c, double est) {
     progress.start(i, c, est);
   };
-  ev.finished = [&](const study::PlannedCase& c, const results::Record& r) {
+  ev.finished = [&progress](const study::PlannedCase& c,
+                            const results::Record& r) {
     progress.finish(c, r);
   };
   ev.note = [](const std::string& s) {
@@ -271,7 +260,7 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   // A store that fails mid-run (read-only, full, damaged) never costs a
   // finished case: every record goes to --out, or a file named after the
   // run, and the exit code is 3.
-  ev.error = [&](const std::string& why) {
+  ev.error = [&a, &run_id](const std::string& why) {
     if (a.out.empty()) a.out = fallback_out(run_id);
     util::lifeline::set_note(
         "nnbench: interrupted; the results store failed (" + why +
@@ -281,26 +270,12 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
                "of this invocation goes to {}\n",
                why, a.out);
   };
-  // Framework workers forked from one zygote per engine and environment,
-  // its import done once (backends/worker/zygote.h). Not while searching
-  // for the largest batch that fits: the idle zygotes' memory would move
-  // where a case runs out of it.
-  std::optional<backends::worker::zygote::Zygotes> zygotes;
-  if (!a.fresh_workers && !a.find_max_batch) zygotes.emplace();
-  const study::SuiteOutcome r = study::run_suite(
-      spec, cases, store ? &*store : nullptr, done, env, peak, o, ev);
-  if (r.interrupted) {
-    // What finished reaches --out (or the file the store's failure
-    // chose); the note says how to go on.
-    if (!a.out.empty()) {
-      write_results_file(a.out, r.report);
-      fmt::print(stderr, "nnbench: wrote the finished cases to {}\n", a.out);
-    }
-    fmt::print(stderr, "{}\n", util::lifeline::note());
-    return 128 + r.interrupted;
-  }
-  util::lifeline::set_note("");
+  return ev;
+}
 
+// The finished suite's tables, its results file and its exit code.
+int report_suite(const SuiteArgs& a, const study::SuiteOutcome& r,
+                 const study::Store* store) {
   const auto& report = r.report;
   const auto inference = results::inference_runs(report.other);
   if (!report.results.empty() || (report.training.empty() && inference.empty()))
@@ -320,6 +295,55 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
                store->path());
   if (!r.store_error.empty()) return kExitIo;
   return r.failures ? kExitRunNotOk : kExitOk;
+}
+
+int suite_command(SuiteArgs& a, const CLI::App& app) {
+  if (a.list) return list_suites(a, app);
+  const study::SuiteSpec spec = study::load_suite(a.name);
+  study::check_names(spec, backend::backend_names());
+  const auto cases = study::plan(spec, plan_options(a, app));
+  check_rules(cases, spec);
+  // Before the first case (and with --check): not 36 cases failing alike.
+  study::check_datasets(cases);
+  const study::SuiteRunOptions o = run_options(a, spec);
+  if (a.check) {
+    fmt::print("{}: ok, {} cases, {}\n", spec.file, cases.size(),
+               when(estimate(cases)));
+    return kExitOk;
+  }
+  if (!a.out.empty()) util::check_writable(a.out);
+  std::optional<study::Store> store;
+  if (!a.no_store) store.emplace(study::Store::path_or_default(a.db));
+  const auto done =
+      study::resumable(store ? &*store : nullptr, a.resume, spec, cases);
+
+  const machine::Environment env = capture_and_warn();
+  const int threads = machine::resolve_threads(a.request.options.threads);
+  const machine::Peak peak = measure_peak(threads, &env.cpu);
+  Progress progress(cases.size(), estimate(cases));
+  std::string run_id;
+  const study::SuiteEvents ev = suite_events(a, spec, cases.size(), done.size(),
+                                             threads, peak, progress, run_id);
+  // Framework workers forked from one zygote per engine and environment,
+  // its import done once (backends/worker/zygote.h). Not while searching
+  // for the largest batch that fits: the idle zygotes' memory would move
+  // where a case runs out of it.
+  std::optional<backends::worker::zygote::Zygotes> zygotes;
+  if (!a.fresh_workers && !a.find_max_batch) zygotes.emplace();
+  const study::SuiteOutcome r = study::run_suite(
+      spec, cases, store ? &*store : nullptr, done, env, peak, o, ev);
+  if (r.interrupted) {
+    // What finished reaches --out (or the file the store's failure
+    // chose); the note says how to go on.
+    if (!a.out.empty()) {
+      write_results_file(a.out, r.report);
+      fmt::print(stderr, "nnbench: wrote the finished cases to {}\n", a.out);
+    }
+    fmt::print(stderr, "{}\n", util::lifeline::note());
+    return 128 + r.interrupted;
+  }
+  util::lifeline::set_note("");
+  return report_suite(a, r, store ? &*store : nullptr);
 }
 
 }  // namespace
