@@ -1,6 +1,7 @@
-// `nnbench results`: what the store holds. list, show RUN_ID, export RUN_ID
-// --format csv|json|md (markdown in the studies' shape: a row per network,
-// a column per thread count or batch size, OOM cells marked).
+// `nnbench results`: what the store holds. list (each run's machine), show
+// RUN_ID, export RUN_ID --format csv|json|md (markdown in the studies'
+// shape: a row per network, a column per thread count or batch size, OOM
+// cells marked), import FILE... (runs made elsewhere: study/transfer.h).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "study/cost.h"
 #include "study/derive.h"
 #include "study/store.h"
+#include "study/transfer.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/text.h"
@@ -22,6 +24,7 @@ namespace {
 
 struct ResultsArgs {
   std::string db, run_id, format = "md", out;
+  std::vector<std::string> files;  // import
 };
 
 study::Store open(const ResultsArgs& a) {
@@ -35,14 +38,48 @@ study::RunRow need_run(study::Store& s, const std::string& id) {
   return *r;
 }
 
+// The machine a run was made on, from its environment: the CPU's name,
+// its microarchitecture and the logical CPUs; "-" where none is recorded.
+std::string machine_of(const nlohmann::json& env) {
+  if (!env.is_object() || !env.contains("cpu") || !env["cpu"].is_object())
+    return "-";
+  const auto& c = env["cpu"];
+  std::string m = c.value("name", std::string("?"));
+  if (const std::string u = c.value("microarchitecture", std::string());
+      !u.empty())
+    m += " (" + u + ")";
+  if (env.contains("logical_cpus") && env["logical_cpus"].is_number_integer())
+    m += ", " + std::to_string(env["logical_cpus"].get<int>()) + " CPUs";
+  return util::printable(m);
+}
+
 int list_runs(const ResultsArgs& a) {
   auto s = open(a);
-  Table t({"run", "suite", "created (UTC)", "finished", "cases", "stored"});
+  Table t({"run", "suite", "machine", "created (UTC)", "finished", "cases",
+           "stored"});
   for (const auto& r : s.runs())
-    t.add({r.id, r.suite, r.created_utc,
+    t.add({r.id, r.suite, machine_of(r.environment), r.created_utc,
            r.finished_utc.empty() ? "no" : r.finished_utc,
            std::to_string(r.cases), std::to_string(r.stored)});
   fmt::print("{}", t.str());
+  return kExitOk;
+}
+
+// Runs made elsewhere into this store: every input read and checked
+// before anything is written (study/transfer.h).
+int import_runs(const ResultsArgs& a) {
+  std::vector<study::RunCopy> runs;
+  for (const auto& f : a.files)
+    for (auto& c : study::read_runs(f)) runs.push_back(std::move(c));
+  study::Store s(study::Store::path_or_default(a.db));
+  const study::ImportPlan plan = study::plan_import(s, std::move(runs));
+  for (const auto& id : plan.known)
+    fmt::print("run {}: already in {}, skipped\n", id, s.path());
+  for (const auto& c : plan.add) {
+    s.insert_run(c.run, c.results, c.derived);
+    fmt::print("run {}: imported from {} ({} results, {})\n", c.run.id, c.from,
+               c.results.size(), machine_of(c.run.environment));
+  }
   return kExitOk;
 }
 
@@ -255,14 +292,6 @@ std::string export_md(const study::RunRow& run,
   return out;
 }
 
-nlohmann::json derived_json(const std::vector<study::DerivedRow>& rows) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& r : rows)
-    out.push_back(
-        {{"name", r.name}, {"group", r.group}, {"x", r.x}, {"value", r.value}});
-  return out;
-}
-
 // Speed-up and efficiency as the thread-sweep table DLBench prints: a row
 // per case group, a column per thread count.
 std::string derived_md(const std::vector<study::DerivedRow>& rows) {
@@ -311,25 +340,8 @@ int export_run(const ResultsArgs& a) {
   if (a.format == "csv") {
     text = export_csv(rows);
   } else if (a.format == "json") {
-    nlohmann::json records = nlohmann::json::array();
-    for (const auto& r : rows)
-      records.push_back(
-          {{"index", r.index}, {"case_key", r.key}, {"record", r.record}});
-    text = nlohmann::json{{"run",
-                           {{"id", run.id},
-                            {"suite", run.suite},
-                            {"suite_file", run.suite_file},
-                            {"created_utc", run.created_utc},
-                            {"finished_utc", run.finished_utc},
-                            {"command", run.command},
-                            {"options", run.options},
-                            {"cases", run.cases}}},
-                          {"environment", run.environment},
-                          {"peak", run.peak},
-                          {"derived", derived_json(derived)},
-                          {"results", records}}
-               .dump(2) +
-           "\n";
+    // The whole run, as `results import` reads it on another machine.
+    text = study::run_json({run, rows, derived, s.path()}).dump(2) + "\n";
   } else {
     text = export_md(run, rows) + derived_md(derived);
     if (run.options.contains("cost"))
@@ -362,9 +374,18 @@ Action add_results(CLI::App& app) {
       ->check(CLI::IsMember({"csv", "json", "md"}))
       ->capture_default_str();
   exp->add_option("--out", a->out, "Write here instead of stdout");
-  return [a, list, show, exp] {
+  auto* imp = app.add_subcommand(
+      "import",
+      "Runs made elsewhere into this store: other stores (.db) or JSON "
+      "exports (results export --format json); a run already here is "
+      "skipped, an id clash with other content is an error");
+  imp->add_option("files", a->files, "Stores or run exports")
+      ->required()
+      ->check(CLI::ExistingFile);
+  return [a, list, show, exp, imp] {
     if (list->parsed()) return list_runs(*a);
     if (show->parsed()) return show_run(*a);
+    if (imp->parsed()) return import_runs(*a);
     return export_run(*a);
   };
 }

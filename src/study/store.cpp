@@ -341,7 +341,8 @@ std::vector<ResultRow> Store::results(const std::string& run_id) {
         db_,
         "SELECT case_index, case_key, label, scenario, model, backend, "
         "precision, mode, batch, threads, repetition, state, valid, "
-        "median_seconds, samples_per_second, record FROM results WHERE "
+        "median_seconds, samples_per_second, record, created_utc FROM results "
+        "WHERE "
         "run_id = ? ORDER BY case_index");
     q.bind(1, run_id);
     std::vector<ResultRow> out;
@@ -365,9 +366,81 @@ std::vector<ResultRow> Store::results(const std::string& run_id) {
       r.samples_per_second =
           q.getColumn(14).isNull() ? 0 : q.getColumn(14).getDouble();
       r.record = nlohmann::json::parse(q.getColumn(15).getString());
+      r.created_utc = q.getColumn(16).getString();
       out.push_back(std::move(r));
     }
     return out;
+  });
+}
+
+void Store::insert_run(const RunRow& run, const std::vector<ResultRow>& results,
+                       const std::vector<DerivedRow>& derived) {
+  return guarded("importing a run", [&] {
+    SQLite::Transaction t(db_);
+    SQLite::Statement q(db_,
+                        "INSERT INTO runs (id, suite, suite_file, created_utc, "
+                        "finished_utc, command, environment, peak, options, "
+                        "cases) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    q.bind(1, run.id);
+    q.bind(2, run.suite);
+    q.bind(3, run.suite_file);
+    q.bind(4, run.created_utc);
+    if (run.finished_utc.empty())
+      q.bind(5);
+    else
+      q.bind(5, run.finished_utc);
+    q.bind(6, run.command);
+    q.bind(7, run.environment.dump());
+    q.bind(8, run.peak.dump());
+    q.bind(9, run.options.dump());
+    q.bind(10, run.cases);
+    q.exec();
+    for (const auto& r : results) {
+      SQLite::Statement a(
+          db_,
+          "INSERT INTO results (run_id, case_index, case_key, label, "
+          "scenario, model, backend, precision, mode, batch, threads, "
+          "repetition, state, valid, median_seconds, samples_per_second, "
+          "record, created_utc) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      a.bind(1, run.id);
+      a.bind(2, r.index);
+      a.bind(3, r.key);
+      a.bind(4, r.label);
+      a.bind(5, r.scenario);
+      a.bind(6, r.model);
+      a.bind(7, r.backend);
+      a.bind(8, r.precision);
+      a.bind(9, r.mode);
+      a.bind(10, r.batch);
+      a.bind(11, r.threads);
+      a.bind(12, r.repetition);
+      a.bind(13, r.state);
+      a.bind(14, r.valid ? 1 : 0);
+      if (r.median_seconds > 0)
+        a.bind(15, r.median_seconds);
+      else
+        a.bind(15);
+      if (r.samples_per_second > 0)
+        a.bind(16, r.samples_per_second);
+      else
+        a.bind(16);
+      a.bind(17, r.record.dump());
+      a.bind(18, r.created_utc);
+      a.exec();
+    }
+    for (const auto& d : derived) {
+      SQLite::Statement a(db_,
+                          "INSERT INTO derived (run_id, name, grp, x, value) "
+                          "VALUES (?, ?, ?, ?, ?)");
+      a.bind(1, run.id);
+      a.bind(2, d.name);
+      a.bind(3, d.group);
+      a.bind(4, d.x);
+      a.bind(5, d.value);
+      a.exec();
+    }
+    t.commit();
   });
 }
 

@@ -33,6 +33,7 @@ struct ResultRow {
   int threads = 0, repetition = 0;
   bool valid = false;
   double median_seconds = 0, samples_per_second = 0;  // 0 when not measured
+  std::string created_utc;
   nlohmann::json record;
 };
 
@@ -73,6 +74,10 @@ class Store {
   void add_result(const std::string& run_id, int index, const PlannedCase& p,
                   const results::Record& r);
   std::set<std::string> stored_keys(const std::string& run_id);
+  // A run made elsewhere, as it was there (its id, times, results and
+  // derived figures), in one transaction (study/transfer.h).
+  void insert_run(const RunRow& run, const std::vector<ResultRow>& results,
+                  const std::vector<DerivedRow>& derived);
   // Replaces the run's derived figures (recomputed from all its results).
   void set_derived(const std::string& run_id,
                    const std::vector<DerivedRow>& rows);
