@@ -65,6 +65,67 @@ int list_runs(const ResultsArgs& a) {
   return kExitOk;
 }
 
+// A study split over machines (study/shard.h), gathered in this store:
+// every shard there once, each with all its cases, all of one plan.
+int check_study(const ResultsArgs& a) {
+  auto s = open(a);
+  std::vector<study::RunRow> runs;
+  for (const auto& r : s.runs())
+    if (r.options.contains("shard") && r.options["shard"].is_object() &&
+        r.options["shard"].value("study", std::string()) == a.run_id)
+      runs.push_back(r);
+  if (runs.empty())
+    throw Error("no shard of study '" + a.run_id + "' in " + s.path() +
+                " (import the shards' stores: nnbench results import)");
+  const auto& first = runs.front().options["shard"];
+  const int count = first.value("count", 0);
+  const std::string plan = first.value("study_plan_sha256", std::string());
+  const int planned = first.value("study_cases", 0);
+  std::vector<std::string> problems;
+  std::map<int, std::vector<const study::RunRow*>> by_shard;
+  Table t({"shard", "run", "machine", "cases", "stored"});
+  int stored = 0;
+  for (const auto& r : runs) {
+    const auto& sh = r.options["shard"];
+    const int index = sh.value("index", -1);
+    by_shard[index].push_back(&r);
+    stored += r.stored;
+    t.add({std::to_string(index) + "/" + std::to_string(sh.value("count", 0)),
+           r.id, machine_of(r.environment), std::to_string(r.cases),
+           std::to_string(r.stored)});
+    if (sh.value("count", 0) != count ||
+        sh.value("study_plan_sha256", std::string()) != plan)
+      problems.push_back("run " + r.id +
+                         " planned another study under the same name (its "
+                         "shard count or whole plan differs from run " +
+                         runs.front().id +
+                         "'s: same suite file, options and "
+                         "engines on every machine?)");
+    if (r.stored < r.cases)
+      problems.push_back("shard " + std::to_string(index) + " (run " + r.id +
+                         ") stored " + std::to_string(r.stored) + " of its " +
+                         std::to_string(r.cases) + " cases");
+  }
+  for (int i = 0; i < count; ++i) {
+    if (!by_shard.count(i))
+      problems.push_back("shard " + std::to_string(i) + " of " +
+                         std::to_string(count) + " is missing");
+    else if (by_shard[i].size() > 1)
+      problems.push_back("shard " + std::to_string(i) + " is here " +
+                         std::to_string(by_shard[i].size()) +
+                         " times: its cases would count twice");
+  }
+  fmt::print("{}", t.str());
+  if (problems.empty()) {
+    fmt::print("study {}: complete, {} shards, {} of {} cases stored\n",
+               a.run_id, count, stored, planned);
+    return kExitOk;
+  }
+  fmt::print("study {}: incomplete:\n", a.run_id);
+  for (const auto& p : problems) fmt::print("  {}\n", p);
+  return kExitRunNotOk;
+}
+
 // Runs made elsewhere into this store: every input read and checked
 // before anything is written (study/transfer.h).
 int import_runs(const ResultsArgs& a) {
@@ -382,8 +443,14 @@ Action add_results(CLI::App& app) {
   imp->add_option("files", a->files, "Stores or run exports")
       ->required()
       ->check(CLI::ExistingFile);
-  return [a, list, show, exp, imp] {
+  auto* stu = app.add_subcommand(
+      "study",
+      "A study split over machines (suite --shard), gathered here: every "
+      "shard once, each with all its cases (exit 1 when not)");
+  stu->add_option("name", a->run_id, "The study's name (--study)")->required();
+  return [a, list, show, exp, imp, stu] {
     if (list->parsed()) return list_runs(*a);
+    if (stu->parsed()) return check_study(*a);
     if (show->parsed()) return show_run(*a);
     if (imp->parsed()) return import_runs(*a);
     return export_run(*a);

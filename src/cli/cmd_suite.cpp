@@ -40,7 +40,8 @@ struct SuiteArgs {
   std::optional<uint64_t> interleave;
   std::optional<int> repetitions;
   std::optional<double> timeout, memory_limit;
-  std::string instance;  // replaces the suite's [cost] instance
+  std::string instance;      // replaces the suite's [cost] instance
+  std::string shard, study;  // study/shard.h
   std::optional<int> baseline_threads;
   std::vector<std::string> argv;  // for the run's record
 };
@@ -301,11 +302,23 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   if (a.list) return list_suites(a, app);
   const study::SuiteSpec spec = study::load_suite(a.name);
   study::check_names(spec, backend::backend_names());
-  const auto cases = study::plan(spec, plan_options(a, app));
+  const auto all = study::plan(spec, plan_options(a, app));
+  const auto shard =
+      study::resolve_shard(a.shard, a.study, study::process_env());
+  const auto cases = shard ? study::share(all, *shard) : all;
   check_rules(cases, spec);
   // Before the first case (and with --check): not 36 cases failing alike.
   study::check_datasets(cases);
-  const study::SuiteRunOptions o = run_options(a, spec);
+  study::SuiteRunOptions o = run_options(a, spec);
+  if (shard) {
+    o.shard = shard;
+    o.study_plan_sha256 = study::plan_hash(all);
+    o.study_cases = static_cast<int>(all.size());
+    fmt::print(stderr,
+               "nnbench: study {}, shard {} of {} ({}): {} of {} cases\n",
+               shard->study, shard->index, shard->count, shard->from,
+               cases.size(), all.size());
+  }
   if (a.check) {
     fmt::print("{}: ok, {} cases, {}\n", spec.file, cases.size(),
                when(estimate(cases)));
@@ -375,6 +388,14 @@ Action add_suite(CLI::App& app) {
                  "Shuffle the case order with this seed (recorded), so slow "
                  "drift of a shared machine spreads over all cases (0 to "
                  "2^64-1)");
+  app.add_option("--shard", a->shard,
+                 "Run one shard of the study split over machines: I/N "
+                 "(0 <= I < N <= 10000), auto (a Slurm job array's task), or "
+                 "auto/N (a Kubernetes Indexed Job's JOB_COMPLETION_INDEX of "
+                 "N); every N-th case by key, the same split on every machine");
+  app.add_option("--study", a->study,
+                 "With --shard: the study's name, shared by its shards "
+                 "(default in a Slurm array: slurm-JOBID)");
   app.add_flag("--fresh-workers", a->fresh_workers,
                "Start every case's framework worker as a new process that "
                "imports its framework, instead of forking it from the "

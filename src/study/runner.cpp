@@ -79,6 +79,13 @@ std::string begin(Store& store, const SuiteSpec& spec,
       {"interleave_seed", o.interleave_seed ? nlohmann::json(*o.interleave_seed)
                                             : nlohmann::json()}};
   if (o.pricing) row.options["cost"] = cost_json(*o.pricing, *o.instance);
+  if (o.shard)
+    row.options["shard"] = {{"study", o.shard->study},
+                            {"index", o.shard->index},
+                            {"count", o.shard->count},
+                            {"from", o.shard->from},
+                            {"study_plan_sha256", o.study_plan_sha256},
+                            {"study_cases", o.study_cases}};
   row.cases = static_cast<int>(cases.size());
   return store.begin_run(row);
 }

@@ -18,6 +18,7 @@
 #include "results/result.h"
 #include "study/child.h"
 #include "study/plan.h"
+#include "study/shard.h"
 #include "study/store.h"
 #include "study/suite_file.h"
 
@@ -33,6 +34,11 @@ struct SuiteRunOptions {
   std::optional<uint64_t> interleave_seed;
   std::optional<CostRule> pricing;  // with `instance` from the catalog
   std::optional<cost::Instance> instance;
+  // One shard of a study split over machines (shard.h): recorded with the
+  // whole plan's hash and size, from which gathering checks the shards.
+  std::optional<Shard> shard;
+  std::string study_plan_sha256;
+  int study_cases = 0;
 };
 
 // What the command line shows as the suite goes.
