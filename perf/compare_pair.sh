@@ -7,21 +7,26 @@
 # most cases; A against C "slower" where the model scales with threads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=build/release/bin/nnbench
+. perf/lib.sh
 db=$(mktemp -d)/pair.db
 run() {
-  $bin suite quick --db "$db" --on-contention warn --warmup-time 0.3 \
+  "$NNBENCH" suite quick --db "$db" --on-contention warn --warmup-time 0.3 \
     --min-time 0.5 "$@" > /dev/null 2>&1 || true
 }
-for i in 1 2 3; do
-  run --repetitions 2 --interleave "$i"
-  run --repetitions 2 --interleave "$((i + 10))"
-done
+side() {  # round A|B: B shuffles with A's seed + 10, so the orders differ
+  if [ "$2" = A ]; then
+    run --repetitions 2 --interleave "$1"
+  else
+    run --repetitions 2 --interleave "$(($1 + 10))"
+  fi
+}
+alternate 3 side A B
 run --repetitions 6 --threads 1 --interleave 99
-ids=($($bin results --db "$db" list | awk 'NR > 2 {print $1}'))
+# shellcheck disable=SC2207  # run ids are single words; a failed list stops here
+ids=($(stored_runs "$db"))
 a="${ids[0]},${ids[2]},${ids[4]}"
 b="${ids[1]},${ids[3]},${ids[5]}"
 echo "## A ($a) against B ($b): same suite, same threads, interleaved"
-$bin compare "$a" "$b" --db "$db"
+"$NNBENCH" compare "$a" "$b" --db "$db"
 echo "## A against C (${ids[6]}, 1 thread)"
-$bin compare "$a" "${ids[6]}" --db "$db" --ignore-threads
+"$NNBENCH" compare "$a" "${ids[6]}" --db "$db" --ignore-threads

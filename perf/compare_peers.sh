@@ -6,19 +6,22 @@
 # both sides. All use the OpenMP OpenBLAS, as nnbench applies it itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. perf/lib.sh
 rounds=${ROUNDS:-5}
-bin=build/release/bin
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp
 nn() {  # model -> median ms
-  $bin/nnbench run --model "$1" --backend torch --batch 128 --threads 2 --min-time 3 \
+  "$NNBENCH" run --model "$1" --backend torch --batch 128 --threads 2 --min-time 3 \
     --out /tmp/nnbench_peer.json >/dev/null 2>&1
-  /usr/bin/python3 -c "import json; print('%.3f' % (json.load(open('/tmp/nnbench_peer.json'))['results'][0]['stats_seconds']['median']*1e3))"
+  median_ms /tmp/nnbench_peer.json
 }
-for r in $(seq "$rounds"); do
-  bare=$($bin/bare_torch_mlp 2 128 1000 | sed 's/.*median \([0-9.]*\) ms.*/\1/')
-  echo "round $r mlp bare_libtorch $bare nnbench $(nn mnist-mlp)"
-  py=$(/usr/bin/python3 perf/peer_pytorch.py --model mlp --min-time 3 | sed 's/.*median \([0-9.]*\) ms.*/\1/')
-  echo "round $r mlp pytorch $py nnbench $(nn mnist-mlp)"
-  py=$(/usr/bin/python3 perf/peer_pytorch.py --model cnn --min-time 3 | sed 's/.*median \([0-9.]*\) ms.*/\1/')
-  echo "round $r cnn pytorch $py nnbench $(nn mnist-cnn)"
-done
+peer_ms() { sed 's/.*median \([0-9.]*\) ms.*/\1/'; }  # a peer's line -> its median
+pair() {  # round model peer: one line, the peer's median then nnbench's
+  local r=$1 model=$2 peer=$3 ms
+  if [ "$peer" = bare_libtorch ]; then
+    ms=$("$perf_bin/bare_torch_mlp" 2 128 1000 | peer_ms)
+  else
+    ms=$(/usr/bin/python3 perf/peers/peer_pytorch.py --model "$model" --min-time 3 | peer_ms)
+  fi
+  echo "round $r $model $peer $ms nnbench $(nn "mnist-$model")"
+}
+alternate "$rounds" pair "mlp bare_libtorch" "mlp pytorch" "cnn pytorch"

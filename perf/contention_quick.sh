@@ -5,17 +5,16 @@
 # (docs/performance.md, "Contention"). Extra arguments go to both suite runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/paths
-bin=$(nnbench_bin release)
+. perf/lib.sh
 out=${OUT:-results/contention-quick-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 uptime
-"$bin" suite quick --on-contention warn --out "$out/idle.json" "$@" || true
+"$NNBENCH" suite quick --on-contention warn --out "$out/idle.json" "$@" || true
 perf/spin.py 1 &
 spinner=$!
 sleep 0.5
-"$bin" suite quick --on-contention warn --out "$out/busy.json" "$@" || true
+"$NNBENCH" suite quick --on-contention warn --out "$out/busy.json" "$@" || true
 kill "$spinner"
 uptime
 /usr/bin/python3 - "$out" <<'PY'

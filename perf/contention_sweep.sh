@@ -11,14 +11,15 @@ cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-2}
 duties=${DUTIES:-"0 0.1 0.25 0.5 1"}
 models=${MODELS:-"mnist-mlp resnet-56"}
-bin=build/release/bin/nnbench
+. perf/lib.sh
 out=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$out"' EXIT
 measure() {  # model duty -> one line
   local model=$1 duty=$2 pid=""
   if [ "$duty" != 0 ]; then perf/spin.py "$duty" & pid=$!; sleep 0.5; fi
-  $bin run --model "$model" --batch 32 --threads 2 --min-time 3 \
+  "$NNBENCH" run --model "$model" --batch 32 --threads 2 --min-time 3 \
     --on-contention warn --out "$out/r.json" >/dev/null 2>&1 || true
+  # shellcheck disable=SC2015  # || true on purpose: no spinner, or it died
   [ -n "$pid" ] && kill "$pid" && wait "$pid" 2>/dev/null || true
   /usr/bin/python3 - "$out/r.json" "$model" "$duty" <<'PY'
 import json, sys
@@ -30,10 +31,8 @@ print(f'{sys.argv[2]} duty {sys.argv[3]} median_ms {r["stats_seconds"]["median"]
       f'steal {u["steal_fraction"]:.3f} {"valid" if r["validity"]["valid"] else "invalid"}')
 PY
 }
+line() { echo "round $1 $(measure "$2" "$3")"; }  # round model duty
+mapfile -t sides < <(grid "$models" "$duties")
 uptime
-for r in $(seq "$rounds"); do
-  for m in $models; do
-    for d in $duties; do echo "round $r $(measure "$m" "$d")"; done
-  done
-done
+alternate "$rounds" line "${sides[@]}"
 uptime

@@ -7,32 +7,30 @@
 # Nothing else may run meanwhile (check uptime before and after).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=build/release/bin
+. perf/lib.sh
 out=${OUT:-/tmp/nnbench-data-parallel}
 rounds=${ROUNDS:-2}
 batch=${BATCH:-128}
 mkdir -p "$out"
-common=(--batch "$batch" --warmup-time 1 --min-time ${MIN_TIME:-4} --on-contention warn)
+common=(--batch "$batch" --warmup-time 1 --min-time "${MIN_TIME:-4}" --on-contention warn)
 # SKIP_RUNS=1: only the all-reduce sweep and the summary of earlier runs.
 [ "${SKIP_RUNS:-0}" = 1 ] && rounds=0
-for round in $(seq "$rounds"); do
-  for model in ${MODELS:-resnet-56 alexnet-r}; do
-    for backend in ${BACKENDS:-onednn torch}; do
-      tag=$model-$backend-r$round
-      $bin/nnbench run --model "$model" --backend "$backend" --threads 2 \
-        "${common[@]}" --out "$out/$tag-1x2.json" >/dev/null 2>&1 || true
-      $bin/nnbench run --model "$model" --backend "$backend" --threads 1 \
-        "${common[@]}" --out "$out/$tag-1x1.json" >/dev/null 2>&1 || true
-      for engine in mpi gloo; do
-        $bin/nnbench run --model "$model" --backend "$backend" --threads 1 \
-          "${common[@]}" --distributed $engine --processes 2 \
-          --out "$out/$tag-2x1-$engine.json" >/dev/null 2>&1 || true
-      done
-    done
+configs() {  # round model backend: 1x2, 1x1, then 2x1 over each engine
+  local tag=$2-$3-r$1 engine
+  "$NNBENCH" run --model "$2" --backend "$3" --threads 2 \
+    "${common[@]}" --out "$out/$tag-1x2.json" >/dev/null 2>&1 || true
+  "$NNBENCH" run --model "$2" --backend "$3" --threads 1 \
+    "${common[@]}" --out "$out/$tag-1x1.json" >/dev/null 2>&1 || true
+  for engine in mpi gloo; do
+    "$NNBENCH" run --model "$2" --backend "$3" --threads 1 \
+      "${common[@]}" --distributed $engine --processes 2 \
+      --out "$out/$tag-2x1-$engine.json" >/dev/null 2>&1 || true
   done
-done
+}
+mapfile -t sides < <(grid "${MODELS:-resnet-56 alexnet-r}" "${BACKENDS:-onednn torch}")
+alternate "$rounds" configs "${sides[@]}"
 for engine in mpi gloo; do
-  tests/distributed/run_ranks.sh 2 $bin/allreduce_bandwidth $engine \
+  tests/distributed/run_ranks.sh 2 "$perf_bin/allreduce_bandwidth" $engine \
     >"$out/allreduce-$engine.txt" 2>/dev/null
 done
 # Step times per configuration (each round's median), then the model.
@@ -62,9 +60,9 @@ for engine in mpi gloo; do
   echo "== all-reduce, $engine"
   cat "$out/allreduce-$engine.txt"
   fit=$(sed -n 's/ring model fit: alpha \([0-9.]*\) us per step, beta \([0-9.]*\) ns.*/\1 \2/p' "$out/allreduce-$engine.txt")
-  for f in "$out"/*-r1-2x1-$engine.json; do
-    one=${f%-2x1-$engine.json}-1x1.json
-    # shellcheck disable=SC2086
-    $bin/scaling_check $fit "$one" "$f" || true
+  for f in "$out"/*-r1-2x1-"$engine".json; do
+    one=${f%-2x1-"$engine".json}-1x1.json
+    # shellcheck disable=SC2086  # fit is two numbers, two arguments
+    "$perf_bin/scaling_check" $fit "$one" "$f" || true
   done
 done

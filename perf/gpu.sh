@@ -7,8 +7,11 @@
 #   [ENGINES=pytorch,jax] [SUITE=suites/gpu.toml] perf/gpu.sh
 # Every step runs even when one before it fails; the log says which did.
 set -u
-cd "$(dirname "$0")/.."
-NNBENCH=${NNBENCH:-build/release/bin/nnbench}
+# No set -e here, so a failed cd stops the script itself (from anywhere
+# else, perf/lib.sh and the build are not found).
+cd "$(dirname "$0")/.." || exit
+# shellcheck source=perf/lib.sh
+. perf/lib.sh
 DEVICE=${DEVICE:-cuda:0}
 ENGINES=${ENGINES:-pytorch,jax}
 SUITE=${SUITE:-suites/gpu.toml}

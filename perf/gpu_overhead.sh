@@ -7,25 +7,27 @@
 # numpy batch to the GPU inside train_on_batch, as its users' loops do;
 # nnbench's engines and the PyTorch loop keep their batches on the GPU.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-bin=${NNBENCH:-build/release/bin/nnbench}
+# No set -e here, so a failed cd stops the script itself (from anywhere
+# else, perf/lib.sh and the build are not found).
+cd "$(dirname "$0")/.." || exit
 rounds=${ROUNDS:-2}
 models=${MODELS:-mnist-mlp resnet-56}
 device=${DEVICE:-cuda:0}
 cpus=$(nproc)
+# shellcheck source=perf/framework_peers.sh
 . perf/framework_peers.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for r in $(seq "$rounds"); do
-  for model in $models; do
-    peer=$(peer_model "$model")
-    plain() { sed "s/^/round $r plain /"; }
-    nnbench "$r" "$model" pytorch --device "$device"
-    "$venvs/pytorch/bin/python" perf/peer_pytorch.py --model "$peer" \
-      --threads "$cpus" --device "${device%%:*}" | plain
-    nnbench "$r" "$model" jax --device "$device"
-    JAX_DEFAULT_MATMUL_PRECISION=highest KERAS_BACKEND=jax \
-      "$venvs/jax/bin/python" perf/peer_keras.py --model "$peer" \
-      --threads "$cpus" 2>/dev/null | plain
-  done
-done
+model_round() {  # round model: each engine, then its framework's own loop
+  local r=$1 model=$2 peer
+  peer=$(peer_model "$model")
+  nnbench "$r" "$model" pytorch --device "$device"
+  "$venvs/pytorch/bin/python" perf/peers/peer_pytorch.py --model "$peer" \
+    --threads "$cpus" --device "${device%%:*}" | plain "$r"
+  nnbench "$r" "$model" jax --device "$device"
+  JAX_DEFAULT_MATMUL_PRECISION=highest KERAS_BACKEND=jax \
+    "$venvs/jax/bin/python" perf/peers/peer_keras.py --model "$peer" \
+    --threads "$cpus" 2>/dev/null | plain "$r"
+}
+mapfile -t sides < <(grid "$models")
+alternate "$rounds" model_round "${sides[@]}"

@@ -8,7 +8,7 @@
 # figure LoadGen-verdict state.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=${NNBENCH:-build/release/bin/nnbench}
+. perf/lib.sh
 engines=${ENGINES:-onednn torch onnxruntime openvino}
 models=${MODELS:-resnet-56 resnet-50}
 duration=${DURATION:-5}
@@ -37,7 +37,7 @@ for model in $models; do
   for engine in $engines; do
     for precision in fp32 int8; do
       for scenario in single-stream offline; do
-        "$bin" infer --model "$model" --backend "$engine" --threads 2 \
+        "$NNBENCH" infer --model "$model" --backend "$engine" --threads 2 \
           --precision "$precision" --scenario "$scenario" --batch "$batch" \
           --min-duration-s "$duration" --calibration-samples "$calibration" \
           --out "$tmp/r.json" > /dev/null 2>&1 || true

@@ -6,18 +6,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-2}
-bin=build/release/bin/nnbench
+. perf/lib.sh
 out=$(mktemp -d)
-for r in $(seq "$rounds"); do
-  for mode in isolated in-process; do
-    flag=""; [ "$mode" = in-process ] && flag="--in-process"
-    t0=$(date +%s.%N)
-    $bin suite quick $flag --no-store --on-contention warn \
-      --out "$out/$mode-$r.json" > /dev/null 2>&1 || true
-    t1=$(date +%s.%N)
-    echo "round $r $mode wall $(echo "$t1 - $t0" | bc) s"
-  done
-done
+suite() {  # round mode: one suite run and its wall time
+  local r=$1 mode=$2 flag="" t0 t1
+  [ "$mode" = in-process ] && flag="--in-process"
+  t0=$(date +%s.%N)
+  "$NNBENCH" suite quick $flag --no-store --on-contention warn \
+    --out "$out/$mode-$r.json" > /dev/null 2>&1 || true
+  t1=$(date +%s.%N)
+  echo "round $r $mode wall $(echo "$t1 - $t0" | bc) s"
+}
+alternate "$rounds" suite isolated in-process
 /usr/bin/python3 - "$out" "$rounds" <<'PY'
 import json, sys, statistics
 d, rounds = sys.argv[1], int(sys.argv[2])

@@ -5,23 +5,20 @@
 # median step, exposed all-reduce (the wait after backward) and buckets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=build/release/bin
+. perf/lib.sh
 out=${OUT:-/tmp/nnbench-overlap}
 mkdir -p "$out"
-for round in $(seq "${ROUNDS:-2}"); do
-  for model in ${MODELS:-resnet-56 alexnet-r}; do
-    for engine in mpi gloo; do
-      for overlap in off on; do
-        flag=(); [ $overlap = on ] && flag=(--overlap)
-        $bin/nnbench run --model "$model" --backend torch --threads 1 \
-          --batch 128 --warmup-time 1 --min-time ${MIN_TIME:-4} \
-          --on-contention warn --distributed $engine --processes 2 \
-          --bucket-bytes 1048576 "${flag[@]}" \
-          --out "$out/$model-$engine-$overlap-r$round.json" >/dev/null 2>&1 || true
-      done
-    done
-  done
-done
+run() {  # round model engine off|on
+  local round=$1 model=$2 engine=$3 overlap=$4 flag=()
+  [ "$overlap" = on ] && flag=(--overlap)
+  "$NNBENCH" run --model "$model" --backend torch --threads 1 \
+    --batch 128 --warmup-time 1 --min-time "${MIN_TIME:-4}" \
+    --on-contention warn --distributed "$engine" --processes 2 \
+    --bucket-bytes 1048576 "${flag[@]}" \
+    --out "$out/$model-$engine-$overlap-r$round.json" >/dev/null 2>&1 || true
+}
+mapfile -t sides < <(grid "${MODELS:-resnet-56 alexnet-r}" "mpi gloo" "off on")
+alternate "${ROUNDS:-2}" run "${sides[@]}"
 /usr/bin/python3 - "$out" <<'PY'
 import glob, json, os, sys
 print("| run | median ms | exposed all-reduce ms | buckets | overlap as recorded |")

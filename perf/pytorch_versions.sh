@@ -7,22 +7,19 @@
 # environment is, so the engine falls back to /usr/bin/python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=${NNBENCH:-build/release/bin/nnbench}
+. perf/lib.sh
 rounds=${ROUNDS:-3}
 venv=${TORCH2_VENV:?the PyTorch 2.x environment (scripts/setup pytorch)}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/v2" "$tmp/v1"
 ln -s "$(realpath "$venv")" "$tmp/v2/pytorch"
-median() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("%.3f ms (%s, threads %s)" % (r["stats_seconds"]["median"]*1e3, r["backend"]["version"], r["effective"]["threads"]))' "$1"; }
-for r in $(seq "$rounds"); do
-  for model in "mnist-cnn 128" "resnet-56 32"; do
-    set -- $model
-    for side in v1 v2; do
-      NNBENCH_VENVS="$tmp/$side" XDG_CACHE_HOME="$tmp/cache-$side" "$bin" run \
-        --backend pytorch --model "$1" --batch "$2" --threads 2 \
-        --on-contention warn --out "$tmp/r.json" > /dev/null 2>&1
-      echo "round $r $1 b$2 $side: $(median "$tmp/r.json")"
-    done
-  done
-done
+# A run's line: its median, and which PyTorch with how many threads ran it.
+figure='"%.3f ms (%s, threads %s)" % (median_ms(), r["backend"]["version"], r["effective"]["threads"])'
+run() {  # round model batch v1|v2
+  NNBENCH_VENVS="$tmp/$4" XDG_CACHE_HOME="$tmp/cache-$4" "$NNBENCH" run \
+    --backend pytorch --model "$2" --batch "$3" --threads 2 \
+    --on-contention warn --out "$tmp/r.json" > /dev/null 2>&1
+  echo "round $1 $2 b$3 $4: $(result "$tmp/r.json" "$figure")"
+}
+alternate "$rounds" run "mnist-cnn 128 v1" "mnist-cnn 128 v2" "resnet-56 32 v1" "resnet-56 32 v2"

@@ -8,24 +8,25 @@
 # jit_compile auto and false. Prints one line per run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=${NNBENCH:-build/release/bin/nnbench}
 rounds=${ROUNDS:-2}
 models=${MODELS:-mnist-mlp resnet-56}
+# shellcheck source=perf/framework_peers.sh
 . perf/framework_peers.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for r in $(seq "$rounds"); do
-  for model in $models; do
-    peer=$(peer_model "$model")
-    for xla in 0 1; do
-      NNBENCH_TF_XLA=$xla "$bin" run --backend tensorflow --model "$model" \
-        --batch 128 --threads 2 --on-contention warn --out "$tmp/r.json" \
-        > /dev/null 2>&1
-      echo "round $r $model nnbench tensorflow NNBENCH_TF_XLA=$xla: $(median "$tmp/r.json") ms"
-    done
-    for jit in auto false; do
-      "$venvs/tensorflow/bin/python" perf/peer_keras.py --model "$peer" \
-        --threads 2 --jit-compile "$jit" 2>/dev/null | sed "s/^/round $r plain /"
-    done
+variants() {  # round model: the engine without and with XLA, then Keras
+  local r=$1 model=$2 peer xla jit
+  peer=$(peer_model "$model")
+  for xla in 0 1; do
+    NNBENCH_TF_XLA=$xla "$NNBENCH" run --backend tensorflow --model "$model" \
+      --batch 128 --threads 2 --on-contention warn --out "$tmp/r.json" \
+      > /dev/null 2>&1
+    echo "round $r $model nnbench tensorflow NNBENCH_TF_XLA=$xla: $(median_ms "$tmp/r.json") ms"
   done
-done
+  for jit in auto false; do
+    "$venvs/tensorflow/bin/python" perf/peers/peer_keras.py --model "$peer" \
+      --threads 2 --jit-compile "$jit" 2>/dev/null | plain "$r"
+  done
+}
+mapfile -t sides < <(grid "$models")
+alternate "$rounds" variants "${sides[@]}"

@@ -7,8 +7,7 @@
 # results go to OUT (default results/time-to-92-<time>).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/paths
-bin=$(nnbench_bin release)
+. perf/lib.sh
 seeds=${SEEDS:-3}
 threads=${THREADS:-2}
 out=${OUT:-results/time-to-92-$(date -u +%Y%m%dT%H%M%SZ)}
@@ -17,17 +16,17 @@ uptime | tee "$out/uptime-before"
 train() {  # name, then nnbench train arguments
   local name=$1
   shift
-  "$bin" train --task fashion-mnist-92 --seeds "$seeds" --threads "$threads" \
+  "$NNBENCH" train --task fashion-mnist-92 --seeds "$seeds" --threads "$threads" \
     --on-contention warn --out "$out/$name.json" "$@" | tee "$out/$name.txt"
 }
 train onednn-bf16 --backend onednn --precision bf16
 train onednn-fp32 --backend onednn
 train torch-fp32 --backend torch
 for s in $(seq "$seeds"); do
-  /usr/bin/python3 perf/peer_fashion_mnist.py --recipe nnbench --seed "$s" \
+  /usr/bin/python3 perf/peers/peer_fashion_mnist.py --recipe nnbench --seed "$s" \
     --threads "$threads" | tee "$out/peer-nnbench-recipe-$s.txt"
 done
-/usr/bin/python3 perf/peer_fashion_mnist.py --recipe example \
+/usr/bin/python3 perf/peers/peer_fashion_mnist.py --recipe example \
   --threads "$threads" | tee "$out/peer-example-recipe.txt"
 uptime | tee "$out/uptime-after"
 /usr/bin/python3 perf/summarise_time_to_92.py "$out"

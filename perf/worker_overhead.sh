@@ -14,36 +14,36 @@
 # OpenBLAS and its MLP step is 1.5x slower).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=${NNBENCH:-build/release/bin/nnbench}
 rounds=${ROUNDS:-3}
 models=${MODELS:-mnist-mlp resnet-56}
 engines=" ${ENGINES:-pytorch tensorflow jax mxnet} "
 want() { [[ $engines == *" $1 "* ]]; }
+# shellcheck source=perf/framework_peers.sh
 . perf/framework_peers.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for r in $(seq "$rounds"); do
-  for model in $models; do
-    peer=$(peer_model "$model")
-    plain() { sed "s/^/round $r plain /"; }
-    if want pytorch; then
-      nnbench "$r" "$model" pytorch --threads 2
-      /usr/bin/python3 perf/peer_pytorch.py --model "$peer" --threads 2 | plain
-    fi
-    if want tensorflow; then
-      nnbench "$r" "$model" tensorflow --threads 2
-      "$venvs/tensorflow/bin/python" perf/peer_keras.py --model "$peer" \
-        --threads 2 2>/dev/null | plain
-    fi
-    if want jax; then
-      nnbench "$r" "$model" jax --threads 2
-      KERAS_BACKEND=jax "$venvs/jax/bin/python" perf/peer_keras.py \
-        --model "$peer" --threads 2 2>/dev/null | plain
-    fi
-    if want mxnet; then
-      nnbench "$r" "$model" mxnet --threads 2
-      "$venvs/mxnet/bin/python" perf/peer_gluon.py --model "$peer" \
-        --threads 2 2>/dev/null | plain
-    fi
-  done
-done
+model_round() {  # round model: each wanted engine, then its framework's own loop
+  local r=$1 model=$2 peer
+  peer=$(peer_model "$model")
+  if want pytorch; then
+    nnbench "$r" "$model" pytorch --threads 2
+    /usr/bin/python3 perf/peers/peer_pytorch.py --model "$peer" --threads 2 | plain "$r"
+  fi
+  if want tensorflow; then
+    nnbench "$r" "$model" tensorflow --threads 2
+    "$venvs/tensorflow/bin/python" perf/peers/peer_keras.py --model "$peer" \
+      --threads 2 2>/dev/null | plain "$r"
+  fi
+  if want jax; then
+    nnbench "$r" "$model" jax --threads 2
+    KERAS_BACKEND=jax "$venvs/jax/bin/python" perf/peers/peer_keras.py \
+      --model "$peer" --threads 2 2>/dev/null | plain "$r"
+  fi
+  if want mxnet; then
+    nnbench "$r" "$model" mxnet --threads 2
+    "$venvs/mxnet/bin/python" perf/peers/peer_gluon.py --model "$peer" \
+      --threads 2 2>/dev/null | plain "$r"
+  fi
+}
+mapfile -t sides < <(grid "$models")
+alternate "$rounds" model_round "${sides[@]}"

@@ -20,7 +20,7 @@ case "${1:-}" in
     ;;
   ruff)
     cd "$root"
-    exec "$py" -m ruff check --no-cache frameworks tests
+    exec "$py" -m ruff check --no-cache frameworks tests perf
     ;;
   mypy)
     cd "$root"

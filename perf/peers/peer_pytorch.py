@@ -2,23 +2,24 @@
 """Python peer for nnbench's LibTorch backend (docs/performance.md).
 
 The Keras MNIST MLP and CNN of the CPU-vs-GPU study and DLBench's CIFAR-10
-ResNet-56 (option A shortcuts), written in plain PyTorch as a user would, trained on synthetic data with SGD (momentum 0.9),
-timed per step with the same warm-up rule as nnbench (at least 5 steps and
-1 s), each step ending with its loss read to the host (as nnbench's worker
-does; on a GPU that is the step's synchronisation). Run it with Debian's
-interpreter, which has python3-torch:
+ResNet-56 (option A shortcuts), written in plain PyTorch as a user would,
+trained on synthetic data with SGD (momentum 0.9), timed per step by the
+peers' loop (timing.py: the same warm-up rule as nnbench, at least 5 steps
+and 1 s), each step ending with its loss read to the host (as nnbench's
+worker does; on a GPU that is the step's synchronisation). Run it with
+Debian's interpreter, which has python3-torch:
 
-    /usr/bin/python3 perf/peer_pytorch.py --model mlp --threads 2
+    /usr/bin/python3 perf/peers/peer_pytorch.py --model mlp --threads 2
 
 On a GPU (--device cuda), fp32 with TF32 off, as nnbench's pytorch engine.
 """
 import argparse
-import statistics
-import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+import timing  # perf/peers/timing.py, beside this script
 
 
 class Mlp(nn.Module):
@@ -117,19 +118,9 @@ def main():
         opt.step()
         return loss.item()
 
-    i, t0 = 0, time.perf_counter()
-    while i < 5 or time.perf_counter() - t0 < 1.0:
-        step(i)
-        i += 1
-    samples, t0 = [], time.perf_counter()
-    while len(samples) < a.min_iters or time.perf_counter() - t0 < a.min_time:
-        t = time.perf_counter()
-        step(i)
-        samples.append(time.perf_counter() - t)
-        i += 1
+    samples = timing.time_steps(step, a.min_iters, a.min_time)
     print(f"pytorch {torch.__version__} {a.model} train batch {a.batch} on {dev}, "
-          f"{torch.get_num_threads()} threads: median "
-          f"{statistics.median(samples) * 1e3:.3f} ms over {len(samples)} steps")
+          f"{torch.get_num_threads()} threads: {timing.summary(samples)}")
 
 
 if __name__ == "__main__":

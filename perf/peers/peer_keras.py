@@ -7,31 +7,33 @@ layout, as the engines build it), as a Keras user trains it: model.compile
 with SGD (momentum 0.9) and Keras's default jit_compile="auto" (XLA where
 the model allows; --jit-compile false for none) and a train_on_batch loop
 on synthetic data, each step timed (train_on_batch
-returns the loss on the host), the same warm-up rule as nnbench (at least
-5 steps and 1 s). Run it with the engine's interpreter, on the backend
-named by KERAS_BACKEND (tensorflow unless set; on jax the threads are the
-process's CPU affinity, as the jax engine sets them):
+returns the loss on the host) by the peers' loop (timing.py: the same
+warm-up rule as nnbench, at least 5 steps and 1 s). Run it with the
+engine's interpreter, on the backend named by KERAS_BACKEND (tensorflow
+unless set; on jax the threads are the process's CPU affinity, as the jax
+engine sets them):
 
-    ~/.local/share/nnbench/venvs/tensorflow/bin/python perf/peer_keras.py --threads 2
-    KERAS_BACKEND=jax ~/.local/share/nnbench/venvs/jax/bin/python perf/peer_keras.py --threads 2
+    ~/.local/share/nnbench/venvs/tensorflow/bin/python perf/peers/peer_keras.py --threads 2
+    KERAS_BACKEND=jax ~/.local/share/nnbench/venvs/jax/bin/python \\
+        perf/peers/peer_keras.py --threads 2
 """
 import argparse
 import os
-import statistics
-import time
+import sys
+
+import timing  # perf/peers/timing.py, beside this script
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-import sys  # noqa: E402
 
 if os.environ["KERAS_BACKEND"] == "jax":
     threads = int(sys.argv[sys.argv.index("--threads") + 1]) \
         if "--threads" in sys.argv else 2
     os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:threads])
 
-import numpy as np  # noqa: E402
-import keras  # noqa: E402
+# After the environment above: Keras picks its backend when it loads.
+import numpy as np
+import keras
 
 
 def mlp():
@@ -99,20 +101,14 @@ def main():
     xs = [rng.standard_normal((a.batch, *sample), dtype=np.float32)
           for _ in range(4)]
     ys = [rng.integers(0, 10, a.batch) for _ in range(4)]
-    i, t0 = 0, time.perf_counter()
-    while i < 5 or time.perf_counter() - t0 < 1.0:
-        model.train_on_batch(xs[i % 4], ys[i % 4])
-        i += 1
-    samples, t0 = [], time.perf_counter()
-    while len(samples) < a.min_iters or time.perf_counter() - t0 < a.min_time:
-        t = time.perf_counter()
-        model.train_on_batch(xs[i % 4], ys[i % 4])
-        samples.append(time.perf_counter() - t)
-        i += 1
+
+    def step(i):
+        return model.train_on_batch(xs[i % 4], ys[i % 4])
+
+    samples = timing.time_steps(step, a.min_iters, a.min_time)
     print(f"keras {keras.__version__} {version} {a.model} train "
           f"(jit_compile {a.jit_compile}: XLA {model.jit_compile}) "
-          f"batch {a.batch}, {a.threads} threads: median "
-          f"{statistics.median(samples) * 1e3:.3f} ms over {len(samples)} steps")
+          f"batch {a.batch}, {a.threads} threads: {timing.summary(samples)}")
 
 
 if __name__ == "__main__":

@@ -5,18 +5,18 @@ The Keras MNIST MLP of the CPU-vs-GPU study (784-512-512-10, dropout 0.2),
 or DLBench's CIFAR-10 ResNet-56 (option A shortcuts, NCHW), as a Gluon
 user trains it: a hybridized HybridSequential, an
 autograd.record loop with backward and Trainer.step (SGD, momentum 0.9),
-each step timed until the loss is on the host, on synthetic data, the
-same warm-up rule as nnbench (at least 5 steps and 1 s). Threads are
-OMP_NUM_THREADS, set before mxnet loads. Run it with the mxnet engine's
-interpreter:
+each step timed until the loss is on the host, on synthetic data, by the
+peers' loop (timing.py: the same warm-up rule as nnbench, at least 5 steps
+and 1 s). Threads are OMP_NUM_THREADS, set before mxnet loads. Run it with
+the mxnet engine's interpreter:
 
-    ~/.local/share/nnbench/venvs/mxnet/bin/python perf/peer_gluon.py --threads 2
+    ~/.local/share/nnbench/venvs/mxnet/bin/python perf/peers/peer_gluon.py --threads 2
 """
 import argparse
 import os
-import statistics
 import sys
-import time
+
+import timing  # perf/peers/timing.py, beside this script
 
 
 def resnet56(nn):
@@ -104,19 +104,9 @@ def main():
         trainer.step(1)
         return loss.asscalar()
 
-    i, t0 = 0, time.perf_counter()
-    while i < 5 or time.perf_counter() - t0 < 1.0:
-        step(i)
-        i += 1
-    samples, t0 = [], time.perf_counter()
-    while len(samples) < a.min_iters or time.perf_counter() - t0 < a.min_time:
-        t = time.perf_counter()
-        step(i)
-        samples.append(time.perf_counter() - t)
-        i += 1
+    samples = timing.time_steps(step, a.min_iters, a.min_time)
     print(f"gluon mxnet {mx.__version__} {a.model} train batch {a.batch}, "
-          f"{a.threads} threads: median {statistics.median(samples) * 1e3:.3f} ms "
-          f"over {len(samples)} steps")
+          f"{a.threads} threads: {timing.summary(samples)}")
 
 
 if __name__ == "__main__":

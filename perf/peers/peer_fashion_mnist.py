@@ -12,8 +12,8 @@ instead (fmnist-cnn, batch 128 without the short last batch, SGD momentum
 step), so that the engine is compared on the same work. Run with Debian's
 interpreter (python3-torch):
 
-    /usr/bin/python3 perf/peer_fashion_mnist.py --threads 2 --target 0.92
-    /usr/bin/python3 perf/peer_fashion_mnist.py --recipe nnbench --seed 2
+    /usr/bin/python3 perf/peers/peer_fashion_mnist.py --threads 2 --target 0.92
+    /usr/bin/python3 perf/peers/peer_fashion_mnist.py --recipe nnbench --seed 2
 """
 import argparse
 import gzip
