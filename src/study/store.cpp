@@ -241,46 +241,67 @@ void Store::add_result(const std::string& run_id, int index,
     throw StoreError(path_ +
                      ": results store: storing a result: injected "
                      "fault (NNBENCH_FAULT_STORE)");
-  return guarded("storing a result", [&] {
-    const auto& req = p.c.request;
-    const results::Headline h = r.headline();
-    const double median = h.median_seconds, rate = h.samples_per_second;
-    SQLite::Statement q(
-        db_,
-        "INSERT OR REPLACE INTO results (run_id, case_index, case_key, label, "
-        "scenario, model, backend, precision, mode, batch, threads, "
-        "repetition, "
-        "state, valid, median_seconds, samples_per_second, record, "
-        "created_utc) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    q.bind(1, run_id);
-    q.bind(2, index);
-    q.bind(3, p.key);
-    q.bind(4, p.label());
-    q.bind(5, p.scenario);
-    q.bind(6, p.c.task.empty()
+  const auto& req = p.c.request;
+  const results::Headline h = r.headline();
+  ResultRow row;
+  row.index = index;
+  row.key = p.key;
+  row.label = p.label();
+  row.scenario = p.scenario;
+  row.model = p.c.task.empty()
                   ? (p.c.model.empty() ? p.c.model_file : p.c.model)
-                  : p.c.task);
-    q.bind(7, req.backend);
-    q.bind(8, req.options.precision);
-    q.bind(9, backend::mode_name(req.mode));
-    q.bind(10, static_cast<int64_t>(req.batch));
-    q.bind(11, req.options.threads);
-    q.bind(12, p.repetition);
-    q.bind(13, results::state_name(r.state));
-    q.bind(14, r.validity.valid() ? 1 : 0);
-    if (median > 0)
-      q.bind(15, median);
-    else
-      q.bind(15);
-    if (rate > 0)
-      q.bind(16, rate);
-    else
-      q.bind(16);
-    q.bind(17, r.serialize().dump());
-    q.bind(18, results::utc_now_iso8601());
-    q.exec();
-  });
+                  : p.c.task;
+  row.backend = req.backend;
+  row.precision = req.options.precision;
+  row.mode = backend::mode_name(req.mode);
+  row.batch = req.batch;
+  row.threads = req.options.threads;
+  row.repetition = p.repetition;
+  row.state = results::state_name(r.state);
+  row.valid = r.validity.valid();
+  row.median_seconds = h.median_seconds;
+  row.samples_per_second = h.samples_per_second;
+  row.created_utc = results::utc_now_iso8601();
+  row.record = r.serialize();
+  return guarded("storing a result",
+                 [&] { insert_result(run_id, row, "INSERT OR REPLACE"); });
+}
+
+void Store::insert_result(const std::string& run_id, const ResultRow& r,
+                          const char* verb) {
+  SQLite::Statement q(
+      db_, std::string(verb) +
+               " INTO results (run_id, case_index, case_key, label, "
+               "scenario, model, backend, precision, mode, batch, threads, "
+               "repetition, state, valid, median_seconds, samples_per_second, "
+               "record, created_utc) "
+               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  q.bind(1, run_id);
+  q.bind(2, r.index);
+  q.bind(3, r.key);
+  q.bind(4, r.label);
+  q.bind(5, r.scenario);
+  q.bind(6, r.model);
+  q.bind(7, r.backend);
+  q.bind(8, r.precision);
+  q.bind(9, r.mode);
+  q.bind(10, r.batch);
+  q.bind(11, r.threads);
+  q.bind(12, r.repetition);
+  q.bind(13, r.state);
+  q.bind(14, r.valid ? 1 : 0);
+  // Not measured: NULL, never 0.
+  if (r.median_seconds > 0)
+    q.bind(15, r.median_seconds);
+  else
+    q.bind(15);
+  if (r.samples_per_second > 0)
+    q.bind(16, r.samples_per_second);
+  else
+    q.bind(16);
+  q.bind(17, r.record.dump());
+  q.bind(18, r.created_utc);
+  q.exec();
 }
 
 std::set<std::string> Store::stored_keys(const std::string& run_id) {
@@ -395,53 +416,25 @@ void Store::insert_run(const RunRow& run, const std::vector<ResultRow>& results,
     q.bind(9, run.options.dump());
     q.bind(10, run.cases);
     q.exec();
-    for (const auto& r : results) {
-      SQLite::Statement a(
-          db_,
-          "INSERT INTO results (run_id, case_index, case_key, label, "
-          "scenario, model, backend, precision, mode, batch, threads, "
-          "repetition, state, valid, median_seconds, samples_per_second, "
-          "record, created_utc) "
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-      a.bind(1, run.id);
-      a.bind(2, r.index);
-      a.bind(3, r.key);
-      a.bind(4, r.label);
-      a.bind(5, r.scenario);
-      a.bind(6, r.model);
-      a.bind(7, r.backend);
-      a.bind(8, r.precision);
-      a.bind(9, r.mode);
-      a.bind(10, r.batch);
-      a.bind(11, r.threads);
-      a.bind(12, r.repetition);
-      a.bind(13, r.state);
-      a.bind(14, r.valid ? 1 : 0);
-      if (r.median_seconds > 0)
-        a.bind(15, r.median_seconds);
-      else
-        a.bind(15);
-      if (r.samples_per_second > 0)
-        a.bind(16, r.samples_per_second);
-      else
-        a.bind(16);
-      a.bind(17, r.record.dump());
-      a.bind(18, r.created_utc);
-      a.exec();
-    }
-    for (const auto& d : derived) {
-      SQLite::Statement a(db_,
-                          "INSERT INTO derived (run_id, name, grp, x, value) "
-                          "VALUES (?, ?, ?, ?, ?)");
-      a.bind(1, run.id);
-      a.bind(2, d.name);
-      a.bind(3, d.group);
-      a.bind(4, d.x);
-      a.bind(5, d.value);
-      a.exec();
-    }
+    for (const auto& r : results) insert_result(run.id, r, "INSERT");
+    insert_derived(run.id, derived);
     t.commit();
   });
+}
+
+void Store::insert_derived(const std::string& run_id,
+                           const std::vector<DerivedRow>& rows) {
+  for (const auto& r : rows) {
+    SQLite::Statement q(db_,
+                        "INSERT INTO derived (run_id, name, grp, x, value) "
+                        "VALUES (?, ?, ?, ?, ?)");
+    q.bind(1, run_id);
+    q.bind(2, r.name);
+    q.bind(3, r.group);
+    q.bind(4, r.x);
+    q.bind(5, r.value);
+    q.exec();
+  }
 }
 
 void Store::set_derived(const std::string& run_id,
@@ -451,18 +444,7 @@ void Store::set_derived(const std::string& run_id,
     SQLite::Statement del(db_, "DELETE FROM derived WHERE run_id = ?");
     del.bind(1, run_id);
     del.exec();
-    for (const auto& r : rows) {
-      SQLite::Statement q(
-          db_,
-          "INSERT INTO derived (run_id, name, grp, x, value) VALUES "
-          "(?, ?, ?, ?, ?)");
-      q.bind(1, run_id);
-      q.bind(2, r.name);
-      q.bind(3, r.group);
-      q.bind(4, r.x);
-      q.bind(5, r.value);
-      q.exec();
-    }
+    insert_derived(run_id, rows);
     t.commit();
   });
 }

@@ -91,6 +91,11 @@ class Store {
 
  private:
   RunRow row_of(SQLite::Statement& q);
+  // One result row; `verb` "INSERT" or "INSERT OR REPLACE".
+  void insert_result(const std::string& run_id, const ResultRow& r,
+                     const char* verb);
+  void insert_derived(const std::string& run_id,
+                      const std::vector<DerivedRow>& rows);
   // Runs f, turning a database error into a StoreError naming the store
   // and what was being done.
   template <typename F>
