@@ -73,6 +73,12 @@ int main(int argc, char** argv) {
   // A parent's options are accepted after a subcommand's name, as git does:
   // `nnbench results list --db r.db` as `nnbench results --db r.db list`.
   app.fallthrough();
+  // Every command's record, and its children's (cases, ranks), then names
+  // no host: NNBENCH_ANONYMOUS in the environment they inherit.
+  bool anonymous = false;
+  app.add_flag("--anonymous", anonymous,
+               "Record no host name, not even hashed (runs otherwise record "
+               "the SHA-256 of the host name, to tell machines apart)");
   std::map<CLI::App*, Action> actions;
   auto* run = app.add_subcommand("run", "Benchmark one model on one backend");
   actions[run] = add_run(*run);
@@ -115,6 +121,7 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
   }
+  if (anonymous) setenv("NNBENCH_ANONYMOUS", "1", 1);
   // Every error that reaches here is one message and a documented code,
   // never std::terminate.
   try {

@@ -50,6 +50,9 @@ std::string machine_of(const nlohmann::json& env) {
     m += " (" + u + ")";
   if (env.contains("logical_cpus") && env["logical_cpus"].is_number_integer())
     m += ", " + std::to_string(env["logical_cpus"].get<int>()) + " CPUs";
+  // The host's hash, shortened: enough to tell two machines apart.
+  if (env.contains("host") && env["host"].is_string())
+    m += ", host " + env["host"].get<std::string>().substr(7, 8);
   return util::printable(m);
 }
 

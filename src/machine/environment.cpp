@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <openssl/evp.h>
 #include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -466,8 +467,32 @@ void fill_warnings(Environment& e, const std::set<std::string>& flags) {
 
 }  // namespace
 
+namespace {
+
+std::string host_hash() {
+  if (const char* a = std::getenv("NNBENCH_ANONYMOUS");
+      a && *a && std::string(a) != "0")
+    return "";
+  char name[HOST_NAME_MAX + 1] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || !*name) return "";
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(name, std::char_traits<char>::length(name), digest, &len,
+             EVP_sha256(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string out = "sha256:";
+  for (unsigned int i = 0; i < 8 && i < len; ++i) {
+    out += hex[digest[i] >> 4];
+    out += hex[digest[i] & 15];
+  }
+  return out;
+}
+
+}  // namespace
+
 Environment capture_environment() {
   Environment e;
+  e.host = host_hash();
   std::set<std::string> flags;
   fill_cpu(e, flags);
   guarded([&] { e.memory_total_gib = meminfo_gib("MemTotal"); });
@@ -508,7 +533,8 @@ nlohmann::json backends_json(const std::vector<backend::Description>& all) {
 }  // namespace
 
 nlohmann::json to_json(const Environment& e) {
-  return {{"cpu", to_json(e.cpu)},
+  return {{"host", e.host.empty() ? nlohmann::json() : nlohmann::json(e.host)},
+          {"cpu", to_json(e.cpu)},
           {"bf16_path", e.bf16_path},
           {"logical_cpus", e.logical_cpus},
           {"usable_cpus", e.usable_cpus},

@@ -22,6 +22,11 @@ struct Environment {
   int logical_cpus = 0;  // online CPUs
   int usable_cpus = 0;   // CPUs in this process's affinity mask
   double memory_total_gib = 0, memory_available_gib = 0;
+  // Which machine, without naming it: "sha256:" and the first 16 hex digits
+  // of the SHA-256 of its host name, so that runs gathered from several
+  // machines tell two of the same CPU apart; "" when the user asked for
+  // none (`nnbench --anonymous`, NNBENCH_ANONYMOUS=1).
+  std::string host;
   std::string os;      // /etc/os-release PRETTY_NAME
   std::string kernel;  // uname -r
   std::string compiler;

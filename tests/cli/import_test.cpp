@@ -68,8 +68,8 @@ TEST_F(Import, RunsFromAStoreAndAnExportArriveWholeAndOnce) {
   // The list names each run's machine (the CPU its environment recorded).
   const auto list = nnbench("results --db " + path("all.db") + " list");
   EXPECT_NE(list.output.find("machine"), std::string::npos) << list.output;
-  EXPECT_NE(list.output.find(b_export["environment"]["cpu"]["name"]
-                                 .get<std::string>()),
+  EXPECT_NE(list.output.find(
+                b_export["environment"]["cpu"]["name"].get<std::string>()),
             std::string::npos)
       << list.output;
 }
@@ -79,10 +79,10 @@ TEST_F(Import, AnIdClashWithOtherContentIsAnErrorAndWritesNothing) {
   json changed = exported("a.db", a);
   changed["results"][0]["record"]["state"] = "failed";
   write("changed.json", changed.dump());
-  ASSERT_EQ(nnbench("results --db " + path("all.db") + " import " +
-                    path("a.db"))
-                .code,
-            0);
+  ASSERT_EQ(
+      nnbench("results --db " + path("all.db") + " import " + path("a.db"))
+          .code,
+      0);
   const std::string before = exported("all.db", a).dump();
   const auto clash = nnbench("results --db " + path("all.db") + " import " +
                              path("changed.json"));
@@ -98,10 +98,33 @@ TEST_F(Import, AnIdClashWithOtherContentIsAnErrorAndWritesNothing) {
                              path("garbage.json")),
                      "garbage.json: not a run export of nnbench");
   write("text.db", "not a database");
-  expect_usage_error(nnbench("results --db " + path("all.db") + " import " +
-                             path("text.db")),
-                     "text.db: neither a results store (SQLite) nor JSON");
+  expect_usage_error(
+      nnbench("results --db " + path("all.db") + " import " + path("text.db")),
+      "text.db: neither a results store (SQLite) nor JSON");
   EXPECT_EQ(run_ids("all.db").size(), 1u);
+}
+
+// Which machine a run was made on, without naming it: the SHA-256 of the
+// host name (computed here by sha256sum), or nothing with --anonymous.
+TEST_F(Import, RunsRecordTheirHostHashedOrNotAtAll) {
+  const auto expected = shell("printf %s \"$(hostname)\" | sha256sum");
+  ASSERT_EQ(expected.code, 0);
+  const std::string hash = "sha256:" + expected.output.substr(0, 16);
+  const auto env = nnbench("env --json --no-peak");
+  ASSERT_EQ(env.code, 0) << env.output;
+  const auto j = json::parse(env.output.substr(env.output.find('{')));
+  EXPECT_EQ(j["environment"]["host"], hash);
+  const auto anon = nnbench("env --json --no-peak --anonymous");
+  ASSERT_EQ(anon.code, 0) << anon.output;
+  EXPECT_TRUE(json::parse(anon.output.substr(
+      anon.output.find('{')))["environment"]["host"]
+                  .is_null())
+      << anon.output;
+  // A suite's run keeps it, and the list shows its first digits.
+  suite_into("h.db");
+  const auto list = nnbench("results --db " + path("h.db") + " list");
+  EXPECT_NE(list.output.find("host " + hash.substr(7, 8)), std::string::npos)
+      << list.output;
 }
 
 }  // namespace
