@@ -50,11 +50,11 @@ TEST_F(Shards, ThreeMachinesGatheredGiveThePlanExactlyOnce) {
 }
 
 TEST_F(Shards, ASlurmArrayTaskRunsItsShareAndNamesTheStudy) {
-  const auto o =
-      shell("env SLURM_ARRAY_JOB_ID=4242 SLURM_ARRAY_TASK_ID=1 "
-            "SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=2 " +
-            std::string(NNBENCH_EXE) + " suite " + path("s.toml") + " --db " +
-            path("s.db") + " --shard auto" + kNoContention);
+  const auto o = shell(
+      "env SLURM_ARRAY_JOB_ID=4242 SLURM_ARRAY_TASK_ID=1 "
+      "SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=2 " +
+      std::string(NNBENCH_EXE) + " suite " + path("s.toml") + " --db " +
+      path("s.db") + " --shard auto" + kNoContention);
   ASSERT_EQ(o.code, 0) << o.output;
   EXPECT_NE(o.output.find("study slurm-4242, shard 1 of 2"), std::string::npos)
       << o.output;
