@@ -25,6 +25,7 @@ namespace {
 struct ResultsArgs {
   std::string db, run_id, format = "md", out;
   std::vector<std::string> files;  // import
+  std::string study;               // study
 };
 
 study::Store open(const ResultsArgs& a) {
@@ -75,10 +76,10 @@ int check_study(const ResultsArgs& a) {
   std::vector<study::RunRow> runs;
   for (const auto& r : s.runs())
     if (r.options.contains("shard") && r.options["shard"].is_object() &&
-        r.options["shard"].value("study", std::string()) == a.run_id)
+        r.options["shard"].value("study", std::string()) == a.study)
       runs.push_back(r);
   if (runs.empty())
-    throw Error("no shard of study '" + a.run_id + "' in " + s.path() +
+    throw Error("no shard of study '" + a.study + "' in " + s.path() +
                 " (import the shards' stores: nnbench results import)");
   const auto& first = runs.front().options["shard"];
   const int count = first.value("count", 0);
@@ -121,10 +122,10 @@ int check_study(const ResultsArgs& a) {
   fmt::print("{}", t.str());
   if (problems.empty()) {
     fmt::print("study {}: complete, {} shards, {} of {} cases stored\n",
-               a.run_id, count, stored, planned);
+               a.study, count, stored, planned);
     return kExitOk;
   }
-  fmt::print("study {}: incomplete:\n", a.run_id);
+  fmt::print("study {}: incomplete:\n", a.study);
   for (const auto& p : problems) fmt::print("  {}\n", p);
   return kExitRunNotOk;
 }
@@ -450,7 +451,7 @@ Action add_results(CLI::App& app) {
       "study",
       "A study split over machines (suite --shard), gathered here: every "
       "shard once, each with all its cases (exit 1 when not)");
-  stu->add_option("name", a->run_id, "The study's name (--study)")->required();
+  stu->add_option("name", a->study, "The study's name (--study)")->required();
   return [a, list, show, exp, imp, stu] {
     if (list->parsed()) return list_runs(*a);
     if (stu->parsed()) return check_study(*a);

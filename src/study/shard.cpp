@@ -4,8 +4,7 @@
 #include <charconv>
 
 #include "util/error.h"
-
-extern char** environ;
+#include "util/spawn.h"
 
 namespace nnbench::study {
 namespace {
@@ -34,8 +33,7 @@ std::string need(const std::map<std::string, std::string>& env,
 
 std::map<std::string, std::string> process_env() {
   std::map<std::string, std::string> out;
-  for (char** e = environ; *e; ++e) {
-    const std::string kv(*e);
+  for (const auto& kv : util::environment_with({})) {
     const auto eq = kv.find('=');
     if (eq != std::string::npos) out[kv.substr(0, eq)] = kv.substr(eq + 1);
   }

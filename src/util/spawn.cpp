@@ -90,6 +90,7 @@ pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& o) {
     else
       execve(args[0], args.data(), envp.data());
     const char* why = strerrordesc_np(errno);  // async-signal-safe
+    if (!why) why = "unknown error";
     const char* words[] = {"nnbench: cannot run ", args[0], ": ", why, "\n"};
     for (const char* w : words)
       if (write(2, w, strlen(w)) < 0) break;

@@ -40,12 +40,10 @@ std::string hello_key(const Framework& f, const std::string& python) {
   return key;
 }
 
-// What describe() and supports() read from hello, of the kinds they read
-// it as (the contract's kinds, and each declared gap's fields): a
-// malformed hello makes the engine unavailable naming the field, never a
-// JSON library's exception in every command.
-void check_hello(const json& r) {
-  contract::check_reply("hello", r);
+// Each gap hello declares, of the kinds supports() reads (the contract
+// says "objects" only): a malformed hello makes the engine unavailable
+// naming the field, never a JSON library's exception in every command.
+void check_gaps(const json& r) {
   for (const auto& gap : r.value("unsupported", json::array()))
     for (const char* k : {"op", "attribute", "precision", "why"})
       if (gap.contains(k) && !gap[k].is_string())
@@ -60,7 +58,8 @@ json cached_hello(const Framework& f, const std::string& key) {
   try {
     const json j = json::parse(in);
     if (j.value("key", "") == key) {
-      check_hello(j.at("reply"));
+      contract::check_reply("hello", j.at("reply"));  // a cache on disk
+      check_gaps(j.at("reply"));
       return j.at("reply");
     }
   } catch (const std::exception&) {
@@ -100,8 +99,7 @@ const Hello& hello(const Framework& f) {
         Scratch s;
         auto p = start(f, h.python, s);
         h.reply = p->request("hello", {}, start_timeout_seconds());
-        check_hello(
-            h.reply);  // the gaps' fields: the contract checked the rest
+        check_gaps(h.reply);  // Process::request checked the rest
         keep_hello(f, key, h.reply);
       }
     } catch (const std::exception& e) {
