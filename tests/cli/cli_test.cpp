@@ -92,8 +92,8 @@ TEST_F(Cli, SharedOptionsReadTheSameInEveryCommand) {
 // The verification that gated the run is part of its record.
 TEST_F(Cli, RunVerifyRecordsTheVerification) {
   const std::string out = path("v.json");
-  const Outcome o =
-      nnbench("run --model mnist-mlp --batch 8 --verify --out " + out + kFast);
+  const Outcome o = nnbench("run --model mnist-mlp --batch 8 --verify --out " +
+                            out + kFast + kNoContention);
   ASSERT_EQ(o.code, 0) << o.output;
   const auto j = nlohmann::json::parse(std::ifstream(out));
   const auto& r = j["results"][0];
@@ -105,8 +105,8 @@ TEST_F(Cli, RunVerifyRecordsTheVerification) {
 
 TEST_F(Cli, RunWritesAResultsFile) {
   const std::string out = path("r.json");
-  const Outcome o =
-      nnbench("run --model mnist-mlp --batch 8 --out " + out + kFast);
+  const Outcome o = nnbench("run --model mnist-mlp --batch 8 --out " + out +
+                            kFast + kNoContention);
   ASSERT_EQ(o.code, 0) << o.output;
   const auto j = nlohmann::json::parse(std::ifstream(out));
   EXPECT_EQ(j["schema_version"], 3);
@@ -156,9 +156,10 @@ TEST_F(Cli, ExportedModelFileRunsAsTheSameModel) {
   ASSERT_EQ(nnbench("models --export mnist-mlp --out " + path("m.json")).code,
             0);
   const Outcome a = nnbench("run --model mnist-mlp --batch 4 --out " +
-                            path("a.json") + kFast);
-  const Outcome b = nnbench("run --model-file " + path("m.json") +
-                            " --batch 4 --out " + path("b.json") + kFast);
+                            path("a.json") + kFast + kNoContention);
+  const Outcome b =
+      nnbench("run --model-file " + path("m.json") + " --batch 4 --out " +
+              path("b.json") + kFast + kNoContention);
   ASSERT_EQ(a.code, 0) << a.output;
   ASSERT_EQ(b.code, 0) << b.output;
   auto hash = [&](const char* f) {

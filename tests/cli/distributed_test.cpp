@@ -139,7 +139,7 @@ processes = [1, 2]
 engine = "gloo"
 )" + std::string(kFastRules));
   const Outcome o = nnbench("suite " + path("dp.toml") + " --no-store --out " +
-                            path("dp.json"));
+                            path("dp.json") + kNoContention);
   ASSERT_EQ(o.code, 0) << o.output;
   std::ifstream in(path("dp.json"));
   const json results = json::parse(in).at("results");

@@ -95,11 +95,11 @@ TEST_F(Cli, AccuracyModeScoresEverySampleOfAModelWhoseAnswersAreKnown) {
                         "bias": true}],
             "loss": "softmax_cross_entropy"})");
   for (const char* backend : {"reference", "onednn"}) {
-    const auto o = nnbench("infer --model-file " + path("m.json") +
-                           " --backend " + backend +
-                           " --threads 2 --accuracy --data fashion-mnist"
-                           " --weights " +
-                           path("w.bin") + " --out " + path("a.json"));
+    const auto o = nnbench(
+        "infer --model-file " + path("m.json") + " --backend " + backend +
+        " --threads 2 --accuracy --data fashion-mnist"
+        " --weights " +
+        path("w.bin") + " --out " + path("a.json") + kNoContention);
     ASSERT_EQ(o.code, 0) << o.output;
     const json r = json::parse(slurp(path("a.json")))["results"][0];
     EXPECT_EQ(r["kind"], "single-stream");

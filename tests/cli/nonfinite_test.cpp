@@ -109,9 +109,10 @@ class NonFinite : public Cli {
   // the record.
   json infer(const std::string& model, const std::string& weights,
              const std::string& backend, Outcome* o) {
-    *o = nnbench("infer --model-file " + path(model) + " --backend " + backend +
-                 " --threads 2 --accuracy --data fashion-mnist" +
-                 " --weights " + path(weights) + " --out " + path("r.json"));
+    *o =
+        nnbench("infer --model-file " + path(model) + " --backend " + backend +
+                " --threads 2 --accuracy --data fashion-mnist" + " --weights " +
+                path(weights) + " --out " + path("r.json") + kNoContention);
     return json::parse(slurp(path("r.json")))["results"][0];
   }
 };
