@@ -16,6 +16,7 @@
 #include "cost/catalog.h"
 #include "data/dataset.h"
 #include "inference/settings.h"
+#include "machine/instance.h"
 #include "machine/threads.h"
 #include "results/inference.h"
 #include "results/kinds.h"
@@ -141,6 +142,7 @@ void check_inputs(const InferArgs& a, const model::Model& m) {
 }
 
 int infer_command(InferArgs& a) {
+  if (!a.instance.empty()) machine::name_instance(a.instance, a.prices);
   scenarios::Case c;
   c.model = a.model;
   c.model_file = a.model_file;

@@ -10,6 +10,7 @@
 #include "cli/session.h"
 #include "cli/table.h"
 #include "distributed/engines.h"
+#include "machine/instance.h"
 #include "machine/threads.h"
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
@@ -26,6 +27,7 @@ namespace {
 
 struct RunArgs {
   std::string model, model_file, mode = "train", out, scenario = "throughput";
+  std::string instance;  // the cloud instance this machine is
   results::RunRequest request;
   bool verify = false;
   bool batch_given = false, mode_given = false;
@@ -186,6 +188,7 @@ void check_request(const RunArgs& a) {
 int run_command(RunArgs& a) {
   check_request(a);
   const model::Model m = resolve_model(a.model, a.model_file);
+  if (!a.instance.empty()) machine::name_instance(a.instance, "");
   a.request.mode = backend::mode_from_name(a.mode);
   auto b = backend::make_ready_backend(a.request.backend);
   if (!a.out.empty()) util::check_writable(a.out);
@@ -248,6 +251,10 @@ Action add_run(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   app.add_option("--model", a->model, "Zoo model name (see `nnbench models`)");
   app.add_option("--model-file", a->model_file, "Model description (JSON)");
+  app.add_option("--instance", a->instance,
+                 "The cloud instance this machine is (data/prices.json), "
+                 "recorded with its price so runs from several machines "
+                 "compare by cost");
   a->request.backend = backend::default_backend();
   app.add_option("--scenario", a->scenario,
                  "throughput (time per mini-batch at --batch) or latency "

@@ -16,6 +16,7 @@
 #include "cli/options.h"
 #include "cli/session.h"
 #include "cli/table.h"
+#include "machine/instance.h"
 #include "machine/threads.h"
 #include "results/limits.h"
 #include "results/result.h"
@@ -302,6 +303,7 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   if (a.list) return list_suites(a, app);
   const study::SuiteSpec spec = study::load_suite(a.name);
   study::check_names(spec, backend::backend_names());
+  if (!a.instance.empty()) machine::name_instance(a.instance, "");
   const auto all = study::plan(spec, plan_options(a, app));
   const auto shard =
       study::resolve_shard(a.shard, a.study, study::process_env());
@@ -420,8 +422,9 @@ Action add_suite(CLI::App& app) {
                  "none)")
       ->check(non_negative(65536));
   app.add_option("--instance", a->instance,
-                 "Price training cases as this catalog instance "
-                 "(data/prices.json; replaces the suite's [cost] instance)");
+                 "The cloud instance this machine is (data/prices.json), "
+                 "recorded with every case; prices training cases as it "
+                 "(replaces the suite's [cost] instance)");
   app.add_option("--baseline-threads", a->baseline_threads,
                  "The thread count whose case time and cost are 1.0 (0: the "
                  "most threads of each task)")

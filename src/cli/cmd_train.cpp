@@ -13,6 +13,7 @@
 #include "cli/options.h"
 #include "cli/session.h"
 #include "cli/train_report.h"
+#include "machine/instance.h"
 #include "machine/threads.h"
 #include "results/kinds.h"
 #include "results/limits.h"
@@ -120,6 +121,7 @@ int train_command(TrainArgs& a) {
   if (a.options.target == 0)
     throw Error("--target must be a validation accuracy in (0, 1]");
   const train::Task& task = train::task(a.task);
+  if (!a.instance.empty()) machine::name_instance(a.instance, a.prices);
   auto b = backend::make_ready_backend(a.backend);
   const machine::Environment env = capture_and_warn();
   const int threads = machine::resolve_threads(a.options.threads);
@@ -230,7 +232,8 @@ Action add_train(CLI::App& app) {
                  "the whole validation set)")
       ->check(positive(results::kMaxSamples));
   app.add_option("--instance", a->instance,
-                 "Price the run as this catalog instance");
+                 "The cloud instance this machine is: recorded, and the "
+                 "run priced as it");
   app.add_option("--price-per-hour", a->price_per_hour,
                  "Price the run at this many dollars per hour")
       ->check(positive(1e6));

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -488,11 +489,34 @@ std::string host_hash() {
   return out;
 }
 
+// "Model: \t NVIDIA H100 80GB HBM3" in each GPU's information file.
+std::vector<std::string> nvidia_gpus() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  std::vector<std::filesystem::path> dirs;
+  for (const auto& d :
+       std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec))
+    dirs.push_back(d.path());
+  std::sort(dirs.begin(), dirs.end());  // by PCI address
+  for (const auto& d : dirs) {
+    std::ifstream in(d / "information");
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("Model:", 0) != 0) continue;
+      const size_t v = line.find_first_not_of(" \t", 6);
+      if (v != std::string::npos) out.push_back(line.substr(v));
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Environment capture_environment() {
   Environment e;
   e.host = host_hash();
+  guarded([&] { e.instance = detect_instance(); });
+  guarded([&] { e.gpus = nvidia_gpus(); });
   std::set<std::string> flags;
   fill_cpu(e, flags);
   guarded([&] { e.memory_total_gib = meminfo_gib("MemTotal"); });
@@ -538,6 +562,8 @@ nlohmann::json to_json(const Environment& e) {
           {"bf16_path", e.bf16_path},
           {"logical_cpus", e.logical_cpus},
           {"usable_cpus", e.usable_cpus},
+          {"instance", to_json(e.instance)},
+          {"gpus", e.gpus},
           {"memory_total_gib", e.memory_total_gib},
           {"memory_available_gib", e.memory_available_gib},
           {"os", e.os},

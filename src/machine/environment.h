@@ -3,11 +3,13 @@
 // distort the numbers. Captured once per process, written with every result.
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
 #include "machine/cpu.h"
+#include "machine/instance.h"
 
 namespace nnbench::machine {
 
@@ -27,6 +29,12 @@ struct Environment {
   // machines tell two of the same CPU apart; "" when the user asked for
   // none (`nnbench --anonymous`, NNBENCH_ANONYMOUS=1).
   std::string host;
+  // The cloud instance, when named (--instance) or told by the cloud's
+  // metadata service (machine/instance.h), with its catalog price.
+  std::optional<MachineInstance> instance;
+  // NVIDIA GPUs the driver lists (/proc/driver/nvidia/gpus), by model name;
+  // empty on a machine without that driver.
+  std::vector<std::string> gpus;
   std::string os;      // /etc/os-release PRETTY_NAME
   std::string kernel;  // uname -r
   std::string compiler;

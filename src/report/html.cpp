@@ -1,5 +1,7 @@
 #include "report/html.h"
 
+#include <cctype>
+
 namespace nnbench::report {
 
 std::string escape_html(const std::string& s) {
@@ -50,6 +52,36 @@ std::string json_for_script(const nlohmann::json& j) {
     }
   }
   return out;
+}
+
+namespace {
+
+bool numeric(const std::string& s) {
+  return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) ||
+                        (s[0] == '-' && s.size() > 1));
+}
+
+}  // namespace
+
+std::string html_table(const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows,
+                       bool align_numbers) {
+  std::string out = "<table>";
+  bool named = false;
+  for (const auto& h : header) named = named || !h.empty();
+  if (named) {
+    out += "<tr>";
+    for (const auto& h : header) out += "<th>" + escape_html(h) + "</th>";
+    out += "</tr>\n";
+  }
+  for (const auto& r : rows) {
+    out += "<tr>";
+    for (const auto& c : r)
+      out += (align_numbers && numeric(c) ? "<td class=\"n\">" : "<td>") +
+             escape_html(c) + "</td>";
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
 }
 
 }  // namespace nnbench::report

@@ -13,6 +13,7 @@
 #include "compare/engines.h"
 #include "report/charts.h"
 #include "report/html.h"
+#include "report/machines.h"
 #include "util/error.h"
 
 namespace nnbench::report {
@@ -105,32 +106,6 @@ std::string text(const json& j, const char* key) {
   return "";
 }
 
-bool numeric(const std::string& s) {
-  return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) ||
-                        (s[0] == '-' && s.size() > 1));
-}
-
-std::string table(const std::vector<std::string>& header,
-                  const std::vector<std::vector<std::string>>& rows,
-                  bool align_numbers = true) {
-  std::string out = "<table>";
-  bool named = false;
-  for (const auto& h : header) named = named || !h.empty();
-  if (named) {
-    out += "<tr>";
-    for (const auto& h : header) out += "<th>" + escape_html(h) + "</th>";
-    out += "</tr>\n";
-  }
-  for (const auto& r : rows) {
-    out += "<tr>";
-    for (const auto& c : r)
-      out += (align_numbers && numeric(c) ? "<td class=\"n\">" : "<td>") +
-             escape_html(c) + "</td>";
-    out += "</tr>\n";
-  }
-  return out + "</table>\n";
-}
-
 std::string environment(const Source& s) {
   const json& e = s.environment;
   if (!e.is_object()) return "<p>No environment recorded.</p>\n";
@@ -162,7 +137,7 @@ std::string environment(const Source& s) {
   for (const auto& w : warnings)
     if (w.is_string()) rows.push_back({"warning", w.get<std::string>()});
   return "<h3>" + escape_html(s.label) + "</h3>\n" +
-         table({"", ""}, rows, false);
+         html_table({"", ""}, rows, false);
 }
 
 // "AMD EPYC (Zen 5), 2 logical CPUs, AVX-512 with BF16": the machine in the
@@ -242,7 +217,7 @@ std::string first_screen(const std::vector<Source>& sources) {
     body += "<p class=\"machine\">On " +
             escape_html(machine_line(s.environment)) +
             "; engines: " + escape_html(engines_line(s)) + ".</p>\n" +
-            table({"model", "fastest engine"}, rows, false);
+            html_table({"model", "fastest engine"}, rows, false);
     if (!behind.empty())
       body += "<p class=\"behind\">" + escape_html(compare::behind_heading()) +
               "</p>\n<ul class=\"behind\">\n" + behind + "</ul>\n";
@@ -327,8 +302,8 @@ std::string render_page(const std::vector<Source>& sources) {
       "<title>nnbench report: " +
       escape_html(labels) + "</title>\n<style>" + kStyle +
       "</style>\n</head><body>\n<h1>nnbench report</h1>\n<p>" +
-      escape_html(labels) + "</p>\n" + first_screen(sources) +
-      summary(sources) + "<h2>Environment</h2>\n";
+      escape_html(labels) + "</p>\n" + machines_section(sources) +
+      first_screen(sources) + summary(sources) + "<h2>Environment</h2>\n";
   for (const auto& s : sources) out += environment(s);
   json specs = json::array();
   for (const auto& f : figures) {
@@ -337,7 +312,7 @@ std::string render_page(const std::vector<Source>& sources) {
            escape_html(f.id) +
            "\"></canvas></div>\n<details><summary>"
            "Numbers</summary>\n" +
-           table(f.header, f.rows) + "</details>\n";
+           html_table(f.header, f.rows) + "</details>\n";
     specs.push_back({{"id", f.id}, {"config", f.config}});
   }
   if (figures.empty())
