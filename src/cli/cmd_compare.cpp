@@ -7,6 +7,7 @@
 #include "cli/loaded.h"
 #include "cli/options.h"
 #include "compare/compare.h"
+#include "compare/machines.h"
 #include "results/limits.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -65,6 +66,7 @@ Loaded load_side(const std::string& names, const std::string& db) {
     start = comma + 1;
     if (one.empty()) continue;
     Loaded l = load_results(one, db);
+    if (all.environment.is_null()) all.environment = l.environment;
     all.label += (all.label.empty() ? "" : " + ") + l.label;
     all.runs.insert(all.runs.end(), l.runs.begin(), l.runs.end());
     all.training.insert(all.training.end(), l.training.begin(),
@@ -88,14 +90,23 @@ int compare_command(CompareArgs& a) {
         "only in B{}); --allow-disjoint reports them anyway",
         la.label, lb.label, r.only_a.size(), r.only_b.size(),
         a.ignore_threads ? "" : "; --ignore-threads matches across threads"));
+  // Two machines: the studies' second question before the case table.
+  std::optional<compare::MachineAnswer> machines;
+  if (compare::machine_of(la.environment).key !=
+      compare::machine_of(lb.environment).key)
+    machines =
+        compare::fastest_machines({{la.environment, &la.runs, &la.training},
+                                   {lb.environment, &lb.runs, &lb.training}});
   std::string text;
   if (a.format == "json") {
     auto j = compare::to_json(r, a.options);
     j["a"] = la.label;
     j["b"] = lb.label;
+    if (machines) j["machines"] = compare::to_json(*machines);
     text = j.dump(2) + "\n";
   } else {
     text = fmt::format("A: {}\nB: {}\n\n", la.label, lb.label) +
+           (machines ? compare::to_markdown(*machines) + "\n" : "") +
            compare::to_markdown(r, a.options);
   }
   if (a.out.empty())

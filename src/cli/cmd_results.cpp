@@ -40,7 +40,8 @@ study::RunRow need_run(study::Store& s, const std::string& id) {
 }
 
 // The machine a run was made on, from its environment: the CPU's name,
-// its microarchitecture and the logical CPUs; "-" where none is recorded.
+// its microarchitecture, the logical CPUs, GPUs and cloud instance; "-"
+// where none is recorded.
 std::string machine_of(const nlohmann::json& env) {
   if (!env.is_object() || !env.contains("cpu") || !env["cpu"].is_object())
     return "-";
@@ -51,6 +52,11 @@ std::string machine_of(const nlohmann::json& env) {
     m += " (" + u + ")";
   if (env.contains("logical_cpus") && env["logical_cpus"].is_number_integer())
     m += ", " + std::to_string(env["logical_cpus"].get<int>()) + " CPUs";
+  for (const auto& g : env.value("gpus", nlohmann::json::array()))
+    if (g.is_string()) m += ", " + g.get<std::string>();
+  if (const auto i = env.value("instance", nlohmann::json());
+      i.is_object() && i.value("name", nlohmann::json()).is_string())
+    m += ", " + i["name"].get<std::string>();
   // The host's hash, shortened: enough to tell two machines apart.
   if (env.contains("host") && env["host"].is_string())
     m += ", host " + env["host"].get<std::string>().substr(7, 8);

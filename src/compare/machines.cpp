@@ -328,4 +328,93 @@ MachineAnswer fastest_machines(const std::vector<MachineRuns>& sources,
   return a;
 }
 
+std::string to_markdown(const MachineAnswer& a) {
+  std::string out =
+      "## Which machine is fastest and cheapest for this job?\n\n";
+  for (size_t m = 0; m < a.machines.size(); ++m) {
+    const MachineId& id = a.machines[m];
+    out += fmt::format(
+        "- {}{}: {}\n", id.label, m == 0 ? " (baseline)" : "",
+        id.instance
+            ? fmt::format("${:.3f}/h ({} {} {})", id.instance->usd_per_hour,
+                          id.instance->provider, id.instance->pricing,
+                          id.instance->date)
+            : "no price (--instance NAME records one)");
+  }
+  out += "\n";
+  for (const auto& [model, line] : a.verdicts)
+    out += "- " + model + ": " + line + "\n";
+  out += "\n| job |";
+  for (const auto& m : a.machines) out += " " + m.label + " |";
+  out += "\n|---|";
+  for (size_t m = 0; m < a.machines.size(); ++m) out += "---|";
+  out += "\n";
+  for (const auto& j : a.jobs) {
+    out += "| " + j.name + " |";
+    for (const auto& f : j.on) {
+      std::string c = f.state.empty() ? "-" : f.state;
+      if (f.measured) {
+        c = j.training ? fmt::format("{:.1f} s", f.seconds)
+                       : fmt::format("{:.3f} ms", f.seconds * 1e3);
+        if (f.usd) c += ", " + usd_text(*f.usd);
+        if (f.time_vs_base) c += fmt::format(", {:.2f}x", *f.time_vs_base);
+      }
+      out += " " + c + " |";
+    }
+    out += "\n";
+  }
+  return out +
+         "\nTimes: median per step (per run for training); cost per "
+         "10,000 samples (per run); then the time over the baseline "
+         "machine's. Intervals are across processes and machines.\n";
+}
+
+nlohmann::json to_json(const MachineAnswer& a) {
+  const auto opt = [](const std::optional<double>& v) {
+    return v ? json(*v) : json();
+  };
+  json machines = json::array();
+  for (const auto& m : a.machines)
+    machines.push_back(
+        {{"label", m.label},
+         {"key", m.key},
+         {"usd_per_hour",
+          m.instance ? json(m.instance->usd_per_hour) : json()}});
+  const auto ranking = [](const std::optional<Ranking>& r) -> json {
+    if (!r) return nullptr;
+    json j = {{"first", r->first}, {"tie", r->tie}, {"why", r->why}};
+    if (r->second.empty()) return j;
+    j["second"] = r->second;
+    j["factor"] = r->factor;
+    j["ci"] = {r->ci.lo, r->ci.hi};
+    return j;
+  };
+  json jobs = json::array();
+  for (const auto& j : a.jobs) {
+    json on = json::array();
+    for (const auto& f : j.on)
+      on.push_back({{"measured", f.measured},
+                    {"state", f.state},
+                    {"seconds", f.measured ? json(f.seconds) : json()},
+                    {"samples_per_second",
+                     f.measured && !j.training ? json(f.per_second) : json()},
+                    {"usd", opt(f.usd)},
+                    {"price", f.price},
+                    {"threads", f.measured ? json(f.threads) : json()},
+                    {"time_vs_baseline", opt(f.time_vs_base)},
+                    {"cost_vs_baseline", opt(f.usd_vs_base)}});
+    jobs.push_back({{"model", j.model},
+                    {"job", j.name},
+                    {"training", j.training},
+                    {"usd_per", j.training ? "run" : "10000 samples"},
+                    {"on", on},
+                    {"fastest", ranking(j.fastest)},
+                    {"cheapest", ranking(j.cheapest)}});
+  }
+  json verdicts = json::array();
+  for (const auto& [m, line] : a.verdicts)
+    verdicts.push_back({{"model", m}, {"verdict", line}});
+  return {{"machines", machines}, {"jobs", jobs}, {"verdicts", verdicts}};
+}
+
 }  // namespace nnbench::compare

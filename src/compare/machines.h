@@ -87,6 +87,11 @@ struct MachineAnswer {
 MachineAnswer fastest_machines(const std::vector<MachineRuns>& sources,
                                const Options& o = engine_options());
 
+// For `nnbench compare` across machines: the verdict lines and every job's
+// figures, as markdown and as JSON (null for what was not measured).
+std::string to_markdown(const MachineAnswer& a);
+nlohmann::json to_json(const MachineAnswer& a);
+
 // "$0.0123" with enough digits to tell small costs apart.
 std::string usd_text(double usd);
 
