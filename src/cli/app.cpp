@@ -108,6 +108,9 @@ int main(int argc, char** argv) {
   auto* report = app.add_subcommand(
       "report", "Write an HTML report (charts and tables) of runs or files");
   actions[report] = add_report(*report);
+  auto* slurm = app.add_subcommand(
+      "slurm", "Run a study as a Slurm job array and gather its shards");
+  actions[slurm] = add_slurm(*slurm);
   auto* one_case = app.add_subcommand("case", "");  // the suite's child
   one_case->group("");
   actions[one_case] = add_case(*one_case);

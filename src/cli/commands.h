@@ -19,5 +19,6 @@ Action add_results(CLI::App& app);
 Action add_compare(CLI::App& app);
 Action add_report(CLI::App& app);
 Action add_case(CLI::App& app);
+Action add_slurm(CLI::App& app);
 
 }  // namespace nnbench::cli
