@@ -290,6 +290,9 @@ SwitchType=switch/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
+# Otherwise each array task (or queued job) waits up to 3 s after the previous
+# one ends; with 0 the controller's 1 s background tick starts it.
+SchedulerParameters=batch_sched_delay=0
 # A node that was down comes back by itself when slurmd registers.
 ReturnToService=2
 # Trust the numbers below even if slurmd detects a different topology
@@ -347,8 +350,16 @@ EOF
 
 (($# == 2)) || usage
 cmd=$1
-[[ -d $2 ]] || die "no such directory: $2"
-dir=$(cd "$2" && pwd -P)
+if [[ -d $2 ]]; then
+	dir=$(cd "$2" && pwd -P)
+elif [[ $cmd == stop ]]; then
+	# A cleanup trap may run after DIR was deleted; the daemons may still be
+	# alive and are found by the marker, which holds DIR's path.
+	dir=$2
+	[[ $dir == /* ]] || dir=$PWD/$dir
+else
+	die "no such directory: $2"
+fi
 node=
 case $cmd in
 start) do_start ;;
