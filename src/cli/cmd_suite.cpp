@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "backend/registry.h"
 #include "backends/worker/zygote.h"
@@ -20,6 +21,7 @@
 #include "machine/threads.h"
 #include "results/limits.h"
 #include "results/result.h"
+#include "scenarios/scenario.h"
 #include "study/plan.h"
 #include "study/runner.h"
 #include "study/suite_file.h"
@@ -44,8 +46,29 @@ struct SuiteArgs {
   std::string instance;      // replaces the suite's [cost] instance
   std::string shard, study;  // study/shard.h
   std::optional<int> baseline_threads;
+  std::vector<std::string> sets;  // --set KEY=VALUE over the suite's settings
   std::vector<std::string> argv;  // for the run's record
 };
+
+// The suite file with --set's settings over its own, checked by its
+// scenario as the file's are; an error names the --set at fault.
+study::SuiteSpec with_settings(study::SuiteSpec spec,
+                               const std::vector<std::string>& sets) {
+  std::set<std::string> given;
+  for (const auto& kv : sets) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error("--set " + kv + ": not KEY=VALUE (e.g. data=synthetic)");
+    spec.settings[kv.substr(0, eq)] = kv.substr(eq + 1);
+    given.insert(kv.substr(0, eq));
+  }
+  std::string which;
+  const std::string why = scenarios::make_scenario(spec.scenario)
+                              ->settings_problem(spec.settings, &which);
+  if (!why.empty() && given.count(which))
+    throw Error("--set " + which + ": " + why);
+  return spec;
+}
 
 study::PlanOptions plan_options(const SuiteArgs& a, const CLI::App& app) {
   study::PlanOptions o;
@@ -162,15 +185,16 @@ std::string training_table(const std::vector<results::TrainRun>& runs) {
   Table t({"task", "backend", "threads", "state", "validity", "epochs",
            "train s", "to target s", "val accuracy"});
   for (const auto& r : runs) {
-    t.add({r.task, r.backend,
-           r.effective.threads > 0 ? std::to_string(r.effective.threads) : "?",
-           results::state_name(r.state), r.validity.summary(),
-           std::to_string(r.epochs.size()),
-           fmt::format("{:.1f}", r.total_train_seconds),
-           r.state == results::State::kConverged
-               ? fmt::format("{:.1f}", r.time_to_target)
-               : "-",
-           fmt::format("{:.4f}", r.final_val_accuracy)});
+    t.add(
+        {r.task, r.backend,
+         r.effective.threads > 0 ? std::to_string(r.effective.threads) : "?",
+         results::state_name(r.state), r.validity.summary(),
+         std::to_string(r.epochs.size()),
+         fmt::format("{:.1f}", r.total_train_seconds),
+         r.state == results::State::kConverged
+             ? fmt::format("{:.1f}", r.time_to_target)
+             : "-",
+         r.synthetic_data ? "-" : fmt::format("{:.4f}", r.final_val_accuracy)});
   }
   return t.str();
 }
@@ -301,7 +325,8 @@ int report_suite(const SuiteArgs& a, const study::SuiteOutcome& r,
 
 int suite_command(SuiteArgs& a, const CLI::App& app) {
   if (a.list) return list_suites(a, app);
-  const study::SuiteSpec spec = study::load_suite(a.name);
+  const study::SuiteSpec spec =
+      with_settings(study::load_suite(a.name), a.sets);
   study::check_names(spec, backend::backend_names());
   if (!a.instance.empty()) machine::name_instance(a.instance, "");
   const auto all = study::plan(spec, plan_options(a, app));
@@ -386,6 +411,10 @@ Action add_suite(CLI::App& app) {
                  "Run every case this many times, each in its own process "
                  "(replaces the suite's repetitions)")
       ->check(positive(results::kMaxRepetitions));
+  app.add_option("--set", a->sets,
+                 "KEY=VALUE over the suite's [settings] (repeatable), e.g. "
+                 "--set data=synthetic --set epochs=1 for a training suite")
+      ->allow_extra_args(false);
   app.add_option("--interleave", a->interleave,
                  "Shuffle the case order with this seed (recorded), so slow "
                  "drift of a shared machine spreads over all cases (0 to "

@@ -121,6 +121,14 @@ int train_command(TrainArgs& a) {
   if (a.options.target == 0)
     throw Error("--target must be a validation accuracy in (0, 1]");
   const train::Task& task = train::task(a.task);
+  if (a.data == data::kSyntheticData) {
+    if ((a.options.target >= 0 ? a.options.target : task.target) > 0)
+      throw Error(train::time_to_accuracy_needs_real_data(task.name));
+    if (!a.mllog_file.empty() || !a.dawnbench_dir.empty() || a.options.latency)
+      throw Error(
+          "--data synthetic: --mllog, --dawnbench and --latency report "
+          "accuracies or a trained model, which synthetic data do not give");
+  }
   if (!a.instance.empty()) machine::name_instance(a.instance, a.prices);
   auto b = backend::make_ready_backend(a.backend);
   const machine::Environment env = capture_and_warn();
@@ -198,7 +206,9 @@ Action add_train(CLI::App& app) {
       app, {&a->backend, &o.device, &o.threads, &a->seed, &o.precision});
   app.add_option("--data", a->data,
                  "Dataset directory or file (Fashion-MNIST defaults to the "
-                 "Debian package's files)");
+                 "Debian package's files); `synthetic`: the real set's shapes "
+                 "and sizes with seeded values, for timing fixed-epoch tasks "
+                 "(accuracy not measured)");
   app.add_option("--seeds", a->seeds,
                  "Runs with distinct seeds (MLPerf "
                  "aggregation from 3)")

@@ -60,8 +60,10 @@ void print_run(const train::TrainRun& r, const train::TrainOptions& o) {
            fmt::format("{:.2f}", e.train_seconds),
            fmt::format("{:.2f}", e.epoch_seconds),
            fmt::format("{:.3f}", e.data_wait_seconds),
-           fmt::format("{:.4f}", e.loss), pct(e.accuracy),
-           fmt::format("{:.4f}", e.val_loss), pct(e.val_accuracy),
+           fmt::format("{:.4f}", e.loss),
+           r.synthetic_data ? "-" : pct(e.accuracy),
+           fmt::format("{:.4f}", e.val_loss),
+           r.synthetic_data ? "-" : pct(e.val_accuracy),
            fmt::format("{:.2f}", e.eval_seconds)});
   if (!r.epochs.empty()) fmt::print("{}", t.str());
   for (const auto& why : r.validity.reasons)
@@ -132,6 +134,8 @@ nlohmann::json train_report(const train::Task& task, const data::Dataset& d,
         {"train_size", d.train.size},
         {"test_size", d.test.size},
         {"normalisation", d.normalisation},
+        {"integrity", d.integrity},
+        {"synthetic", d.synthetic},
         {"load_seconds", load_seconds}}},
       {"timing",
        {{"include_eval_time", o.include_eval_time},
@@ -147,7 +151,10 @@ nlohmann::json train_report(const train::Task& task, const data::Dataset& d,
         {"reason", agg.reason},
         {"runs", agg.runs},
         {"converged", agg.converged},
-        {"mean_time_to_target_seconds", agg.mean_time_to_target},
+        // Only a valid aggregate has a mean time to target; else null.
+        {"mean_time_to_target_seconds",
+         agg.valid ? nlohmann::json(agg.mean_time_to_target)
+                   : nlohmann::json()},
         {"kept_seeds", agg.kept_seeds},
         {"dropped_seeds", agg.dropped_seeds}}}};
   if (auto c = run_costs(runs, agg, price, o)) out["costs"] = cost::to_json(*c);

@@ -207,6 +207,12 @@ Dataset load_dataset(const std::string& name, const std::string& path,
                      const DatasetOptions& o) {
   if (o.seq_len < 0) throw nnbench::Error("seq_len must be >= 0");
   if (o.vocab < 0) throw nnbench::Error("vocab must be >= 0");
+  if (path == kSyntheticData) {
+    const auto t0 = util::Clock::now();
+    Dataset d = synthetic_dataset(name, o);
+    d.load_seconds = util::seconds_since(t0);
+    return d;
+  }
   const std::string where = dataset_path(name, path);
   const auto t0 = util::Clock::now();
   Dataset d;

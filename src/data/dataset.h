@@ -41,6 +41,9 @@ struct Dataset {
   std::string normalisation;  // how inputs were standardised or encoded
   std::string integrity;      // what was checked: SHA-256 or sizes only
   double load_seconds = 0;    // reading, decoding and checksumming
+  // Seeded random values in the real set's shapes (`--data synthetic`):
+  // steps time as with real data; accuracy means nothing.
+  bool synthetic = false;
 };
 
 struct DatasetOptions {
@@ -94,6 +97,18 @@ std::string dataset_path(const std::string& name, const std::string& path);
 //    every position (label shape {seq_len}).
 Dataset load_dataset(const std::string& name, const std::string& path,
                      const DatasetOptions& o = {});
+
+// The path that asks for synthetic data ("./synthetic" names a folder).
+inline constexpr const char* kSyntheticData = "synthetic";
+
+// The real set's train/test (ptb: valid) sizes, per-sample shape, label
+// shape, classes and vocabulary (o.seq_len and o.vocab as load_dataset
+// takes them), filled with seeded values: N(0, 1) floats or uniform token
+// ids in [1, vocab), uniform labels; the same on every machine. Sizes:
+// mnist and fashion-mnist 60,000/10,000, cifar10 50,000/10,000, imdb
+// 25,000/25,000, text the windows of nietzsche.txt (600,893 characters,
+// 57 distinct, no test split), ptb TensorFlow's reader's token counts.
+Dataset synthetic_dataset(const std::string& name, const DatasetOptions& o);
 
 // Per-format loaders behind load_dataset; `path` already resolved (no
 // defaults); load_seconds is left to load_dataset.

@@ -282,6 +282,7 @@ std::vector<Chart> accuracy_vs_time(const std::vector<Source>& sources,
     double target = 0, max_t = 0;
     std::map<std::string, size_t> runs_of;
     for (const auto& [s, r] : tasks[task]) {
+      if (r->synthetic_data) continue;  // no accuracy was measured
       const std::string name = series(*s, r->backend, many_sources(sources)) +
                                " t" + std::to_string(r->effective.threads) +
                                " seed " + std::to_string(r->seed);

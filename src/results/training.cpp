@@ -4,6 +4,10 @@ namespace nnbench::results {
 using nlohmann::json;
 
 json to_json(const TrainRun& r) {
+  // Accuracy on synthetic data was not measured: null, never a number.
+  const auto accuracy = [&](double a) {
+    return r.synthetic_data ? json() : json(a);
+  };
   json epochs = json::array();
   for (const auto& e : r.epochs)
     epochs.push_back({{"epoch", e.epoch},
@@ -13,9 +17,9 @@ json to_json(const TrainRun& r) {
                       {"eval_seconds", e.eval_seconds},
                       {"data_wait_seconds", e.data_wait_seconds},
                       {"loss", e.loss},
-                      {"accuracy", e.accuracy},
+                      {"accuracy", accuracy(e.accuracy)},
                       {"val_loss", e.val_loss},
-                      {"val_accuracy", e.val_accuracy},
+                      {"val_accuracy", accuracy(e.val_accuracy)},
                       {"wall_seconds", e.wall_seconds}});
   json j;
   write_record(r, j);
@@ -28,7 +32,8 @@ json to_json(const TrainRun& r) {
       r.state == State::kConverged ? json(r.time_to_target) : json();
   j["total_train_seconds"] = r.total_train_seconds;
   j["total_eval_seconds"] = r.total_eval_seconds;
-  j["final_val_accuracy"] = r.final_val_accuracy;
+  j["final_val_accuracy"] = accuracy(r.final_val_accuracy);
+  j["data"] = r.synthetic_data ? "synthetic" : "real";
   j["latency"] = r.latency ? to_json(*r.latency) : json();
   j["epochs"] = epochs;
   return j;
@@ -62,14 +67,18 @@ TrainRun train_run_from_json(const json& j) {
   if (!t.is_null()) r.time_to_target = t;
   r.total_train_seconds = j.at("total_train_seconds");
   r.total_eval_seconds = j.at("total_eval_seconds");
-  r.final_val_accuracy = j.at("final_val_accuracy");
+  r.synthetic_data = j.value("data", std::string("real")) == "synthetic";
+  const auto number = [](const json& v) {
+    return v.is_null() ? 0.0 : v.get<double>();
+  };
+  r.final_val_accuracy = number(j.at("final_val_accuracy"));
   if (!j.at("latency").is_null()) r.latency = latency_from_json(j["latency"]);
   for (const auto& e : j.at("epochs"))
     r.epochs.push_back({e.at("epoch"), e.at("lr"), e.at("train_seconds"),
                         e.at("epoch_seconds"), e.at("eval_seconds"),
                         e.at("data_wait_seconds"), e.at("loss"),
-                        e.at("accuracy"), e.at("val_loss"),
-                        e.at("val_accuracy"), e.at("wall_seconds")});
+                        number(e.at("accuracy")), e.at("val_loss"),
+                        number(e.at("val_accuracy")), e.at("wall_seconds")});
   return r;
 }
 

@@ -42,6 +42,9 @@ struct TrainRun : Record {
   double time_to_target = 0;  // seconds at the converging epoch
   double total_train_seconds = 0, total_eval_seconds = 0;
   double final_val_accuracy = 0;
+  // Trained on `--data synthetic` (data/dataset.h): the times stand, the
+  // accuracies are not measurements and are written as null.
+  bool synthetic_data = false;
   std::vector<EpochRow> epochs;
   std::optional<Latency> latency;  // when measured
 };

@@ -3,9 +3,12 @@
 // task's default location when absent), epochs, target, max_seconds,
 // include_eval_time, latency, latency_items, save_weights (a file for the
 // trained parameters).
+#include <fmt/core.h>
+
 #include <cstdlib>
 
 #include "data/dataset.h"
+#include "results/limits.h"
 #include "scenarios/scenario.h"
 #include "train/task.h"
 #include "train/trainer.h"
@@ -19,6 +22,15 @@ double number(const std::string& key, const std::string& v) {
   const double x = std::strtod(v.c_str(), &end);
   if (v.empty() || *end != '\0')
     throw Error("setting '" + key + "': '" + v + "' is not a number");
+  return x;
+}
+
+double within(const std::string& key, const std::string& v, double lo,
+              double hi) {
+  const double x = number(key, v);
+  if (!(x >= lo && x <= hi))
+    throw Error(fmt::format("setting '{}': {} is not between {:g} and {:g}",
+                            key, v, lo, hi));
   return x;
 }
 
@@ -40,7 +52,7 @@ train::TrainOptions options_of(const Case& c, std::string& data) {
     if (k == "data")
       data = v;
     else if (k == "epochs")
-      o.epochs = static_cast<int>(number(k, v));
+      o.epochs = static_cast<int>(within(k, v, 1, results::kMaxEpochs));
     else if (k == "target")
       o.target = number(k, v);
     else if (k == "max_seconds")
@@ -62,6 +74,23 @@ train::TrainOptions options_of(const Case& c, std::string& data) {
 class Training : public Scenario {
  public:
   std::string name() const override { return "training"; }
+  // Each setting read as a case would read it, before any case runs.
+  std::string settings_problem(
+      const std::map<std::string, std::string>& settings,
+      std::string* which) const override {
+    for (const auto& [k, v] : settings) {
+      Case c;
+      c.settings = {{k, v}};
+      std::string data;
+      try {
+        options_of(c, data);
+      } catch (const Error& e) {
+        *which = k;
+        return e.what();
+      }
+    }
+    return "";
+  }
   std::string summary() const override {
     return "time to a target accuracy on real data (DAWNBench rules), "
            "optionally batch-1 latency of the trained model";

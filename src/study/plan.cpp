@@ -231,15 +231,29 @@ void check_datasets(const std::vector<PlannedCase>& cases) {
       name = train::task(c.task).dataset;
       path = setting("data");
       how =
-          "[settings] data = PATH in a suite file (docs/suites.md), or "
-          "nnbench train --task " +
+          "[settings] data = PATH in a suite file (docs/suites.md) or "
+          "--set data=PATH (data=synthetic times fixed-epoch tasks without "
+          "the data), or nnbench train --task " +
           c.task + " --data PATH";
     } else if (setting("mode") == "accuracy") {
       name = setting("data");
       path = setting("data_dir");
       how = "[settings] data_dir = PATH";
     }
-    if (name.empty() || !seen.insert({name, path}).second) continue;
+    if (name.empty()) continue;
+    if (path == data::kSyntheticData) {
+      if (p.scenario == "training") {
+        const auto t = c.settings.find("target");
+        const double target = t != c.settings.end()
+                                  ? std::atof(t->second.c_str())
+                                  : train::task(c.task).target;
+        if (target > 0)
+          throw Error(p.label() + ": " +
+                      train::time_to_accuracy_needs_real_data(c.task));
+      }
+      continue;
+    }
+    if (!seen.insert({name, path}).second) continue;
     std::string where;
     try {
       where = data::dataset_path(name, path);

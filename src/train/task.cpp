@@ -146,4 +146,11 @@ const Task& task(const std::string& name) {
   throw Error("unknown task '" + name + "'; known:" + known);
 }
 
+std::string time_to_accuracy_needs_real_data(const std::string& task) {
+  return "--data synthetic: " + task +
+         " trains to an accuracy target, which synthetic data never "
+         "measures; synthetic data time fixed-epoch tasks (--target 0, or "
+         "the keras-* tasks)";
+}
+
 }  // namespace nnbench::train

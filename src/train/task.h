@@ -26,6 +26,9 @@ struct Task {
 };
 
 const std::vector<Task>& tasks();
+
+// Why `--data synthetic` cannot time `task` to an accuracy target.
+std::string time_to_accuracy_needs_real_data(const std::string& task);
 const Task& task(const std::string& name);  // throws nnbench::Error
 
 }  // namespace nnbench::train

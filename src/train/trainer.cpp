@@ -270,7 +270,11 @@ TrainRun train_task(backend::Backend& b, const Task& t, const data::Dataset& d,
   r.backend_version = b.version();
   r.seed = o.seed;
   r.target = o.target >= 0 ? o.target : t.target;
+  r.synthetic_data = d.synthetic;
   try {
+    if (d.synthetic && r.target > 0)
+      throw results::RunError(results::State::kInvalidArgs,
+                              time_to_accuracy_needs_real_data(t.name));
     train_loop(b, t, d, o, r);
   } catch (...) {
     r.fail(results::classify(std::current_exception()));
