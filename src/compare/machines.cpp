@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -204,6 +205,32 @@ std::string sentence(const MachineJob& j, const std::vector<MachineId>& ms) {
   return s + "; " + j.name;
 }
 
+// Machines in order: most headline jobs measured first, then the geometric
+// mean over them of the time over that job's fastest machine's.
+void rank_machines(MachineAnswer& a) {
+  std::vector<std::tuple<int, double, size_t>> key;
+  for (size_t m = 0; m < a.machines.size(); ++m) {
+    int n = 0;
+    double log_sum = 0;
+    for (size_t j : a.headline_jobs) {
+      const MachineJob& job = a.jobs[j];
+      double best = 0;
+      for (const auto& f : job.on)
+        if (f.measured && (best == 0 || f.seconds < best)) best = f.seconds;
+      if (!job.on[m].measured || best <= 0) continue;
+      ++n;
+      log_sum += std::log(job.on[m].seconds / best);
+    }
+    key.push_back({-n, n ? log_sum / n : 0, m});
+  }
+  std::sort(key.begin(), key.end());
+  for (const auto& [n, g, m] : key) {
+    a.ranked.push_back(m);
+    a.behind_fastest.push_back(n ? std::optional<double>(std::exp(g))
+                                 : std::nullopt);
+  }
+}
+
 }  // namespace
 
 std::string usd_text(double usd) {
@@ -301,7 +328,8 @@ MachineAnswer fastest_machines(const std::vector<MachineRuns>& sources,
       }
   }
   std::vector<std::string> models;
-  std::map<std::string, const MachineJob*> head;
+  std::map<std::string, size_t> head;
+  a.source_machine = at;
   for (const Job& j : jobs) {
     MachineJob out;
     out.model = j.model;
@@ -318,13 +346,19 @@ MachineAnswer fastest_machines(const std::vector<MachineRuns>& sources,
                            j.name.find(" train ") != std::string::npos,
                            j.batch);
   };
-  for (const auto& j : a.jobs) {
-    if (!head.count(j.model)) models.push_back(j.model);
-    const MachineJob*& h = head[j.model];
-    if (!h || rank(j) > rank(*h)) h = &j;
+  for (size_t i = 0; i < a.jobs.size(); ++i) {
+    const MachineJob& j = a.jobs[i];
+    const auto [it, fresh] = head.emplace(j.model, i);
+    if (fresh)
+      models.push_back(j.model);
+    else if (rank(j) > rank(a.jobs[it->second]))
+      it->second = i;
   }
-  for (const auto& m : models)
-    a.verdicts.push_back({m, sentence(*head[m], a.machines)});
+  for (const auto& m : models) {
+    a.verdicts.push_back({m, sentence(a.jobs[head[m]], a.machines)});
+    a.headline_jobs.push_back(head[m]);
+  }
+  rank_machines(a);
   return a;
 }
 

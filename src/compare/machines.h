@@ -81,6 +81,14 @@ struct MachineAnswer {
   // Per model (task): its headline job's sentence, "m1 is 1.8x faster than
   // m2 (95 % CI ...); cheapest: m2, $0.012 per 10,000 samples, ...".
   std::vector<std::pair<std::string, std::string>> verdicts;
+  std::vector<size_t> headline_jobs;   // each verdict's job, in `jobs`
+  std::vector<size_t> source_machine;  // each source's, in `machines`
+  // Machines ranked: most headline jobs measured, then the geometric mean
+  // of their times over each job's fastest (behind_fastest, 1 for a
+  // machine fastest everywhere; none with no headline time), so a report
+  // of many machines can lead with the first few.
+  std::vector<size_t> ranked;
+  std::vector<std::optional<double>> behind_fastest;  // in ranked's order
 };
 
 // Sources on the same machine pool; machines are ordered as first seen.

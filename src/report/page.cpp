@@ -293,18 +293,32 @@ std::string render_page(const std::vector<Source>& sources) {
   // The library must not end the <script> element it is embedded in.
   for (size_t at; (at = chartjs.find("</script")) != std::string::npos;)
     chartjs.replace(at, 2, "<\\/");
-  const auto figures = charts(sources);
+  // Many machines: the answer across all of them, then the rest of the
+  // page for the leading ones (report/machines.h).
+  const compare::MachineAnswer machines = machine_answer(sources);
+  const std::vector<Source> shown = shown_sources(sources, machines);
+  const auto figures = charts(shown);
   std::string labels;
-  for (const auto& s : sources)
-    labels += (labels.empty() ? "" : ", ") + s.label;
+  if (shown.size() < sources.size())
+    labels = fmt::format("{} runs from {} machines", sources.size(),
+                         machines.machines.size());
+  else
+    for (const auto& s : sources)
+      labels += (labels.empty() ? "" : ", ") + s.label;
+  std::string details;
+  if (shown.size() < sources.size())
+    details = fmt::format(
+        "<p>What follows details the runs of the {} leading machines ({} of "
+        "the {} runs); the table above ranks every machine.</p>\n",
+        kGridMachines, shown.size(), sources.size());
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<title>nnbench report: " +
       escape_html(labels) + "</title>\n<style>" + kStyle +
       "</style>\n</head><body>\n<h1>nnbench report</h1>\n<p>" +
-      escape_html(labels) + "</p>\n" + machines_section(sources) +
-      first_screen(sources) + summary(sources) + "<h2>Environment</h2>\n";
-  for (const auto& s : sources) out += environment(s);
+      escape_html(labels) + "</p>\n" + machines_section(machines) + details +
+      first_screen(shown) + summary(sources) + "<h2>Environment</h2>\n";
+  for (const auto& s : shown) out += environment(s);
   json specs = json::array();
   for (const auto& f : figures) {
     out += "<h2>" + escape_html(f.title) + "</h2>\n<p class=\"caption\">" +
@@ -319,13 +333,13 @@ std::string render_page(const std::vector<Source>& sources) {
     out +=
         "<p>No figures: the sources hold no results "
         "that any figure draws.</p>\n";
-  const auto bad = invalid_results(sources);
+  const auto bad = invalid_results(shown);
   if (!bad.empty()) {
     out += "<h2>Invalid results</h2>\n<ul>\n";
     for (const auto& b : bad) out += "<li>" + escape_html(b) + "</li>\n";
     out += "</ul>\n";
   }
-  for (const auto& s : sources)
+  for (const auto& s : shown)
     if (!s.price_note.empty())
       out += "<p class=\"caption\">Costs of " + escape_html(s.label) + ": " +
              escape_html(s.price_note) + "</p>\n";

@@ -60,6 +60,12 @@ void reshape_inputs(host::Batch& b, const model::Model& m) {
   b.input.shape.resize(1);
   b.input.shape.insert(b.input.shape.end(), m.input.shape.begin(),
                        m.input.shape.end());
+  // A binary model's one output per sample: its labels [N] (IMDb's) become
+  // [N, 1], the output's shape, which every engine takes (the synthetic
+  // batches' labels); LibTorch and PyTorch refused [N].
+  if (m.loss == model::Loss::kSigmoidBinaryCrossEntropy &&
+      b.labels.shape.size() == 1)
+    b.labels.shape.push_back(1);
 }
 
 }  // namespace nnbench::train

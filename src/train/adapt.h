@@ -12,7 +12,8 @@ namespace nnbench::train {
 // Adaptations are appended to the model's notes, so its hash changes.
 model::Model adapt_model(model::Model m, const data::Dataset& d);
 
-// Gives a batch the model's per-sample input shape (same element count).
+// Gives a batch the model's per-sample input shape (same element count),
+// and a binary model's labels the output's shape ([N] -> [N, 1]).
 void reshape_inputs(host::Batch& b, const model::Model& m);
 
 }  // namespace nnbench::train

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "model/zoo/zoo.h"
+#include "train/adapt.h"
 #include "train/aggregate.h"
 #include "train/schedule.h"
 #include "train/task.h"
@@ -113,6 +115,33 @@ TEST(Tasks, ShippedTasksAreWellFormed) {
   EXPECT_EQ(task("fashion-mnist-92").target, 0.92);
   EXPECT_EQ(task("cifar10-94").target, 0.94);
   EXPECT_THROW(task("imagenet-93"), Error);
+}
+
+}  // namespace
+}  // namespace nnbench::train
+
+namespace nnbench::train {
+namespace {
+
+// IMDb's labels are one per review ([N]); a binary model's output is [N, 1],
+// the label shape every engine takes: LibTorch and PyTorch refused [N]
+// (found running keras-imdb-fasttext on synthetic data).
+TEST(Adapt, ABinaryModelsLabelsTakeTheOutputsShape) {
+  const model::Model m = model::zoo::get("imdb-fasttext");
+  ASSERT_EQ(m.loss, model::Loss::kSigmoidBinaryCrossEntropy);
+  host::Batch b;
+  b.input.shape = {4, 400};
+  b.labels.shape = {4};
+  reshape_inputs(b, m);
+  EXPECT_EQ(b.labels.shape, (model::Shape{4, 1}));
+  EXPECT_EQ(b.input.shape, (model::Shape{4, 400}));
+  // A softmax model's class ids keep their shape.
+  host::Batch c;
+  c.input.shape = {4, 1, 28, 28};
+  c.labels.shape = {4};
+  reshape_inputs(c, model::zoo::get("mnist-mlp"));
+  EXPECT_EQ(c.labels.shape, (model::Shape{4}));
+  EXPECT_EQ(c.input.shape, (model::Shape{4, 784}));
 }
 
 }  // namespace
