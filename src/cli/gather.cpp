@@ -101,20 +101,15 @@ int check_study(const std::string& db, const std::string& name) {
   return kExitRunNotOk;
 }
 
-// Runs made elsewhere into this store: every input read and checked
-// before anything is written (study/transfer.h).
+// Runs made elsewhere into this store, all or none (study/transfer.h).
 int import_files(const std::vector<std::string>& files, const std::string& db) {
-  std::vector<study::RunCopy> runs;
-  for (const auto& f : files)
-    for (auto& c : study::read_runs(f)) runs.push_back(std::move(c));
   study::Store s(study::Store::path_or_default(db));
-  const study::ImportPlan plan = study::plan_import(s, std::move(runs));
-  for (const auto& id : plan.known)
-    fmt::print("run {}: already in {}, skipped\n", id, s.path());
-  for (const auto& c : plan.add) {
-    s.insert_run(c.run, c.results, c.derived);
-    fmt::print("run {}: imported from {} ({} results, {})\n", c.run.id, c.from,
-               c.results.size(), machine_text(c.run.environment));
+  for (const auto& r : study::import_runs(s, files)) {
+    if (r.known)
+      fmt::print("run {}: already in {}, skipped\n", r.id, s.path());
+    else
+      fmt::print("run {}: imported from {} ({} results, {})\n", r.id, r.from,
+                 r.results, machine_text(r.environment));
   }
   return kExitOk;
 }

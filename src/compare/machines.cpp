@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -48,6 +49,7 @@ struct Job {
   std::string model, name;
   bool training = false;
   int64_t batch = 0;
+  int threads = 0;
   std::map<size_t, Found> on;  // by machine index
 };
 
@@ -283,9 +285,9 @@ MachineAnswer fastest_machines(const std::vector<MachineRuns>& sources,
   std::vector<Job> jobs;
   std::map<std::string, size_t> job_at;
   auto job = [&](const std::string& model, const std::string& name,
-                 bool training, int64_t batch) -> Job& {
+                 bool training, int64_t batch, int threads) -> Job& {
     const auto [it, fresh] = job_at.emplace(name, jobs.size());
-    if (fresh) jobs.push_back({model, name, training, batch, {}});
+    if (fresh) jobs.push_back({model, name, training, batch, threads, {}});
     return jobs[it->second];
   };
   for (size_t s = 0; s < sources.size(); ++s) {
@@ -300,7 +302,9 @@ MachineAnswer fastest_machines(const std::vector<MachineRuns>& sources,
           k.ranks = r.distributed->ranks;
           k.engine = r.distributed->engine;
         }
-        Found& c = job(r.model, k.name(), false, r.requested.batch).on[m];
+        Found& c = job(r.model, k.name(), false, r.requested.batch,
+                       r.requested.options.threads)
+                       .on[m];
         if (r.state == results::State::kOk && r.validity.valid() &&
             !r.samples.empty()) {
           if (c.side.repetitions.empty()) c.threads = r.effective.threads;
@@ -314,7 +318,7 @@ MachineAnswer fastest_machines(const std::vector<MachineRuns>& sources,
         if (r.state == results::State::kNotRun) continue;
         results::CaseKey k = results::key_of(r);
         Found& c =
-            job(r.task, k.name(results::CaseKey::kThreads), true, 0).on[m];
+            job(r.task, k.name(results::CaseKey::kThreads), true, 0, 0).on[m];
         const auto seconds = results::priced_seconds(r);
         // Each machine at its most threads: fewer threads start over.
         if (seconds && r.effective.threads > c.threads) {
@@ -336,15 +340,18 @@ MachineAnswer fastest_machines(const std::vector<MachineRuns>& sources,
     out.name = j.name;
     out.training = j.training;
     out.batch = j.batch;
+    out.threads = j.threads;
     judge(out, j, a.machines, o);
     a.jobs.push_back(std::move(out));
   }
   // The headline job of each model: measured on the most machines, then
-  // training before inference, then the largest batch.
+  // training before inference, every CPU ("t0": each machine whole) before
+  // the most threads asked, then the largest batch.
   const auto rank = [](const MachineJob& j) {
-    return std::make_tuple(j.machines_measured, j.training,
-                           j.name.find(" train ") != std::string::npos,
-                           j.batch);
+    return std::make_tuple(
+        j.machines_measured, j.training,
+        j.name.find(" train ") != std::string::npos,
+        j.threads == 0 ? std::numeric_limits<int>::max() : j.threads, j.batch);
   };
   for (size_t i = 0; i < a.jobs.size(); ++i) {
     const MachineJob& j = a.jobs[i];

@@ -70,6 +70,7 @@ struct MachineJob {
   std::string name;   // "resnet-56 torch fp32 train b128 t0"
   bool training = false;
   int64_t batch = 0;
+  int threads = 0;  // asked; 0: every CPU (training: each machine's most)
   std::vector<OnMachine> on;  // in MachineAnswer::machines' order
   std::optional<Ranking> fastest, cheapest;
   int machines_measured = 0;

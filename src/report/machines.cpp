@@ -85,7 +85,7 @@ std::string ranking(const compare::MachineAnswer& a, const std::string& model,
         time_text(f, j.training),
         j.training ? "-" : fmt::format("{:.0f}", f.per_second),
         f.usd ? compare::usd_text(*f.usd) : "-",
-        fmt::format("{:.2f}", f.seconds / by.front().second)};
+        fmt::format("{:.2f}", f.seconds / by.front().first)};
   };
   const std::vector<std::string> header = {
       "rank",

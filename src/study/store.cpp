@@ -1,5 +1,6 @@
 #include "study/store.h"
 
+#include <SQLiteCpp/Savepoint.h>
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <sqlite3.h>
@@ -7,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -397,7 +399,8 @@ std::vector<ResultRow> Store::results(const std::string& run_id) {
 void Store::insert_run(const RunRow& run, const std::vector<ResultRow>& results,
                        const std::vector<DerivedRow>& derived) {
   return guarded("importing a run", [&] {
-    SQLite::Transaction t(db_);
+    // A savepoint: inside atomically()'s transaction it nests.
+    SQLite::Savepoint t(db_, "insert_run");
     SQLite::Statement q(db_,
                         "INSERT INTO runs (id, suite, suite_file, created_utc, "
                         "finished_utc, command, environment, peak, options, "
@@ -418,8 +421,15 @@ void Store::insert_run(const RunRow& run, const std::vector<ResultRow>& results,
     q.exec();
     for (const auto& r : results) insert_result(run.id, r, "INSERT");
     insert_derived(run.id, derived);
-    t.commit();
+    t.release();
   });
+}
+
+void Store::atomically(const std::function<void()>& f) {
+  std::optional<SQLite::Transaction> t;
+  guarded("starting a transaction", [&] { t.emplace(db_); });
+  f();  // its own errors pass as they are; the transaction rolls back
+  guarded("committing", [&] { t->commit(); });
 }
 
 void Store::insert_derived(const std::string& run_id,

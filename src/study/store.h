@@ -4,6 +4,7 @@
 // as it ends, so killing the suite loses at most the case in flight.
 #include <SQLiteCpp/Database.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -76,6 +77,9 @@ class Store {
   std::set<std::string> stored_keys(const std::string& run_id);
   // A run made elsewhere, as it was there (its id, times, results and
   // derived figures), in one transaction (study/transfer.h).
+  // Runs `f` in one transaction: what it inserts (insert_run) lands
+  // together, or, when it throws, not at all.
+  void atomically(const std::function<void()>& f);
   void insert_run(const RunRow& run, const std::vector<ResultRow>& results,
                   const std::vector<DerivedRow>& derived);
   // Replaces the run's derived figures (recomputed from all its results).

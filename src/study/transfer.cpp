@@ -3,6 +3,7 @@
 #include <fstream>
 #include <map>
 
+#include "data/manifest.h"
 #include "util/error.h"
 
 namespace nnbench::study {
@@ -164,31 +165,42 @@ std::vector<RunCopy> read_runs(const std::string& file) {
   return {run_from_json(j, file)};
 }
 
-ImportPlan plan_import(Store& into, std::vector<RunCopy> runs) {
-  ImportPlan plan;
-  std::map<std::string, const RunCopy*> seen;
-  for (auto& c : runs) {
-    const json mine = content(c);
-    const auto clash = [&](const std::string& other) {
-      throw Error("run " + c.run.id + " in " + c.from +
-                  " has the id of another run, with other content, in " +
-                  other + "; nothing was imported");
-    };
-    if (const auto it = seen.find(c.run.id); it != seen.end()) {
-      if (content(*it->second) != mine) clash(it->second->from);
-      continue;  // the same run twice among the inputs
-    }
-    if (into.run(c.run.id)) {
-      if (content(read_run(into, c.run.id, into.path())) != mine)
-        clash(into.path());
-      plan.known.push_back(c.run.id);
-      seen[c.run.id] = &c;
-      continue;
-    }
-    seen[c.run.id] = &c;
-    plan.add.push_back(c);
-  }
-  return plan;
+std::vector<Imported> import_runs(Store& into,
+                                  const std::vector<std::string>& files) {
+  std::vector<Imported> out;
+  // id -> the SHA-256 of its content and where it came from: what later
+  // inputs are checked against, without keeping any run in memory.
+  std::map<std::string, std::pair<std::string, std::string>> seen;
+  const auto digest = [](const RunCopy& c) {
+    return data::sha256_hex(content(c).dump());
+  };
+  into.atomically([&] {
+    for (const auto& file : files)
+      for (auto& c : read_runs(file)) {
+        const std::string mine = digest(c);
+        const auto clash = [&](const std::string& other) {
+          throw Error("run " + c.run.id + " in " + c.from +
+                      " has the id of another run, with other content, in " +
+                      other + "; nothing was imported");
+        };
+        Imported r{c.run.id, c.from, c.run.environment, c.results.size()};
+        if (const auto it = seen.find(c.run.id); it != seen.end()) {
+          if (it->second.first != mine) clash(it->second.second);
+          continue;  // the same run twice among the inputs
+        }
+        seen[c.run.id] = {mine, c.from};
+        if (into.run(c.run.id)) {
+          // Inserted by this import (an earlier file): `seen` held it.
+          if (digest(read_run(into, c.run.id, into.path())) != mine)
+            clash(into.path());
+          r.known = true;
+        } else {
+          into.insert_run(c.run, c.results, c.derived);
+        }
+        out.push_back(std::move(r));
+      }
+  });
+  return out;
 }
 
 }  // namespace nnbench::study

@@ -32,13 +32,18 @@ RunCopy run_from_json(const nlohmann::json& j, const std::string& from);
 // nnbench::Error when it is neither, naming the file.
 std::vector<RunCopy> read_runs(const std::string& file);
 
-struct ImportPlan {
-  std::vector<RunCopy> add;        // not in the store yet
-  std::vector<std::string> known;  // ids already there with the same content
+struct Imported {
+  std::string id, from;
+  nlohmann::json environment;
+  size_t results = 0;
+  bool known = false;  // already in the store with the same content
 };
 
-// What importing `runs` into `into` would do; nnbench::Error at the first
-// clash (an id already there, or twice among `runs`, with other content).
-ImportPlan plan_import(Store& into, std::vector<RunCopy> runs);
+// Every run of every file into `into`, in one transaction and one file in
+// memory at a time: all of them or, at the first problem (a file that is
+// not a store or an export, an id already there or twice among the files
+// with other content), nothing; nnbench::Error naming both.
+std::vector<Imported> import_runs(Store& into,
+                                  const std::vector<std::string>& files);
 
 }  // namespace nnbench::study
