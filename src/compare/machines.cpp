@@ -156,34 +156,27 @@ void judge(MachineJob& out, const Job& j,
   }
   std::sort(by_time.begin(), by_time.end());
   std::sort(by_cost.begin(), by_cost.end());
-  if (!by_time.empty()) {
-    const size_t a = by_time[0].second;
+  // The first machine of a ranking against the second; a cost ratio is
+  // the time ratio scaled by the prices' ratio (a constant of the catalog).
+  const auto leader = [&](const std::vector<std::pair<double, size_t>>& by,
+                          bool cost) -> std::optional<Ranking> {
+    if (by.empty()) return std::nullopt;
+    const size_t a = by[0].second;
     Ranking r;
-    r.first = machines[a].label;
-    if (by_time.size() > 1) {
-      const size_t b = by_time[1].second;
-      r = rank_pair(j.name, j.on.at(a).side, j.on.at(b).side, o);
-      r.first = machines[a].label;
-      r.second = machines[b].label;
-    }
-    out.fastest = r;
-  }
-  if (!by_cost.empty()) {
-    const size_t a = by_cost[0].second;
-    Ranking r;
-    r.first = machines[a].label;
-    if (by_cost.size() > 1) {
-      const size_t b = by_cost[1].second;
-      // Cost per sample = time x price: the time ratio's interval scaled by
-      // the prices' ratio (a constant of the catalog).
-      const double scale = out.on[b].usd.value() / out.on[b].seconds /
-                           (out.on[a].usd.value() / out.on[a].seconds);
+    if (by.size() > 1) {
+      const size_t b = by[1].second;
+      const double scale = cost
+                               ? out.on[b].usd.value() / out.on[b].seconds /
+                                     (out.on[a].usd.value() / out.on[a].seconds)
+                               : 0;
       r = rank_pair(j.name, j.on.at(a).side, j.on.at(b).side, o, scale);
-      r.first = machines[a].label;
       r.second = machines[b].label;
     }
-    out.cheapest = r;
-  }
+    r.first = machines[a].label;
+    return r;
+  };
+  out.fastest = leader(by_time, false);
+  out.cheapest = leader(by_cost, true);
 }
 
 // The cheapest machine's figure: "$0.0123 per 10,000 samples".
