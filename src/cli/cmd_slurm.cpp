@@ -16,6 +16,7 @@
 #include "results/result.h"
 #include "study/shard.h"
 #include "study/slurm.h"
+#include "study/store.h"
 #include "util/atomic_file.h"
 #include "util/capture.h"
 #include "util/error.h"
@@ -48,7 +49,17 @@ std::string log_tail(const std::string& path) {
   return out.empty() ? "(empty log)" : out;
 }
 
+// Whether a shard's store holds a run still being written: importing it
+// now would clash with its finished self at the next collect.
+bool unfinished(const std::string& store) {
+  study::Store s(store, study::Store::Open::kExisting);
+  for (const auto& r : s.runs())
+    if (r.finished_utc.empty()) return true;
+  return false;
+}
+
 int collect(const study::SlurmJob& j, const SlurmArgs& a) {
+  bool running = false;
   if (a.wait) {
     const auto t0 = std::chrono::steady_clock::now();
     while (study::job_listed(j.job_id)) {
@@ -63,6 +74,7 @@ int collect(const study::SlurmJob& j, const SlurmArgs& a) {
       std::this_thread::sleep_for(std::chrono::duration<double>(a.poll));
     }
   } else if (study::job_listed(j.job_id)) {
+    running = true;
     fmt::print(stderr,
                "nnbench: job {} is still running: gathering the shards done "
                "so far (--wait waits for all)\n",
@@ -70,15 +82,21 @@ int collect(const study::SlurmJob& j, const SlurmArgs& a) {
   }
   std::vector<std::string> stores;
   for (int i = 0; i < j.tasks; ++i) {
-    if (fs::exists(study::shard_store(j, i)))
-      stores.push_back(study::shard_store(j, i));
+    const std::string store = study::shard_store(j, i);
+    if (running && fs::exists(store) && unfinished(store))
+      fmt::print(stderr, "nnbench: shard {} is still running; not gathered\n",
+                 i);
+    else if (fs::exists(store))
+      stores.push_back(store);
+    else if (running)
+      fmt::print(stderr, "nnbench: shard {} has no store yet\n", i);
     else
       fmt::print(stderr, "nnbench: shard {} left no store; its log {}:{}\n", i,
                  study::shard_log(j, i), log_tail(study::shard_log(j, i)));
   }
   if (stores.empty())
-    throw Error(
-        fmt::format("job {}: no shard left a store in {}", j.job_id, j.dir));
+    throw Error(fmt::format("job {}: no shard {} a store in {}", j.job_id,
+                            running ? "has finished" : "left", j.dir));
   if (const int code = import_files(stores, a.db); code != kExitOk) return code;
   return check_study(a.db, j.study);
 }
