@@ -9,10 +9,17 @@ values moved into Keras's layouts (conv HWIO, dense [in, out], LSTM
 kernels transposed; a dense layer after a flatten of an image takes its
 input in H, W, C order, so its weight columns are permuted).
 
+The optimizers are nnbench's (src/backend/optimizer.cpp, PyTorch's
+formulas). L2 weight decay is added to the gradients in the engines' step,
+PyTorch's way, for all of them (Keras's own weight_decay is decoupled).
 Keras's SGD computes PyTorch's momentum and Nesterov forms (with the rate
-constant); L2 weight decay is added to the gradients in the step, PyTorch's
-way (Keras's own weight_decay is decoupled). Adam, RMSprop and Adadelta
-are refused: Keras's formulas place epsilon differently.
+constant; a new rate rescales its velocity) and Keras's Adadelta is
+nnbench's, the learning rate scaling the step. Keras's Adam adds epsilon to
+sqrt(v) before the bias correction and its RMSprop inside the square root
+(with the rate inside the momentum buffer), so Adam and RMSprop are
+nnbench's formulas written here as Keras optimizers in keras.ops: under
+TensorFlow they run as tf ops inside the engine's tf.function, under JAX
+as jax.numpy inside its jitted stateless_apply.
 """
 from __future__ import annotations
 
@@ -256,15 +263,18 @@ class Builder:
         return x, "plain", ([s[0], width] if attr(l, "sequences", True) else [width])
 
 
+OPTIMIZERS = ["sgd", "adam", "rmsprop", "adadelta"]
+
+
 def refuse(options: dict, engine: str) -> None:
     """What no Keras engine here runs, named before anything is built."""
     if options["precision"] != "fp32":
         raise NotImplementedError(f"precision {options['precision']} "
                                   f"(the {engine} engine runs fp32)")
-    if options["optimizer"] != "sgd":
+    if options["optimizer"] not in OPTIMIZERS:
         raise NotImplementedError(
-            f"optimizer '{options['optimizer']}' (Keras's formula places "
-            f"epsilon differently from nnbench's; the {engine} engine runs sgd)")
+            f"optimizer '{options['optimizer']}' (the {engine} engine runs: "
+            f"{' '.join(OPTIMIZERS)})")
 
 
 def hello_gaps() -> dict:
@@ -276,13 +286,116 @@ def hello_gaps() -> dict:
             "checks_shapes": True}
 
 
-def describe_sgd(o: dict) -> str:
-    opt = f"sgd lr {o['learning_rate']:g} momentum {o['momentum']:g}"
-    if o["nesterov"]:
-        opt += " nesterov"
-    if o["weight_decay"]:
-        opt += f" weight_decay {o['weight_decay']:g} (L2 added to the gradients)"
-    return opt + " (keras.optimizers.SGD)"
+class Adam(keras.optimizers.Optimizer):
+    """torch.optim.Adam, as nnbench defines it: epsilon is added to
+    sqrt(v) / sqrt(1 - beta2^t), after the bias correction. Keras's Adam
+    adds it to sqrt(v), an epsilon 1 / sqrt(1 - beta2^t) times larger
+    (31.6 times on the first step at beta2 0.999)."""
+
+    def __init__(self, o: dict):
+        super().__init__(learning_rate=o["learning_rate"], name="nnbench_adam")
+        self.beta1 = float(o["beta1"])
+        self.beta2 = float(o["beta2"])
+        self.eps = float(o["eps"])
+
+    def build(self, variables) -> None:
+        if self.built:
+            return
+        super().build(variables)
+        self.exp_avg, self.exp_avg_sq = self.add_optimizer_variables(
+            variables, ["exp_avg", "exp_avg_sq"])
+
+    def update_step(self, gradient, variable, learning_rate) -> None:
+        i = self._get_variable_index(variable)
+        dtype = variable.dtype
+        lr = ops.cast(learning_rate, dtype)
+        t = ops.cast(self.iterations + 1, dtype)
+        b1, b2 = ops.cast(self.beta1, dtype), ops.cast(self.beta2, dtype)
+        g = ops.cast(gradient, dtype)
+        m = ops.add(ops.multiply(b1, self.exp_avg[i]), ops.multiply(1 - b1, g))
+        v = ops.add(ops.multiply(b2, self.exp_avg_sq[i]),
+                    ops.multiply(1 - b2, ops.square(g)))
+        self.assign(self.exp_avg[i], m)
+        self.assign(self.exp_avg_sq[i], v)
+        step_size = ops.divide(lr, 1 - ops.power(b1, t))
+        bc2_sqrt = ops.sqrt(1 - ops.power(b2, t))
+        denom = ops.add(ops.divide(ops.sqrt(v), bc2_sqrt), self.eps)
+        self.assign_sub(variable, ops.divide(ops.multiply(step_size, m), denom))
+
+
+class RMSprop(keras.optimizers.Optimizer):
+    """torch.optim.RMSprop, not centered, as nnbench defines it: epsilon is
+    added to sqrt(square_avg), and momentum accumulates the steps with the
+    rate outside the buffer (p -= lr * buf). Keras's RMSprop adds epsilon
+    inside the square root and keeps the rate inside its momentum."""
+
+    def __init__(self, o: dict):
+        super().__init__(learning_rate=o["learning_rate"], name="nnbench_rmsprop")
+        self.alpha = float(o["alpha"])
+        self.eps = float(o["eps"])
+        self.momentum = float(o["momentum"])
+
+    def build(self, variables) -> None:
+        if self.built:
+            return
+        super().build(variables)
+        self.square_avg = self.add_optimizer_variables(variables, "square_avg")
+        # No buffer without momentum, as HostOptimizer keeps none.
+        self.buffers = (self.add_optimizer_variables(variables, "momentum_buffer")
+                        if self.momentum > 0 else [])
+
+    def update_step(self, gradient, variable, learning_rate) -> None:
+        i = self._get_variable_index(variable)
+        dtype = variable.dtype
+        lr = ops.cast(learning_rate, dtype)
+        a = ops.cast(self.alpha, dtype)
+        g = ops.cast(gradient, dtype)
+        sq = ops.add(ops.multiply(a, self.square_avg[i]), ops.multiply(1 - a, ops.square(g)))
+        self.assign(self.square_avg[i], sq)
+        step = ops.divide(g, ops.add(ops.sqrt(sq), self.eps))
+        if self.momentum > 0:
+            step = ops.add(ops.multiply(ops.cast(self.momentum, dtype), self.buffers[i]), step)
+            self.assign(self.buffers[i], step)
+        self.assign_sub(variable, ops.multiply(lr, step))
+
+
+def make_optimizer(o: dict) -> keras.optimizers.Optimizer:
+    """nnbench's optimizer `o` as a Keras optimizer; weight decay is not
+    its business (the engines' step adds it to the gradients)."""
+    name = o["optimizer"]
+    if name == "sgd":
+        return keras.optimizers.SGD(learning_rate=o["learning_rate"],
+                                    momentum=o["momentum"], nesterov=o["nesterov"])
+    if name == "adam":
+        return Adam(o)
+    if name == "rmsprop":
+        return RMSprop(o)
+    if name == "adadelta":
+        return keras.optimizers.Adadelta(learning_rate=o["learning_rate"],
+                                         rho=o["rho"], epsilon=o["eps"])
+    raise NotImplementedError(f"optimizer '{name}'")
+
+
+# What applies each optimizer's update: Keras's own where its formula is
+# nnbench's, the classes above where it is not.
+IMPLEMENTS = {"sgd": "keras.optimizers.SGD",
+              "adam": "nnbench's formula in keras.ops: Keras's Adam adds epsilon "
+                      "before the bias correction",
+              "rmsprop": "nnbench's formula in keras.ops: Keras's RMSprop adds "
+                         "epsilon inside the square root",
+              "adadelta": "keras.optimizers.Adadelta"}
+
+
+def describe_optimizer(o: dict) -> str:
+    name = o["optimizer"]
+    settings = {"sgd": f"momentum {o['momentum']:g}" + (" nesterov" if o["nesterov"] else ""),
+                "adam": f"betas {o['beta1']:g} {o['beta2']:g} eps {o['eps']:g}",
+                "rmsprop": f"alpha {o['alpha']:g} eps {o['eps']:g} "
+                           f"momentum {o['momentum']:g}",
+                "adadelta": f"rho {o['rho']:g} eps {o['eps']:g}"}[name]
+    wd = (f" weight_decay {o['weight_decay']:g} (L2 added to the gradients)"
+          if o["weight_decay"] else "")
+    return f"{name} lr {o['learning_rate']:g} {settings}{wd} ({IMPLEMENTS[name]})"
 
 
 class KerasModel:
@@ -310,9 +423,7 @@ class KerasModel:
         self.loss_fn = (keras.losses.BinaryCrossentropy(from_logits=True)
                         if self.bce else
                         keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        self.opt = keras.optimizers.SGD(learning_rate=options["learning_rate"],
-                                        momentum=options["momentum"],
-                                        nesterov=options["nesterov"])
+        self.opt = make_optimizer(options)
         self.opt.build(self.net.trainable_variables)
 
     def host_batches(self, t: dict) -> List[tuple]:
@@ -348,15 +459,19 @@ class KerasModel:
                 for name, (layer, index) in self.stats.items()}
 
 
-def rescale_ratio(old: float, new: float, momentum: float) -> float:
+def rescale_ratio(old: float, new: float, o: dict) -> float:
     """Keras's SGD keeps the rate inside its velocity (v = m v - lr g),
     PyTorch outside its buffer (w -= lr * buf): with v = -lr * buf, a new
-    rate rescales the velocity by new / old and the two stay the same."""
-    if momentum and old == 0:
+    rate rescales the velocity by new / old and the two stay the same. The
+    other optimizers keep no rate in their state (Adam and Adadelta apply
+    it to each step, RMSprop above outside its buffer): 1."""
+    if o["optimizer"] != "sgd" or not o["momentum"]:
+        return 1.0
+    if old == 0:
         raise NotImplementedError("a learning rate of 0 followed by another "
                                   "with momentum (Keras's velocity keeps no "
                                   "buffer at rate 0)")
-    return new / old if momentum else 1.0
+    return new / old
 
 
 def finite(loss: Optional[float]) -> Optional[float]:

@@ -1,8 +1,10 @@
 """Keras 3 on JAX: nnbench's `jax` engine.
 
 The model is built by frameworks/common/keras_model.py (the same Keras
-graph as the tensorflow engine: channels-last, nnbench's weights moved
-into Keras's layouts, Keras's SGD with L2 added PyTorch's way). The step
+graph and optimizers as the tensorflow engine: channels-last, nnbench's
+weights moved into Keras's layouts; Keras's SGD and Adadelta, Adam and
+RMSprop with nnbench's formulas in keras.ops, here jax.numpy inside the
+jitted step; L2 weight decay added to the gradients PyTorch's way). The step
 is Keras's JAX training loop as its guide writes it: one jax.jit function
 of the state (trainable, non-trainable and optimizer variables) that runs
 stateless_call, value_and_grad and the optimizer's stateless_apply, the
@@ -42,7 +44,7 @@ class Engine:
                 "python": platform.python_version(),
                 "devices": ["cpu"] + [f"cuda:{i}" for i, _ in enumerate(
                     jax.devices("gpu") if jax.default_backend() == "gpu" else [])],
-                "precisions": ["fp32"], "optimizers": ["sgd"],
+                "precisions": ["fp32"], "optimizers": km.OPTIMIZERS,
                 **km.hello_gaps()}
 
     def check(self, model: dict) -> None:
@@ -109,7 +111,7 @@ class Engine:
         # A flag: jax.config serves it by __getattr__, which mypy cannot see.
         matmul = jax.config.jax_default_matmul_precision  # type: ignore[attr-defined]
         return {"threads": cpus, "device": o["device"], "precision": "fp32",
-                "optimizer": km.describe_sgd(o),
+                "optimizer": km.describe_optimizer(o),
                 "thread_setting": (f"CPU affinity: {cpus} CPUs (XLA sizes its "
                                    "CPU pools by them)"),
                 "compiled": "jax.jit (XLA)",
@@ -124,9 +126,10 @@ class Engine:
         ov = list(self.state[2])
         where = {id(v): i for i, v in enumerate(opt.variables)}
         i_lr = where[id(opt._learning_rate)]
-        ratio = km.rescale_ratio(float(ov[i_lr]), lr, self.options["momentum"])
-        for v in getattr(opt, "momentums", []):
-            ov[where[id(v)]] = ov[where[id(v)]] * ratio
+        ratio = km.rescale_ratio(float(ov[i_lr]), lr, self.options)
+        if ratio != 1.0:
+            for v in opt.momentums:
+                ov[where[id(v)]] = ov[where[id(v)]] * ratio
         ov[i_lr] = jax.numpy.asarray(lr, dtype=ov[i_lr].dtype)
         self.state = (self.state[0], self.state[1], ov)
         self.options["learning_rate"] = lr  # effective: the last rate

@@ -1,8 +1,11 @@
 """Keras 3 on TensorFlow: nnbench's `tensorflow` engine.
 
 The model is built by frameworks/common/keras_model.py (channels-last,
-nnbench's weights moved into Keras's layouts, Keras's SGD with L2 added
-PyTorch's way). The training step is one tf.function (XLA with
+nnbench's weights moved into Keras's layouts) with nnbench's optimizers:
+Keras's SGD and Adadelta, whose formulas are nnbench's, and Adam and
+RMSprop written there in keras.ops (Keras's own place epsilon elsewhere),
+here tf ops inside the step; L2 weight decay is added to the gradients,
+PyTorch's way. The training step is one tf.function (XLA with
 NNBENCH_TF_XLA=1): forward, loss, gradients, the update; the loss is read
 to the host to end each step. --threads sets TensorFlow's intra-op pool,
 the inter-op pool is one thread.
@@ -34,7 +37,7 @@ class Engine:
                 "python": platform.python_version(),
                 "devices": ["cpu"] + [f"cuda:{i}" for i, _ in enumerate(
                     tf.config.list_physical_devices("GPU"))],
-                "precisions": ["fp32"], "optimizers": ["sgd"],
+                "precisions": ["fp32"], "optimizers": km.OPTIMIZERS,
                 **km.hello_gaps()}
 
     def check(self, model: dict) -> None:
@@ -81,17 +84,17 @@ class Engine:
         return {"threads": tf.config.threading.get_intra_op_parallelism_threads(),
                 "inter_op_threads": str(tf.config.threading.get_inter_op_parallelism_threads()),
                 "device": o["device"], "precision": "fp32",
-                "optimizer": km.describe_sgd(o),
+                "optimizer": km.describe_optimizer(o),
                 "compiled": "tf.function, XLA" if self.xla else "tf.function",
                 "layout": "NHWC (channels last, Keras's default)",
                 "framework": f"TensorFlow {tf.__version__}, Keras {keras.__version__}"}
 
     def set_learning_rate(self, lr: float) -> None:
         opt = self.k.opt
-        ratio = km.rescale_ratio(float(opt.learning_rate.numpy()), lr,
-                                 self.options["momentum"])
-        for v in getattr(opt, "momentums", []):
-            v.assign(v * ratio)
+        ratio = km.rescale_ratio(float(opt.learning_rate.numpy()), lr, self.options)
+        if ratio != 1.0:
+            for v in opt.momentums:
+                v.assign(v * ratio)
         opt.learning_rate.assign(lr)
         self.options["learning_rate"] = lr  # effective: the last rate
     def load_batches(self, t: dict) -> None:

@@ -16,8 +16,8 @@ def test_keras_builds_the_cnn_in_its_layouts() -> None:
     import keras_model as km
 
     p = ref.params()
-    k = km.KerasModel(ref.CNN, p, {"seed": 1, "learning_rate": 0.1, "momentum": 0.0,
-                                   "nesterov": False})
+    k = km.KerasModel(ref.CNN, p, {"seed": 1, "optimizer": "sgd", "learning_rate": 0.1,
+                                   "momentum": 0.0, "nesterov": False})
     x = ref.batch()
     out = np.asarray(k.net(np.ascontiguousarray(x.transpose(0, 2, 3, 1))))
     np.testing.assert_allclose(out, ref.forward(p, x), rtol=1e-4, atol=1e-5)
