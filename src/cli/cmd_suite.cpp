@@ -54,6 +54,7 @@ struct SuiteArgs {
 // scenario as the file's are; an error names the --set at fault.
 study::SuiteSpec with_settings(study::SuiteSpec spec,
                                const std::vector<std::string>& sets) {
+  if (sets.empty()) return spec;
   std::set<std::string> given;
   for (const auto& kv : sets) {
     const size_t eq = kv.find('=');
@@ -329,9 +330,11 @@ int report_suite(const SuiteArgs& a, const study::SuiteOutcome& r,
 
 int suite_command(SuiteArgs& a, const CLI::App& app) {
   if (a.list) return list_suites(a, app);
-  const study::SuiteSpec spec =
-      with_settings(study::load_suite(a.name), a.sets);
-  study::check_names(spec, backend::backend_names());
+  // The file checked as written (its errors name their lines), then
+  // --set's settings over it, checked in turn.
+  study::SuiteSpec file = study::load_suite(a.name);
+  study::check_names(file, backend::backend_names());
+  const study::SuiteSpec spec = with_settings(std::move(file), a.sets);
   if (!a.instance.empty()) machine::name_instance(a.instance, "");
   const auto all = study::plan(spec, plan_options(a, app));
   const auto shard =
