@@ -80,3 +80,17 @@ def window_overhang(l: dict, s: list) -> int:
     o = layer_shape(l, [s])
     return max(0, (o[1] - 1) * st[0] + k[0] - (s[1] + 2 * p[0]),
                (o[2] - 1) * st[1] + k[1] - (s[2] + 2 * p[1]))
+
+
+def optimizer_settings(o: dict) -> str:
+    """nnbench's optimizer options as the records say them, e.g. "adam lr
+    0.01 betas 0.9 0.999 eps 1e-08 weight_decay 0.01": one wording for
+    every engine's `effective` optimizer."""
+    name = o["optimizer"]
+    settings = {"sgd": f"momentum {o['momentum']:g}" + (" nesterov" if o["nesterov"] else ""),
+                "adam": f"betas {o['beta1']:g} {o['beta2']:g} eps {o['eps']:g}",
+                "rmsprop": f"alpha {o['alpha']:g} eps {o['eps']:g} "
+                           f"momentum {o['momentum']:g}",
+                "adadelta": f"rho {o['rho']:g} eps {o['eps']:g}"}[name]
+    wd = f" weight_decay {o['weight_decay']:g}" if o["weight_decay"] else ""
+    return f"{name} lr {o['learning_rate']:g} {settings}{wd}"

@@ -31,7 +31,7 @@ import keras
 from keras import layers as L
 from keras import ops
 
-from description import attr, layer_inputs, pool_dim
+from description import attr, layer_inputs, optimizer_settings, pool_dim
 
 
 def lrn(t, n: int, alpha: float, beta: float, k: float):
@@ -387,15 +387,8 @@ IMPLEMENTS = {"sgd": "keras.optimizers.SGD",
 
 
 def describe_optimizer(o: dict) -> str:
-    name = o["optimizer"]
-    settings = {"sgd": f"momentum {o['momentum']:g}" + (" nesterov" if o["nesterov"] else ""),
-                "adam": f"betas {o['beta1']:g} {o['beta2']:g} eps {o['eps']:g}",
-                "rmsprop": f"alpha {o['alpha']:g} eps {o['eps']:g} "
-                           f"momentum {o['momentum']:g}",
-                "adadelta": f"rho {o['rho']:g} eps {o['eps']:g}"}[name]
-    wd = (f" weight_decay {o['weight_decay']:g} (L2 added to the gradients)"
-          if o["weight_decay"] else "")
-    return f"{name} lr {o['learning_rate']:g} {settings}{wd} ({IMPLEMENTS[name]})"
+    wd = " (L2 added to the gradients)" if o["weight_decay"] else ""
+    return f"{optimizer_settings(o)}{wd} ({IMPLEMENTS[o['optimizer']]})"
 
 
 class KerasModel:

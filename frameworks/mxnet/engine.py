@@ -47,7 +47,8 @@ import mxnet as mx
 from mxnet import autograd, gluon
 from mxnet.gluon import nn, rnn
 
-from description import attr, layer_inputs, layer_shape, window_overhang
+from description import (attr, layer_inputs, layer_shape, optimizer_settings,
+                         window_overhang)
 
 
 class Net(gluon.HybridBlock):
@@ -427,15 +428,7 @@ class Engine:
 
     def describe_optimizer(self) -> str:
         o = self.options
-        name = o["optimizer"]
-        settings = {"sgd": f"momentum {o['momentum']:g}" + (" nesterov" if o["nesterov"] else ""),
-                    "adam": f"betas {o['beta1']:g} {o['beta2']:g} eps {o['eps']:g}",
-                    "rmsprop": f"alpha {o['alpha']:g} eps {o['eps']:g} "
-                               f"momentum {o['momentum']:g}",
-                    "adadelta": f"rho {o['rho']:g} eps {o['eps']:g}"}[name]
-        wd = f" weight_decay {o['weight_decay']:g}" if o["weight_decay"] else ""
-        return (f"{name} lr {o['learning_rate']:g} {settings}{wd} "
-                f"({implements(o, self.opt_name)})")
+        return f"{optimizer_settings(o)} ({implements(o, self.opt_name)})"
 
     def set_learning_rate(self, lr: float) -> None:
         """MXNet's sgd and nag keep the rate inside their momentum (sgd:
