@@ -111,6 +111,9 @@ int main(int argc, char** argv) {
   auto* slurm = app.add_subcommand(
       "slurm", "Run a study as a Slurm job array and gather its shards");
   actions[slurm] = add_slurm(*slurm);
+  auto* data = app.add_subcommand(
+      "data", "The training datasets: where each is, and a checked download");
+  actions[data] = add_data(*data);
   auto* one_case = app.add_subcommand("case", "");  // the suite's child
   one_case->group("");
   actions[one_case] = add_case(*one_case);

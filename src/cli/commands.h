@@ -20,5 +20,6 @@ Action add_compare(CLI::App& app);
 Action add_report(CLI::App& app);
 Action add_case(CLI::App& app);
 Action add_slurm(CLI::App& app);
+Action add_data(CLI::App& app);
 
 }  // namespace nnbench::cli

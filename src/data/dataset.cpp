@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "data/fetch.h"
 #include "data/format_util.h"
 #include "data/manifest.h"
 #include "model/analysis.h"
@@ -161,22 +162,24 @@ std::string dataset_help(const std::string& name) {
   }
   if (name == "mnist") {
     return "folder of MNIST's {train,t10k}-{images-idx3,labels-idx1}-ubyte"
-           "[.gz] (no default)";
+           "[.gz] (default: a copy `nnbench data fetch` made)";
   }
   if (name == "cifar10") {
     return "the cifar-10-batches-bin folder (data_batch_1..5.bin, "
-           "test_batch.bin) or its parent (no default)";
+           "test_batch.bin) or its parent (default: a copy `nnbench data "
+           "fetch` made)";
   }
   if (name == "imdb") {
     return "the aclImdb folder (train/{pos,neg}/*.txt, test/{pos,neg}/*.txt) "
-           "or its parent (no default)";
+           "or its parent (default: a copy `nnbench data fetch` made)";
   }
   if (name == "text") {
     return std::string("any UTF-8 text file (default ") + kDefaultText + ")";
   }
   if (name == "ptb") {
     return "folder of ptb.train.txt, ptb.valid.txt, ptb.test.txt, or the "
-           "simple-examples folder holding data/ (no default)";
+           "simple-examples folder holding data/ (default: a copy `nnbench "
+           "data fetch` made)";
   }
   throw nnbench::Error("unknown dataset '" + name + "'");
 }
@@ -189,18 +192,17 @@ std::string dataset_path(const std::string& name, const std::string& path) {
     throw nnbench::Error("unknown dataset '" + name + "' (known: " + list +
                          ")");
   }
-  std::string where = path;
-  if (where.empty()) {
-    if (name == "fashion-mnist") {
-      where = kFashionMnistDir;
-    } else if (name == "text") {
-      where = kDefaultText;
-    } else {
-      throw DataError("dataset '" + name +
-                      "' needs a path: " + dataset_help(name));
-    }
-  }
-  return where;
+  if (!path.empty()) return path;
+  std::error_code ec;
+  if (name == "text") return kDefaultText;
+  if (name == "fashion-mnist" && fs::is_directory(kFashionMnistDir, ec))
+    return kFashionMnistDir;
+  if (is_fetched(fetched_dir(name))) return fetched_dir(name);
+  if (name == "fashion-mnist")
+    return kFashionMnistDir;  // names what is missing
+  throw DataError("dataset '" + name + "' needs a path: " + dataset_help(name) +
+                  "; or download it once with `nnbench data fetch " + name +
+                  "`");
 }
 
 Dataset load_dataset(const std::string& name, const std::string& path,
@@ -228,6 +230,10 @@ Dataset load_dataset(const std::string& name, const std::string& path,
     d = load_ptb(where, o);
   }
   d.name = name;
+  if (is_fetched(where) && d.integrity.rfind("SHA-256 of", 0) != 0) {
+    d.integrity = "SHA-256 checked when `nnbench data fetch` downloaded it (" +
+                  where + "/nnbench-fetch.json); " + d.integrity;
+  }
   d.load_seconds = util::seconds_since(t0);
   return d;
 }

@@ -244,7 +244,9 @@ TEST(DataIdx, ManifestAndNamesAndPaths) {
             (std::vector<std::string>{"fashion-mnist", "mnist", "cifar10",
                                       "imdb", "text", "ptb"}));
   EXPECT_THROW(load_dataset("imagenet", ""), nnbench::Error);
+  setenv("XDG_DATA_HOME", "/nonexistent", 1);  // no fetched copy either
   const std::string e = data_error([] { load_dataset("mnist", ""); });
+  unsetenv("XDG_DATA_HOME");
   EXPECT_TRUE(has(e, "needs a path")) << e;
   EXPECT_TRUE(has(data_error([] { load_dataset("mnist", "/nonexistent"); }),
                   "/nonexistent: missing"));
