@@ -418,6 +418,7 @@ class KerasModel:
                         keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         self.opt = make_optimizer(options)
         self.opt.build(self.net.trainable_variables)
+        self.fit_ready = False  # Model.compile'd for fit_loop
 
     def host_batches(self, t: dict) -> List[tuple]:
         """The batches as numpy arrays in Keras's layouts and dtypes."""
@@ -450,6 +451,41 @@ class KerasModel:
         """Batch norm's moving statistics, by nnbench's names."""
         return {name: np.asarray(values_of(layer.weights[index]), dtype=np.float32)
                 for name, (layer, index) in self.stats.items()}
+
+
+def fit_loop(k: KerasModel, t: dict, o: dict,
+             after: Callable[[], None] = lambda: None) -> Callable[[], dict]:
+    """Keras's own idiom, as the CPU-vs-GPU study's examples train:
+    Model.compile with the loss and an accuracy metric, then Model.fit over
+    the epoch's samples at the staged batch size, in nnbench's order
+    (shuffle=False: its loader shuffled them), one silent epoch. Keras's
+    defaults otherwise (jit_compile "auto"). `after` runs inside the loop's
+    time, once fit returned (the JAX engine takes its state back)."""
+    if float(o["weight_decay"]):
+        raise NotImplementedError(
+            "weight decay in Keras's Model.fit (nnbench's Keras steps add it "
+            "to the gradients; Keras's optimizers decouple it)")
+    batches = k.host_batches(t)
+    x = np.concatenate([b[0] for b in batches])
+    y = np.concatenate([b[1] for b in batches])
+    size = len(batches[0][0])
+    if not k.fit_ready:
+        metric = (keras.metrics.BinaryAccuracy(threshold=0.0) if k.bce
+                  else keras.metrics.SparseCategoricalAccuracy())
+        k.net.compile(optimizer=k.opt, loss=k.loss_fn, metrics=[metric])
+        k.fit_ready = True
+
+    def run() -> dict:
+        h = k.net.fit(x, y, batch_size=size, epochs=1, shuffle=False, verbose=0)
+        after()
+        acc = [v[-1] for key, v in h.history.items() if key != "loss"]
+        return {"loss": float(h.history["loss"][-1]),
+                "accuracy": float(acc[0]) if acc else None,
+                "loop": (f"Keras Model.fit(x, y, batch_size={size}, epochs=1, "
+                         f"shuffle=False) with an accuracy metric, "
+                         f"jit_compile={k.net.jit_compile}")}
+
+    return run
 
 
 def rescale_ratio(old: float, new: float, o: dict) -> float:

@@ -61,12 +61,23 @@ class Hello(TypedDict, total=False):
     unsupported: List[Dict[str, str]]  # {"op", "attribute", "value", "precision", "why"}
 
 
+class FitEpoch(TypedDict):
+    """What one epoch of the framework's own loop gives back."""
+
+    loss: Optional[float]      # mean over the epoch, as the framework counted
+    accuracy: Optional[float]  # training accuracy, None when not counted
+    loop: str                  # the idiom in words, for the record
+
+
 class Engine(Protocol):
     """The methods every engine has. Optional ones, which worker.py calls
     only where they exist: check, export, set_learning_rate, effective,
     running_stats, begin(mode) (before a request's timed steps, outside
-    the clock) and settle() (waits for work a step left running; inside
-    the last step's time of each request)."""
+    the clock), settle() (waits for work a step left running; inside
+    the last step's time of each request) and fit(tensors), which prepares
+    an epoch of batches for the framework's own training loop outside the
+    clock and returns the loop: a call worker.py times whole, giving a
+    FitEpoch."""
 
     def hello(self) -> Hello: ...
 

@@ -137,6 +137,23 @@ class Engine:
         self.batches = [(jax.device_put(x, self.device), jax.device_put(y, self.device))
                         for x, y in self.k.host_batches(t)]
 
+    def fit(self, t: dict):
+        """Keras's Model.fit: the engine's state goes into the model's
+        variables first (outside the clock) and comes back after."""
+        net, opt = self.k.net, self.k.opt
+        groups = (net.trainable_variables, net.non_trainable_variables,
+                  opt.variables)
+        for vs, values in zip(groups, self.state):
+            for v, a in zip(vs, values):
+                v.assign(a)
+
+        def take_back() -> None:
+            self.state = tuple([jax.device_put(v.value, self.device) for v in vs]
+                               for vs in groups)
+
+        with jax.default_device(self.device):
+            return km.fit_loop(self.k, t, self.options, after=take_back)
+
     def train_step(self, batch: int) -> float:
         x, y = self.batches[batch]
         r = self.train_fn(self.state, x, y)

@@ -47,6 +47,7 @@ import mxnet as mx
 from mxnet import autograd, gluon
 from mxnet.gluon import nn, rnn
 
+import scores
 from description import (attr, layer_inputs, layer_shape, optimizer_settings,
                          window_overhang)
 
@@ -457,6 +458,44 @@ class Engine:
             y = mx.nd.array(t[f"labels.{i}"], ctx=self.ctx, dtype="float32")
             self.batches.append((x, y))
         mx.nd.waitall()
+
+    def fit(self, t: dict):
+        """The Gluon loop of its tutorials: a DataLoader over an
+        ArrayDataset (no shuffle: nnbench's loader shuffled), each batch put
+        in the context, forward and loss under autograd.record, backward,
+        trainer.step(batch size), the loss read with asscalar and accuracy
+        counted from the outputs on the host, as a metric's update does."""
+        n = sum(1 for k in t if k.startswith("input."))
+        xs = mx.nd.array(np.concatenate([t[f"input.{i}"] for i in range(n)]),
+                         dtype="float32")
+        ys = mx.nd.array(np.concatenate([t[f"labels.{i}"] for i in range(n)]),
+                         dtype="float32")
+        size = len(t["input.0"])
+        data = gluon.data.DataLoader(gluon.data.ArrayDataset(xs, ys),
+                                     batch_size=size, shuffle=False)
+
+        def run() -> dict:
+            total, hits, counted, steps = 0.0, 0, 0, 0
+            for x, y in data:
+                x, y = x.as_in_context(self.ctx), y.as_in_context(self.ctx)
+                with autograd.record():
+                    self.out = self.net(x)
+                    loss = self.loss_fn(self.out if self.bce
+                                        else log_softmax(self.out), y)
+                loss.backward()
+                self.trainer.step(x.shape[0])
+                total += float(loss.mean().asscalar())
+                steps += 1
+                c, k = scores.correct(self.out.asnumpy(), y.asnumpy(), self.bce)
+                hits, counted = hits + c, counted + k
+            return {"loss": total / steps, "accuracy": hits / counted,
+                    "loop": (f"Gluon loop: DataLoader(ArrayDataset, "
+                             f"batch_size={size}, shuffle=False), "
+                             f"autograd.record, backward, "
+                             f"trainer.step({size}), loss.asscalar() and "
+                             f"correct predictions counted per batch")}
+
+        return run
 
     def train_step(self, batch: int) -> float:
         x, y = self.batches[batch]

@@ -13,9 +13,11 @@ from __future__ import annotations
 import platform
 from typing import Dict, List, Tuple
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
+import scores
 from description import attr, layer_inputs, shapes
 
 
@@ -293,6 +295,43 @@ class Engine:
 
     def begin(self, mode: str) -> None:
         self.net.train(mode == "train")
+
+    def fit(self, t: dict):
+        """The plain PyTorch loop of its tutorials: a DataLoader over a
+        TensorDataset (no shuffle: nnbench's loader shuffled), each batch
+        moved to the device, zero_grad, forward, loss, backward, step, the
+        loss read with .item() and the correct predictions counted."""
+        n = sum(1 for k in t if k.startswith("input."))
+        xs = torch.from_numpy(np.concatenate([t[f"input.{i}"] for i in range(n)]))
+        ys = torch.from_numpy(np.concatenate([t[f"labels.{i}"] for i in range(n)]))
+        size = len(t["input.0"])
+        loader = torch.utils.data.DataLoader(
+            torch.utils.data.TensorDataset(xs, ys), batch_size=size, shuffle=False)
+
+        def run() -> dict:
+            self.net.train()
+            total, hits, counted, steps = 0.0, 0, 0, 0
+            for x, y in loader:
+                x, y = x.to(self.device), y.to(self.device)
+                if self.bce:
+                    y = y.to(torch.float32)
+                self.opt.zero_grad()
+                self.out = self.net(x)
+                loss = self.loss(self.out, y)
+                loss.backward()
+                self.opt.step()
+                total += loss.item()
+                steps += 1
+                c, k = scores.correct(self.out.detach().cpu().numpy(),
+                                      y.cpu().numpy(), self.bce)
+                hits, counted = hits + c, counted + k
+            return {"loss": total / steps, "accuracy": hits / counted,
+                    "loop": (f"plain PyTorch loop: DataLoader(TensorDataset, "
+                             f"batch_size={size}, shuffle=False), zero_grad, "
+                             f"forward, loss, backward, step, loss.item() and "
+                             f"correct predictions counted per batch")}
+
+        return run
 
     def train_step(self, batch: int) -> float:
         x, y = self.batches[batch]

@@ -102,6 +102,11 @@ class Engine:
             self.batches = [(tf.constant(x), tf.constant(y))
                             for x, y in self.k.host_batches(t)]
 
+    def fit(self, t: dict):
+        """Keras's Model.fit on the engine's model and optimizer."""
+        with tf.device(self.device):
+            return km.fit_loop(self.k, t, self.options)
+
     def train_step(self, batch: int) -> float:
         x, y = self.batches[batch]
         r = self.train_fn(x, y)

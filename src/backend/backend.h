@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -153,6 +154,14 @@ class GradientReducer {
   virtual void finish(const std::vector<GradientBuffer>& buffers) {}
 };
 
+// What one epoch of a framework's own loop gave: its time and what the
+// framework counted (none where it counted nothing finite).
+struct FrameworkEpoch {
+  double seconds = 0;
+  std::optional<double> loss, accuracy;
+  std::string loop;  // the idiom in words, for the record
+};
+
 class Executable {
  public:
   virtual ~Executable() = default;
@@ -182,6 +191,16 @@ class Executable {
   virtual std::vector<int> processes() const { return {}; }
   virtual std::vector<double> timed_steps(Mode mode, int first, int n) {
     throw Unimplemented("self-timed steps");
+  }
+  // One epoch through the framework's own training idiom (Keras
+  // Model.fit, a Gluon loop, a plain PyTorch loop) over `batches` in
+  // order, as users' scripts and the CPU-vs-GPU study train: timed where
+  // it runs, around the whole loop. Only framework engines have one.
+  virtual FrameworkEpoch framework_epoch(
+      const std::vector<host::Batch>& batches) {
+    throw Unimplemented(
+        "the framework's own training loop (framework engines have one; "
+        "nnbench's own engines run the harness's steps)");
   }
   // From the next train_step on, gradients go through `r` (not owned;
   // null: single process) after backward and before the update.

@@ -112,6 +112,7 @@ scenarios::Case training_case(const TrainArgs& a,
   if (o.latency_items > 0)
     c.settings["latency_items"] = std::to_string(o.latency_items);
   if (!o.save_weights.empty()) c.settings["save_weights"] = o.save_weights;
+  c.settings["loop"] = o.loop;
   return c;
 }
 
@@ -248,6 +249,13 @@ Action add_train(CLI::App& app) {
                  "Price the run at this many dollars per hour")
       ->check(positive(1e6));
   app.add_option("--prices", a->prices, "Price catalog file")
+      ->capture_default_str();
+  app.add_option("--loop", o.loop,
+                 "steps: the harness stages each batch and times the "
+                 "engine's step; framework: each epoch through the "
+                 "framework's own training idiom (Keras Model.fit, a Gluon "
+                 "loop, a plain PyTorch loop), as users' scripts train")
+      ->check(CLI::IsMember({"steps", "framework"}))
       ->capture_default_str();
   app.add_option("--save-weights", o.save_weights,
                  "Write the trained parameters to this file (one seed), for "

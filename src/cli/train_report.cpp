@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
+
 #include "cli/table.h"
 #include "results/result.h"
 
@@ -56,15 +58,16 @@ void print_run(const train::TrainRun& r, const train::TrainOptions& o) {
   Table t({"epoch", "lr", "train s", "epoch s", "data wait s", "loss", "acc %",
            "val loss", "val acc %", "eval s"});
   for (const auto& e : r.epochs)
-    t.add({std::to_string(e.epoch), fmt::format("{:.4g}", e.lr),
-           fmt::format("{:.2f}", e.train_seconds),
-           fmt::format("{:.2f}", e.epoch_seconds),
-           fmt::format("{:.3f}", e.data_wait_seconds),
-           fmt::format("{:.4f}", e.loss),
-           r.synthetic_data ? "-" : pct(e.accuracy),
-           fmt::format("{:.4f}", e.val_loss),
-           r.synthetic_data ? "-" : pct(e.val_accuracy),
-           fmt::format("{:.2f}", e.eval_seconds)});
+    t.add(
+        {std::to_string(e.epoch), fmt::format("{:.4g}", e.lr),
+         fmt::format("{:.2f}", e.train_seconds),
+         fmt::format("{:.2f}", e.epoch_seconds),
+         fmt::format("{:.3f}", e.data_wait_seconds),
+         std::isfinite(e.loss) ? fmt::format("{:.4f}", e.loss) : "-",
+         r.synthetic_data || !std::isfinite(e.accuracy) ? "-" : pct(e.accuracy),
+         fmt::format("{:.4f}", e.val_loss),
+         r.synthetic_data ? "-" : pct(e.val_accuracy),
+         fmt::format("{:.2f}", e.eval_seconds)});
   if (!r.epochs.empty()) fmt::print("{}", t.str());
   for (const auto& why : r.validity.reasons)
     fmt::print("INVALID ({}): {}\n", why.reason, why.detail);

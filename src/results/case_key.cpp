@@ -48,7 +48,8 @@ CaseKey key_of(const TrainRun& r) {
   k.what = r.task;
   k.backend = r.backend;
   k.precision = r.effective.precision;
-  k.mode = "training";
+  // The framework's own loop is another way to train: its own case.
+  k.mode = r.loop == "framework" ? "training (framework loop)" : "training";
   if (r.effective.threads > 0) k.threads = std::to_string(r.effective.threads);
   return k;
 }

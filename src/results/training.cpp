@@ -1,12 +1,24 @@
 #include "results/training.h"
 
+#include <cmath>
+
 namespace nnbench::results {
 using nlohmann::json;
+
+namespace {
+
+// A figure that was not counted (NaN) is null, never a number.
+json figure(double x) { return std::isfinite(x) ? json(x) : json(); }
+double figure_of(const json& v) {
+  return v.is_null() ? std::nan("") : v.get<double>();
+}
+
+}  // namespace
 
 json to_json(const TrainRun& r) {
   // Accuracy on synthetic data was not measured: null, never a number.
   const auto accuracy = [&](double a) {
-    return r.synthetic_data ? json() : json(a);
+    return r.synthetic_data ? json() : figure(a);
   };
   json epochs = json::array();
   for (const auto& e : r.epochs)
@@ -16,7 +28,7 @@ json to_json(const TrainRun& r) {
                       {"epoch_seconds", e.epoch_seconds},
                       {"eval_seconds", e.eval_seconds},
                       {"data_wait_seconds", e.data_wait_seconds},
-                      {"loss", e.loss},
+                      {"loss", figure(e.loss)},
                       {"accuracy", accuracy(e.accuracy)},
                       {"val_loss", e.val_loss},
                       {"val_accuracy", accuracy(e.val_accuracy)},
@@ -34,6 +46,7 @@ json to_json(const TrainRun& r) {
   j["total_eval_seconds"] = r.total_eval_seconds;
   j["final_val_accuracy"] = accuracy(r.final_val_accuracy);
   j["data"] = r.synthetic_data ? "synthetic" : "real";
+  j["loop"] = r.loop;
   j["latency"] = r.latency ? to_json(*r.latency) : json();
   j["epochs"] = epochs;
   return j;
@@ -68,6 +81,7 @@ TrainRun train_run_from_json(const json& j) {
   r.total_train_seconds = j.at("total_train_seconds");
   r.total_eval_seconds = j.at("total_eval_seconds");
   r.synthetic_data = j.value("data", std::string("real")) == "synthetic";
+  r.loop = j.value("loop", std::string("steps"));
   const auto number = [](const json& v) {
     return v.is_null() ? 0.0 : v.get<double>();
   };
@@ -76,8 +90,8 @@ TrainRun train_run_from_json(const json& j) {
   for (const auto& e : j.at("epochs"))
     r.epochs.push_back({e.at("epoch"), e.at("lr"), e.at("train_seconds"),
                         e.at("epoch_seconds"), e.at("eval_seconds"),
-                        e.at("data_wait_seconds"), e.at("loss"),
-                        number(e.at("accuracy")), e.at("val_loss"),
+                        e.at("data_wait_seconds"), figure_of(e.at("loss")),
+                        figure_of(e.at("accuracy")), e.at("val_loss"),
                         number(e.at("val_accuracy")), e.at("wall_seconds")});
   return r;
 }

@@ -15,12 +15,14 @@ namespace nnbench::results {
 
 struct EpochRow {
   int epoch = 0;
-  double lr = 0;                  // at the end of the epoch
-  double train_seconds = 0;       // cumulative, as counted for time-to-target
-  double epoch_seconds = 0;       // this epoch's training loop
-  double eval_seconds = 0;        // this epoch's evaluation
-  double data_wait_seconds = 0;   // training loop time spent waiting for data
-  double loss = 0, accuracy = 0;  // training, mean over the epoch
+  double lr = 0;                 // at the end of the epoch
+  double train_seconds = 0;      // cumulative, as counted for time-to-target
+  double epoch_seconds = 0;      // this epoch's training loop
+  double eval_seconds = 0;       // this epoch's evaluation
+  double data_wait_seconds = 0;  // training loop time spent waiting for data
+  // Training, mean over the epoch; accuracy NaN where it was not counted
+  // (written null).
+  double loss = 0, accuracy = 0;
   double val_loss = 0, val_accuracy = 0;  // full validation set
   double wall_seconds = 0;  // since run start (after init), at eval end
 };
@@ -45,6 +47,10 @@ struct TrainRun : Record {
   // Trained on `--data synthetic` (data/dataset.h): the times stand, the
   // accuracies are not measurements and are written as null.
   bool synthetic_data = false;
+  // "steps" (the harness's staged steps) or "framework" (the framework's
+  // own loop, described in effective.extras["training_loop"]); a key of the
+  // case, so both ways can stand side by side.
+  std::string loop = "steps";
   std::vector<EpochRow> epochs;
   std::optional<Latency> latency;  // when measured
 };

@@ -2,7 +2,8 @@
 // case names the task; settings: data (dataset directory or file; the
 // task's default location when absent), epochs, target, max_seconds,
 // include_eval_time, latency, latency_items, save_weights (a file for the
-// trained parameters).
+// trained parameters), loop (steps, or framework: the framework's own
+// training loop).
 #include <fmt/core.h>
 
 #include <cstdlib>
@@ -65,7 +66,11 @@ train::TrainOptions options_of(const Case& c, std::string& data) {
       o.latency_items = static_cast<int64_t>(number(k, v));
     else if (k == "save_weights")
       o.save_weights = v;
-    else
+    else if (k == "loop") {
+      if (v != "steps" && v != "framework")
+        throw Error("setting 'loop': '" + v + "' is not steps or framework");
+      o.loop = v;
+    } else
       throw Error("setting '" + k + "' is not one the training scenario takes");
   }
   return o;

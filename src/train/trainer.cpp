@@ -91,6 +91,51 @@ class Run {
                           .count();
   }
 
+  // The framework's own loop over the epoch's batches: assembled before
+  // the clock (the loop's own data handling is inside it), at the one rate
+  // the schedule gives this epoch.
+  void framework_epoch(int e, data::Loader& loader) {
+    EpochRow row;
+    row.epoch = e + 1;
+    loader.start_epoch(e);
+    const int64_t steps = loader.batches_per_epoch();
+    row.lr = learning_rate(t_.schedule, e, epochs_);
+    for (int64_t k = 1; k < steps; ++k) {
+      if (learning_rate(t_.schedule, e + double(k) / steps, epochs_) != row.lr)
+        throw results::RunError(
+            results::State::kInvalidArgs,
+            "the framework's own loop runs an epoch at one learning rate; " +
+                t_.name + "'s schedule changes it within epoch " +
+                std::to_string(e + 1) + " (use --loop steps)");
+    }
+    std::vector<host::Batch> batches;
+    batches.reserve(static_cast<size_t>(steps));
+    while (auto b = loader.next()) {
+      reshape_inputs(*b, m_);
+      batches.push_back(std::move(*b));
+    }
+    exe_.set_learning_rate(row.lr);
+    progress_.say(
+        fmt::format("epoch {}/{}: the framework's own loop over {} "
+                    "batches",
+                    e + 1, epochs_, batches.size()));
+    bench::UsageProbe probe(exe_.processes());
+    probe.start();
+    const backend::FrameworkEpoch f = exe_.framework_epoch(batches);
+    r_.cpu_usage.add(probe.stop(threads_));
+    batches.clear();
+    if (f.loss && !std::isfinite(*f.loss))
+      throw results::RunError(
+          results::State::kFailed,
+          "loss is not finite in epoch " + std::to_string(e + 1));
+    loop_ = f.loop;
+    row.epoch_seconds = f.seconds;
+    row.data_wait_seconds = 0;  // nnbench's loader finished before the loop
+    row.loss = f.loss.value_or(std::nan(""));
+    row.accuracy = f.accuracy.value_or(std::nan(""));
+    finish(row);
+  }
+
   void epoch(int e, data::Loader& loader) {
     EpochRow row;
     row.epoch = e + 1;
@@ -124,6 +169,16 @@ class Run {
     row.data_wait_seconds = loader.wait_seconds() - wait0;
     row.loss = loss_sum / std::max<int64_t>(n, 1);
     row.accuracy = double(s.correct) / std::max<int64_t>(s.count, 1);
+    finish(row);
+  }
+
+  // The framework's loop in its own words; "" for the harness's steps.
+  const std::string& loop() const { return loop_; }
+
+ private:
+  // Validation, the epoch's times and its row.
+  void finish(EpochRow& row) {
+    const int e = row.epoch - 1;
     progress_.say(fmt::format("epoch {}/{}: evaluating", e + 1, epochs_));
     const auto e0 = Clock::now();
     std::tie(row.val_loss, row.val_accuracy) = evaluate(exe_, d_.test, t_, m_);
@@ -137,7 +192,6 @@ class Run {
     r_.final_val_accuracy = row.val_accuracy;
   }
 
- private:
   Progress& progress_;
   backend::Executable& exe_;
   const Task& t_;
@@ -148,6 +202,7 @@ class Run {
   const model::Model& m_;
   bool binary_;
   int threads_;  // the backend's, for the CPU share
+  std::string loop_;
   Clock::time_point start_;
 };
 
@@ -191,10 +246,14 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
   data::Loader loader(d.train, lo);
   Progress progress(o.progress);  // erased when the run ends, however
   Run run(*exe, t, d, o, epochs, m, r, progress);
+  const bool framework_loop = o.loop == "framework";
   using results::State;
   r.state = r.target > 0 ? State::kNotConverged : State::kCompleted;
   for (int e = 0; e < epochs; ++e) {
-    run.epoch(e, loader);
+    if (framework_loop)
+      run.framework_epoch(e, loader);
+    else
+      run.epoch(e, loader);
     const EpochRow& row = r.epochs.back();
     if (r.target > 0 && row.val_accuracy >= r.target) {
       r.state = State::kConverged;
@@ -217,6 +276,7 @@ void train_loop(backend::Backend& b, const Task& t, const data::Dataset& d,
   bench::judge_contention(r.cpu_usage, o.contention, r.validity);
   if (o.latency) r.latency = measure_latency(*exe, d.test, m, o.latency_items);
   r.effective = exe->effective();  // what ran, read after the run
+  if (!run.loop().empty()) r.effective.extras["training_loop"] = run.loop();
   if (!o.save_weights.empty()) {
     auto saved = exe->parameters();
     for (auto& [name, t] : exe->running_stats()) saved[name] = std::move(t);
@@ -271,7 +331,12 @@ TrainRun train_task(backend::Backend& b, const Task& t, const data::Dataset& d,
   r.seed = o.seed;
   r.target = o.target >= 0 ? o.target : t.target;
   r.synthetic_data = d.synthetic;
+  r.loop = o.loop;
   try {
+    if (o.loop != "steps" && o.loop != "framework")
+      throw results::RunError(
+          results::State::kInvalidArgs,
+          "loop '" + o.loop + "' is not steps or framework");
     if (d.synthetic && r.target > 0)
       throw results::RunError(results::State::kInvalidArgs,
                               time_to_accuracy_needs_real_data(t.name));

@@ -32,6 +32,13 @@ struct TrainOptions {
   // Where to write the trained parameters (a tensor file, by canonical
   // name) after the run, for inference on the trained model; "": nowhere.
   std::string save_weights;
+  // "steps": the harness stages each batch and times the engine's step
+  // (DLBench's time per mini-batch); "framework": each epoch runs through
+  // the framework's own training idiom (Keras Model.fit, a Gluon loop, a
+  // plain PyTorch loop; backend.h framework_epoch), as users' scripts and
+  // the CPU-vs-GPU study train. Framework engines only; the rate must be
+  // constant within an epoch.
+  std::string loop = "steps";
   // A progress line on stderr, rewritten in place (train/progress.h); the
   // CLI turns it on when stderr is a terminal.
   bool progress = false;

@@ -67,6 +67,33 @@ TEST_F(Cli, TrainingThroughAWorkerCountsItsCpuAsTheRuns) {
             0.7 * u["wall_seconds"].get<double>());
 }
 
+// --loop framework: one epoch of Fashion-MNIST through the framework's own
+// idiom. The model learns (the harness scores validation itself, as for
+// every run), the framework's own training accuracy is recorded, and the
+// record names the idiom.
+TEST_P(Frameworks, TrainThroughTheFrameworksOwnLoop) {
+  const std::string engine = GetParam();
+  const auto o = nnbench("train --task fashion-mnist-mlp --epochs 1"
+                         " --threads 2 --loop framework --backend " +
+                         engine + kNoContention + " --out " + path("t.json"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  const json r = json::parse(slurp(path("t.json")))["runs"][0];
+  EXPECT_EQ(r["state"], "completed");
+  EXPECT_EQ(r["loop"], "framework");
+  const std::string idiom = engine == "pytorch" ? "plain PyTorch loop"
+                            : engine == "mxnet" ? "Gluon loop"
+                                                : "Keras Model.fit";
+  EXPECT_NE(r["effective"]["training_loop"].get<std::string>().find(idiom),
+            std::string::npos)
+      << r["effective"];
+  const json& e = r["epochs"][0];
+  // Ten classes: chance is 0.1; one epoch of SGD reaches about 0.8.
+  EXPECT_GT(e["accuracy"].get<double>(), 0.5) << e;
+  EXPECT_LE(e["accuracy"].get<double>(), 1.0) << e;
+  EXPECT_GT(e["val_accuracy"].get<double>(), 0.7) << e;
+  EXPECT_GT(e["epoch_seconds"].get<double>(), 0.0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, Frameworks,
                          ::testing::Values("pytorch", "tensorflow", "jax",
                                            "mxnet"));

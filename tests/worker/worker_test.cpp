@@ -19,6 +19,8 @@
 #include "bench/runner.h"
 #include "machine/env_fixes.h"
 #include "model/zoo/zoo.h"
+#include "results/case_key.h"
+#include "train/trainer.h"
 #include "util/error.h"
 
 namespace nnbench::backends::worker {
@@ -46,6 +48,34 @@ results::RunResult run(const char* mode, int iterations = 20) {
   r.contention.action = results::ContentionPolicy::Action::kWarn;
   auto b = fake();
   return bench::run(*b, model::zoo::get("mnist-mlp"), r, machine::Peak{});
+}
+
+// 12 training samples of mnist-mlp's input (3 batches of 4), 8 to
+// validate on.
+data::Dataset tiny() {
+  data::Dataset d;
+  d.name = "tiny";
+  for (auto* s : {&d.train, &d.test}) {
+    s->input.shape = {784};
+    s->classes = 10;
+    s->size = s == &d.train ? 12 : 8;
+    s->f.assign(s->size * 784, 0.5f);
+    for (int64_t i = 0; i < s->size; ++i) s->labels.push_back(i % 10);
+  }
+  return d;
+}
+
+train::Task tiny_task(const train::Schedule& schedule) {
+  train::Task t;
+  t.name = "fake-task";
+  t.dataset = "tiny";
+  t.model = "mnist-mlp";
+  t.batch = 4;
+  t.eval_batch = 8;
+  t.schedule = schedule;
+  t.target = 0;  // fixed epochs
+  t.epochs = 2;
+  return t;
 }
 
 class Worker : public ::testing::Test {
@@ -292,6 +322,62 @@ TEST_F(ZygoteWorker, ACrashedForkedWorkerNamesTheSignal) {
 
 TEST_F(ZygoteWorker, AHungForkedWorkerIsKilledAndTheRunTimesOut) {
   expect_hang_killed_at_the_timeout();
+}
+
+// The framework's own loop (--loop framework): each epoch's time is the
+// worker's clock around the engine's loop, which the fake engine also
+// timed by hand from inside: the two agree within a call's overhead, and
+// the record carries what the framework counted and its loop in words.
+TEST_F(Worker, TheFrameworkLoopIsTimedAsTheEngineTimedItByHand) {
+  setenv("FAKE_MODE", "sleep", 1);
+  setenv("FAKE_STEP", "0.02", 1);
+  const std::string log =
+      ::testing::TempDir() + "fake_fit_" + std::to_string(getpid()) + ".log";
+  std::filesystem::remove(log);
+  setenv("FAKE_FIT_LOG", log.c_str(), 1);
+  backend::Capabilities can;
+  can.lr_schedules = true;
+  auto b = make_worker_backend(
+      {"fake", "../tests/worker/fake", {"/usr/bin/python3"}, "nothing", can});
+  train::TrainOptions o;
+  o.threads = 1;
+  o.loop = "framework";
+  o.contention.max_excess_load = 4;  // a busy test machine is not the question
+  o.contention.max_steal_fraction = 1;
+  // A step schedule halving the rate each epoch: one rate per epoch.
+  const train::TrainRun r =
+      train::train_task(*b, tiny_task({"step", 0.1, 0.5, 1}), tiny(), o);
+  ASSERT_EQ(r.state, results::State::kCompleted) << r.message;
+  EXPECT_EQ(r.loop, "framework");
+  EXPECT_EQ(r.effective.extras.at("training_loop"),
+            "a fake loop over 3 batches");
+  std::ifstream in(log);
+  ASSERT_EQ(r.epochs.size(), 2u);
+  for (const auto& e : r.epochs) {
+    int batches = 0;
+    double hand = 0, lr = 0;
+    ASSERT_TRUE(in >> batches >> hand >> lr) << "epoch " << e.epoch;
+    EXPECT_EQ(batches, 3);
+    EXPECT_GE(hand, 3 * 0.02);
+    EXPECT_GE(e.epoch_seconds, hand);
+    EXPECT_LT(e.epoch_seconds - hand, 0.02) << "epoch " << e.epoch;
+    EXPECT_DOUBLE_EQ(lr, e.epoch == 1 ? 0.1 : 0.05);
+    EXPECT_DOUBLE_EQ(e.lr, lr);
+    EXPECT_DOUBLE_EQ(e.loss, 0.25);
+    EXPECT_DOUBLE_EQ(e.accuracy, 0.5);
+  }
+  EXPECT_DOUBLE_EQ(r.total_train_seconds,
+                   r.epochs[0].epoch_seconds + r.epochs[1].epoch_seconds);
+  EXPECT_EQ(results::key_of(r).mode, "training (framework loop)");
+  std::filesystem::remove(log);
+
+  // A rate that changes within an epoch cannot be given to one loop.
+  const train::TrainRun cosine =
+      train::train_task(*b, tiny_task({"cosine", 0.1}), tiny(), o);
+  EXPECT_EQ(cosine.state, results::State::kInvalidArgs);
+  EXPECT_NE(cosine.message.find("changes it within epoch 1"), std::string::npos)
+      << cosine.message;
+  unsetenv("FAKE_FIT_LOG");
 }
 
 }  // namespace

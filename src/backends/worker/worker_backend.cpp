@@ -16,6 +16,7 @@
 #include "model/params.h"
 #include "tensor/tensor_file.h"
 #include "util/child_env.h"
+#include "util/clock.h"
 #include "util/paths.h"
 
 namespace nnbench::backends::worker {
@@ -110,14 +111,31 @@ class WorkerExecutable : public backend::Executable {
   }
 
   void load_batches(const std::vector<host::Batch>& batches) override {
-    std::map<std::string, host::Tensor> t;
-    for (size_t i = 0; i < batches.size(); ++i) {
-      t["input." + std::to_string(i)] = batches[i].input;
-      t["labels." + std::to_string(i)] = batches[i].labels;
-    }
-    write_tensors(scratch_.file("batches"), t);
+    write_batches(batches);
     process_->request("load_batches", {{"file", scratch_.file("batches")}},
                       timeout_seconds());
+  }
+
+  // The worker times the loop; the harness times the call around it and
+  // refuses a loop longer than the call (a clock that lies).
+  backend::FrameworkEpoch framework_epoch(
+      const std::vector<host::Batch>& batches) override {
+    write_batches(batches);
+    const auto t0 = util::Clock::now();
+    const json reply = process_->request(
+        "fit", {{"file", scratch_.file("batches")}}, timeout_seconds());
+    const double call = util::seconds_since(t0);
+    backend::FrameworkEpoch e;
+    e.seconds = reply["seconds"].get<double>();
+    if (!(e.seconds >= 0) || e.seconds > call)
+      throw std::runtime_error(
+          "the worker timed its training loop at " + std::to_string(e.seconds) +
+          " s, the call took " + std::to_string(call) + " s");
+    if (reply["loss"].is_number()) e.loss = reply["loss"].get<double>();
+    if (reply["accuracy"].is_number())
+      e.accuracy = reply["accuracy"].get<double>();
+    e.loop = reply["loop"].get<std::string>();
+    return e;
   }
 
   void infer(int batch) override {
@@ -186,6 +204,15 @@ class WorkerExecutable : public backend::Executable {
   }
 
  private:
+  void write_batches(const std::vector<host::Batch>& batches) {
+    std::map<std::string, host::Tensor> t;
+    for (size_t i = 0; i < batches.size(); ++i) {
+      t["input." + std::to_string(i)] = batches[i].input;
+      t["labels." + std::to_string(i)] = batches[i].labels;
+    }
+    write_tensors(scratch_.file("batches"), t);
+  }
+
   std::map<std::string, host::Tensor> fetch(const std::string& what) {
     const std::string file = scratch_.file(what);
     process_->request(what, {{"file", file}}, timeout_seconds());

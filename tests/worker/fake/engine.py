@@ -13,6 +13,10 @@ FAKE_MODE picks its behaviour:
   escaped-reply  fails the first step with escape sequences in its message;
   flood    answers the first step with bytes and never an end of line;
   noeffective  compiles but says nothing of what runs (a malformed reply).
+
+`fit` (the framework's own loop) sleeps FAKE_STEP per batch, times that
+loop by hand and appends "BATCHES SECONDS LR" to FAKE_FIT_LOG, for the
+harness's time to be checked against it.
 """
 from __future__ import annotations
 
@@ -46,6 +50,7 @@ class Engine:
             ticks = iter(range(0, 10**9, 10))
             time.perf_counter = lambda: float(next(ticks))
         self.params = params
+        self.lr = options.get("learning_rate")
         self.out = np.zeros((2, 10), np.float32)
         return {"threads": options["threads"], "device": "cpu",
                 "precision": "fp32", "optimizer": "none (fake)",
@@ -56,6 +61,28 @@ class Engine:
 
     def load_batches(self, t):
         self.n = sum(1 for k in t if k.startswith("input."))
+        self.out = np.zeros((len(t["input.0"]), 10), np.float32)
+
+    def set_learning_rate(self, lr: float) -> None:
+        self.lr = lr
+
+    def fit(self, t):
+        n = sum(1 for k in t if k.startswith("input."))
+        self.out = np.zeros((len(t["input.0"]), 10), np.float32)
+
+        def run():
+            t0 = time.perf_counter()
+            for _ in range(n):
+                time.sleep(STEP)
+            hand = time.perf_counter() - t0
+            log = os.environ.get("FAKE_FIT_LOG")
+            if log:
+                with open(log, "a") as f:
+                    f.write(f"{n} {hand!r} {self.lr!r}\n")
+            return {"loss": 0.25, "accuracy": 0.5,
+                    "loop": f"a fake loop over {n} batches"}
+
+        return run
 
     def step(self, batch: int) -> None:
         if MODE == "crash":
