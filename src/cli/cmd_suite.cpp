@@ -189,7 +189,7 @@ std::string training_table(const std::vector<results::TrainRun>& runs) {
     // A run that trained no epoch (refused, unimplemented) measured
     // nothing: "-", never 0.0 or "valid".
     const bool ran = !r.epochs.empty();
-    t.add({r.task, r.backend,
+    t.add({r.task, results::engine_label(r),
            r.effective.threads > 0 ? std::to_string(r.effective.threads) : "?",
            results::state_name(r.state), ran ? r.validity.summary() : "-",
            std::to_string(r.epochs.size()),

@@ -198,7 +198,8 @@ std::vector<Chart> training_time_cost(const std::vector<Source>& sources) {
       const auto sec = results::priced_seconds(r);
       if (!sec) continue;
       const std::string g =
-          r.task + " " + series(s, r.backend, many_sources(sources));
+          r.task + " " +
+          series(s, results::engine_label(r), many_sources(sources));
       if (!groups.count(g)) order.push_back(g);
       groups[g][r.effective.threads].push_back(*sec);
     }
@@ -283,9 +284,10 @@ std::vector<Chart> accuracy_vs_time(const std::vector<Source>& sources,
     std::map<std::string, size_t> runs_of;
     for (const auto& [s, r] : tasks[task]) {
       if (r->synthetic_data) continue;  // no accuracy was measured
-      const std::string name = series(*s, r->backend, many_sources(sources)) +
-                               " t" + std::to_string(r->effective.threads) +
-                               " seed " + std::to_string(r->seed);
+      const std::string name =
+          series(*s, results::engine_label(*r), many_sources(sources)) + " t" +
+          std::to_string(r->effective.threads) + " seed " +
+          std::to_string(r->seed);
       json pts = json::array();
       for (const auto& e : r->epochs) {
         pts.push_back({{"x", e.train_seconds}, {"y", e.val_accuracy}});
@@ -295,7 +297,8 @@ std::vector<Chart> accuracy_vs_time(const std::vector<Source>& sources,
                           fmt::format("{:.4f}", e.val_accuracy)});
       }
       // Colour: the engine, as in every chart; marker: the run.
-      const std::string engine = series(*s, r->backend, many_sources(sources));
+      const std::string engine =
+          series(*s, results::engine_label(*r), many_sources(sources));
       const std::string col =
           r->validity.valid() ? palette.of(engine) : kInvalid;
       datasets.push_back({{"label", name},
@@ -364,7 +367,8 @@ Chart latency(const std::vector<Source>& sources) {
             r.validity.summary());
     for (const auto& r : s.training)
       if (r.latency && r.latency->items > 0)
-        add(r.task + " " + series(s, r.backend, many_sources(sources)) +
+        add(r.task + " " +
+                series(s, results::engine_label(r), many_sources(sources)) +
                 " (trained)",
             r.latency->p50, r.latency->p90, r.latency->p99,
             std::to_string(r.latency->items), r.validity.summary());
@@ -417,7 +421,7 @@ std::vector<std::string> invalid_results(const std::vector<Source>& sources) {
                       "]: " + reasons(r.validity));
     for (const auto& r : s.training)
       if (!r.validity.valid())
-        out.push_back(r.task + " " + r.backend + " [" + s.label +
+        out.push_back(r.task + " " + results::engine_label(r) + " [" + s.label +
                       "]: " + reasons(r.validity));
     for (const auto& r : s.inference)
       if (!r.validity.valid())

@@ -52,6 +52,10 @@ json to_json(const TrainRun& r) {
   return j;
 }
 
+std::string engine_label(const TrainRun& r) {
+  return r.loop == "framework" ? r.backend + " (framework loop)" : r.backend;
+}
+
 json TrainRun::serialize() const { return to_json(*this); }
 
 std::optional<double> priced_seconds(State state, bool valid,

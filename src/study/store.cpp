@@ -71,6 +71,13 @@ CREATE TABLE derived (
 );
 CREATE INDEX derived_run ON derived(run_id);
 )sql",
+    // version 3
+    R"sql(
+CREATE TABLE run_digests (
+  run_id TEXT PRIMARY KEY REFERENCES runs(id),
+  sha256 TEXT NOT NULL
+);
+)sql",
 };
 
 int user_version(SQLite::Database& db) {
@@ -355,6 +362,26 @@ std::optional<RunRow> Store::run(const std::string& id) {
     q.bind(1, id);
     if (!q.executeStep()) return std::nullopt;
     return row_of(q);
+  });
+}
+
+std::optional<std::string> Store::run_digest(const std::string& id) {
+  return guarded("reading a run's digest", [&]() -> std::optional<std::string> {
+    SQLite::Statement q(db_, "SELECT sha256 FROM run_digests WHERE run_id = ?");
+    q.bind(1, id);
+    if (!q.executeStep()) return std::nullopt;
+    return q.getColumn(0).getString();
+  });
+}
+
+void Store::set_run_digest(const std::string& id, const std::string& sha256) {
+  guarded("storing a run's digest", [&] {
+    SQLite::Statement q(
+        db_,
+        "INSERT OR REPLACE INTO run_digests (run_id, sha256) VALUES (?, ?)");
+    q.bind(1, id);
+    q.bind(2, sha256);
+    q.exec();
   });
 }
 

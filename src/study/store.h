@@ -18,7 +18,7 @@
 namespace nnbench::study {
 
 // 1: runs, results. 2: derived (figures computed from a run's results).
-inline constexpr int kStoreSchemaVersion = 2;
+inline constexpr int kStoreSchemaVersion = 3;
 
 struct RunRow {
   std::string id, suite, suite_file, created_utc, finished_utc, command;
@@ -89,6 +89,11 @@ class Store {
 
   std::vector<RunRow> runs();
   std::optional<RunRow> run(const std::string& id);
+  // The SHA-256 of a run's export as `results import` compares runs (set
+  // when it imported the run, or first compared one a suite stored), so
+  // that importing it again compares without reading the run back.
+  std::optional<std::string> run_digest(const std::string& id);
+  void set_run_digest(const std::string& id, const std::string& sha256);
   std::vector<ResultRow> results(const std::string& run_id);
   std::string integrity_check();
   const std::string& path() const { return path_; }

@@ -174,32 +174,55 @@ std::vector<Imported> import_runs(Store& into,
   const auto digest = [](const RunCopy& c) {
     return data::sha256_hex(content(c).dump());
   };
-  into.atomically([&] {
-    for (const auto& file : files)
-      for (auto& c : read_runs(file)) {
-        const std::string mine = digest(c);
-        const auto clash = [&](const std::string& other) {
-          throw Error("run " + c.run.id + " in " + c.from +
-                      " has the id of another run, with other content, in " +
-                      other + "; nothing was imported");
-        };
-        Imported r{c.run.id, c.from, c.run.environment, c.results.size()};
-        if (const auto it = seen.find(c.run.id); it != seen.end()) {
-          if (it->second.first != mine) clash(it->second.second);
-          continue;  // the same run twice among the inputs
+  // One transaction per file: one for all of them grew slower per run as
+  // it grew (docs/performance.md, "Many machines").
+  for (const auto& file : files) {
+    const size_t before = out.size();
+    try {
+      into.atomically([&] {
+        for (auto& c : read_runs(file)) {
+          const std::string mine = digest(c);
+          const auto clash = [&](const std::string& other) {
+            throw Error("run " + c.run.id + " in " + c.from +
+                        " has the id of another run, with other content, "
+                        "in " +
+                        other);
+          };
+          Imported r{c.run.id, c.from, c.run.environment, c.results.size()};
+          if (const auto it = seen.find(c.run.id); it != seen.end()) {
+            if (it->second.first != mine) clash(it->second.second);
+            continue;  // the same run twice among the inputs
+          }
+          seen[c.run.id] = {mine, c.from};
+          if (into.run(c.run.id)) {
+            // Stored by a suite: compared once by reading it back, then
+            // by its digest.
+            std::optional<std::string> theirs = into.run_digest(c.run.id);
+            if (!theirs) {
+              theirs = digest(read_run(into, c.run.id, into.path()));
+              into.set_run_digest(c.run.id, *theirs);
+            }
+            if (*theirs != mine) clash(into.path());
+            r.known = true;
+          } else {
+            into.insert_run(c.run, c.results, c.derived);
+            into.set_run_digest(c.run.id, mine);
+          }
+          out.push_back(std::move(r));
         }
-        seen[c.run.id] = {mine, c.from};
-        if (into.run(c.run.id)) {
-          // Inserted by this import (an earlier file): `seen` held it.
-          if (digest(read_run(into, c.run.id, into.path())) != mine)
-            clash(into.path());
-          r.known = true;
-        } else {
-          into.insert_run(c.run, c.results, c.derived);
-        }
-        out.push_back(std::move(r));
-      }
-  });
+      });
+    } catch (const Error& e) {
+      size_t added = 0;
+      for (size_t i = 0; i < before; ++i) added += !out[i].known;
+      throw Error(std::string(e.what()) + "; nothing of " + file +
+                  " was imported" +
+                  (added ? "; the " + std::to_string(added) +
+                               (added == 1 ? " run" : " runs") +
+                               " of the files before it were, and stay "
+                               "(importing them again adds nothing)"
+                         : ""));
+    }
+  }
   return out;
 }
 

@@ -39,10 +39,12 @@ struct Imported {
   bool known = false;  // already in the store with the same content
 };
 
-// Every run of every file into `into`, in one transaction and one file in
-// memory at a time: all of them or, at the first problem (a file that is
-// not a store or an export, an id already there or twice among the files
-// with other content), nothing; nnbench::Error naming both.
+// Every run of every file into `into`, one file in memory and in one
+// transaction at a time: each file whole or, at its first problem (not a
+// store or an export, an id already there or earlier among the files with
+// other content), not at all, and nothing after it; nnbench::Error naming
+// both places and what the files before it added. A run already there
+// with the same content is `known` and adds nothing.
 std::vector<Imported> import_runs(Store& into,
                                   const std::vector<std::string>& files);
 

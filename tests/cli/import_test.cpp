@@ -93,6 +93,16 @@ TEST_F(Import, AnIdClashWithOtherContentIsAnErrorAndWritesNothing) {
       << clash.output;
   EXPECT_EQ(exported("all.db", a).dump(), before);
 
+  // Files are imported one at a time, each whole or not at all: the clash
+  // in the second file leaves the first file's run in, and says so.
+  const auto two = nnbench("results --db " + path("two.db") + " import " +
+                           path("a.db") + " " + path("changed.json"));
+  expect_usage_error(two, "nothing of " + path("changed.json") +
+                              " was imported; the 1 run of the files before "
+                              "it were, and stay");
+  EXPECT_EQ(run_ids("two.db").size(), 1u);
+  EXPECT_EQ(exported("two.db", a).dump(), before);
+
   write("garbage.json", "{\"run\": {\"id\": \"x\"}}");
   expect_usage_error(nnbench("results --db " + path("all.db") + " import " +
                              path("garbage.json")),

@@ -125,6 +125,7 @@ TEST_F(StoreTest, VersionOneStoreIsMigrated) {
   {
     SQLite::Database raw(db_, SQLite::OPEN_READWRITE);
     raw.exec("DROP TABLE derived");
+    raw.exec("DROP TABLE run_digests");
     raw.exec("PRAGMA user_version = 1");
   }
   Store s(db_);
@@ -132,6 +133,26 @@ TEST_F(StoreTest, VersionOneStoreIsMigrated) {
   s.set_derived(id, {{"speedup", "g", 2, 1.8}});
   ASSERT_EQ(s.derived(id).size(), 1u);
   EXPECT_EQ(s.derived(id)[0].value, 1.8);
+  EXPECT_EQ(s.run_digest(id), std::nullopt);  // version 3's table, empty
+}
+
+// Version 2 (no run digests) gains the table; its runs have none until an
+// import compares them.
+TEST_F(StoreTest, VersionTwoStoreGainsRunDigests) {
+  std::string id;
+  {
+    Store s(db_);
+    id = s.begin_run(RunRow{});
+  }
+  {
+    SQLite::Database raw(db_, SQLite::OPEN_READWRITE);
+    raw.exec("DROP TABLE run_digests");
+    raw.exec("PRAGMA user_version = 2");
+  }
+  Store s(db_);
+  EXPECT_EQ(s.run_digest(id), std::nullopt);
+  s.set_run_digest(id, "abc");
+  EXPECT_EQ(s.run_digest(id), "abc");
 }
 
 TEST_F(StoreTest, NewerSchemaIsRefusedNamingIt) {
