@@ -73,9 +73,10 @@ TEST_F(Cli, TrainingThroughAWorkerCountsItsCpuAsTheRuns) {
 // record names the idiom.
 TEST_P(Frameworks, TrainThroughTheFrameworksOwnLoop) {
   const std::string engine = GetParam();
-  const auto o = nnbench("train --task fashion-mnist-mlp --epochs 1"
-                         " --threads 2 --loop framework --backend " +
-                         engine + kNoContention + " --out " + path("t.json"));
+  const auto o = nnbench(
+      "train --task fashion-mnist-mlp --epochs 1"
+      " --threads 2 --loop framework --backend " +
+      engine + kNoContention + " --out " + path("t.json"));
   ASSERT_EQ(o.code, 0) << o.output;
   const json r = json::parse(slurp(path("t.json")))["runs"][0];
   EXPECT_EQ(r["state"], "completed");
