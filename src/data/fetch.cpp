@@ -121,7 +121,10 @@ bool is_fetched(const std::string& dir) {
 }
 
 FetchResult fetch_dataset(const DatasetSource& source, const FetchOptions& o) {
-  const fs::path dest = o.dir.empty() ? fetched_dir(source.dataset) : o.dir;
+  fs::path dest =
+      fs::absolute(fs::path(o.dir.empty() ? fetched_dir(source.dataset) : o.dir)
+                       .lexically_normal());
+  if (!dest.has_filename()) dest = dest.parent_path();  // "dir/"
   FetchResult r;
   r.dir = dest.string();
   std::error_code ec;
