@@ -8,6 +8,7 @@
 #include "cli/options.h"
 #include "compare/compare.h"
 #include "compare/machines.h"
+#include "results/case_key.h"
 #include "results/limits.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -20,12 +21,12 @@ struct CompareArgs {
   compare::Options options;
   double noise_pct = 1;
   std::optional<double> fail_on_regression;
-  bool ignore_threads = false, allow_disjoint = false;
+  bool ignore_threads = false, ignore_loop = false, allow_disjoint = false;
 };
 
 // Every result of a case is one repetition; a case that never ran ok is
 // still a case (with no samples), so it is not reported as missing.
-compare::Cases cases_of(const Loaded& l, bool with_threads) {
+compare::Cases cases_of(const Loaded& l, bool with_threads, bool with_loop) {
   compare::Cases out;
   std::map<std::string, size_t> at;
   for (const auto& r : l.runs) {
@@ -41,7 +42,10 @@ compare::Cases cases_of(const Loaded& l, bool with_threads) {
   // to target, or its whole training time for a fixed-epoch task; a run
   // that did neither has none.
   for (const auto& r : l.training) {
-    const std::string k = case_key(r, with_threads);
+    results::CaseKey key = results::key_of(r);
+    if (!with_loop) key.mode = "training";  // steps and the own loop alike
+    const std::string k = key.name(with_threads ? results::CaseKey::kNone
+                                                : results::CaseKey::kThreads);
     if (!at.count(k)) {
       at[k] = out.size();
       out.push_back({k, {}});
@@ -80,16 +84,19 @@ int compare_command(CompareArgs& a) {
   a.options.noise = a.noise_pct / 100;
   if (!a.out.empty()) util::check_writable(a.out);
   const Loaded la = load_side(a.a, a.db), lb = load_side(a.b, a.db);
-  const auto r =
-      compare::compare_all(cases_of(la, !a.ignore_threads),
-                           cases_of(lb, !a.ignore_threads), a.options);
+  const auto r = compare::compare_all(
+      cases_of(la, !a.ignore_threads, !a.ignore_loop),
+      cases_of(lb, !a.ignore_threads, !a.ignore_loop), a.options);
   // Nothing in common compares nothing: a CI gate must not pass on it.
   if (r.cases.empty() && !a.allow_disjoint)
     throw Error(fmt::format(
         "compare: {} and {} have no case in common ({} cases only in A, {} "
-        "only in B{}); --allow-disjoint reports them anyway",
+        "only in B{}{}); --allow-disjoint reports them anyway",
         la.label, lb.label, r.only_a.size(), r.only_b.size(),
-        a.ignore_threads ? "" : "; --ignore-threads matches across threads"));
+        a.ignore_threads ? "" : "; --ignore-threads matches across threads",
+        a.ignore_loop ? ""
+                      : "; --ignore-loop matches training through the "
+                        "harness's steps and the framework's own loop"));
   // Two machines: the studies' second question before the case table.
   std::optional<compare::MachineAnswer> machines;
   if (compare::machine_of(la.environment).key !=
@@ -164,6 +171,9 @@ Action add_compare(CLI::App& app) {
   app.add_flag("--ignore-threads", a->ignore_threads,
                "Match cases whatever their thread counts (e.g. a 1-thread "
                "run against a 2-thread run)");
+  app.add_flag("--ignore-loop", a->ignore_loop,
+               "Match training runs through the harness's steps with the "
+               "same task through the framework's own loop (--loop)");
   return [a] { return compare_command(*a); };
 }
 

@@ -96,12 +96,12 @@ Comparison compare_case(const std::string& key, const Side& a, const Side& b,
   const auto sa = samples_of(a, by_rep), sb = samples_of(b, by_rep);
   c.n_a = static_cast<int>(sa.size());
   c.n_b = static_cast<int>(sb.size());
+  if (!sa.empty()) c.median_a = med(sa);
+  if (!sb.empty()) c.median_b = med(sb);
   if (sa.empty() || sb.empty()) {
     c.why = "no samples on one side";
     return c;
   }
-  c.median_a = med(sa);
-  c.median_b = med(sb);
   c.ratio = c.median_b / c.median_a;
   c.p90_ratio = p90(sb) / p90(sa);
   c.p = mann_whitney_u(sa, sb).p;
@@ -152,26 +152,32 @@ std::string ms_ci(const results::Interval& i) {
 
 nlohmann::json to_json(const Result& r, const Options& o) {
   nlohmann::json cases = nlohmann::json::array();
-  for (const auto& c : r.cases)
-    cases.push_back({{"case", c.key},
-                     {"unit", c.unit},
-                     {"repetitions_a", c.reps_a},
-                     {"repetitions_b", c.reps_b},
-                     {"n_a", c.n_a},
-                     {"n_b", c.n_b},
-                     {"median_a_seconds", c.median_a},
-                     {"median_b_seconds", c.median_b},
-                     {"ratio", c.ratio},
-                     {"ratio_ci95", interval(c.ratio_ci)},
-                     {"p90_ratio", c.p90_ratio},
-                     {"p90_ratio_ci95", interval(c.p90_ratio_ci)},
-                     {"p90_a_ci", interval(c.p90_a)},
-                     {"p90_b_ci", interval(c.p90_b)},
-                     {"p99_a_ci", interval(c.p99_a)},
-                     {"p99_b_ci", interval(c.p99_b)},
-                     {"mann_whitney_p", c.p},
-                     {"verdict", verdict_name(c.verdict)},
-                     {"why", c.why}});
+  using nlohmann::json;
+  for (const auto& c : r.cases) {
+    // A side without samples measured nothing: its figures and every
+    // ratio are null, never 0.
+    const bool a = c.n_a > 0, b = c.n_b > 0, both = a && b;
+    cases.push_back(
+        {{"case", c.key},
+         {"unit", c.unit},
+         {"repetitions_a", c.reps_a},
+         {"repetitions_b", c.reps_b},
+         {"n_a", c.n_a},
+         {"n_b", c.n_b},
+         {"median_a_seconds", a ? json(c.median_a) : json()},
+         {"median_b_seconds", b ? json(c.median_b) : json()},
+         {"ratio", both ? json(c.ratio) : json()},
+         {"ratio_ci95", both ? interval(c.ratio_ci) : json()},
+         {"p90_ratio", both ? json(c.p90_ratio) : json()},
+         {"p90_ratio_ci95", both ? interval(c.p90_ratio_ci) : json()},
+         {"p90_a_ci", both ? interval(c.p90_a) : json()},
+         {"p90_b_ci", both ? interval(c.p90_b) : json()},
+         {"p99_a_ci", both ? interval(c.p99_a) : json()},
+         {"p99_b_ci", both ? interval(c.p99_b) : json()},
+         {"mann_whitney_p", both ? json(c.p) : json()},
+         {"verdict", verdict_name(c.verdict)},
+         {"why", c.why}});
+  }
   return {{"options",
            {{"alpha", o.alpha},
             {"noise_threshold", o.noise},
@@ -195,13 +201,22 @@ std::string to_markdown(const Result& r, const Options& o) {
       "| case | verdict | ratio | ratio 95 % CI | p | n A/B (unit) | median "
       "ms A | median ms B | p90 ratio (CI) | p99 ms B (CI, coverage) | why "
       "|\n|---|---|---:|---|---:|---|---:|---:|---|---|---|\n";
-  for (const auto& c : r.cases)
+  for (const auto& c : r.cases) {
+    const bool both = c.n_a > 0 && c.n_b > 0;
+    const auto ms = [](int n, double s) {
+      return n > 0 ? fmt::format("{:.3f}", s * 1e3) : std::string("-");
+    };
     out += fmt::format(
-        "| {} | {} | {:.3f} | {} | {:.3g} | {}/{} ({}) | {:.3f} | {:.3f} | "
-        "{:.3f} ({}) | {} | {} |\n",
-        c.key, verdict_name(c.verdict), c.ratio, ci_cell(c.ratio_ci), c.p,
-        c.n_a, c.n_b, c.unit, c.median_a * 1e3, c.median_b * 1e3, c.p90_ratio,
-        ci_cell(c.p90_ratio_ci), ms_ci(c.p99_b), c.why);
+        "| {} | {} | {} | {} | {} | {}/{} ({}) | {} | {} | {} | {} | {} |\n",
+        c.key, verdict_name(c.verdict),
+        both ? fmt::format("{:.3f}", c.ratio) : "-",
+        both ? ci_cell(c.ratio_ci) : "-",
+        both ? fmt::format("{:.3g}", c.p) : "-", c.n_a, c.n_b, c.unit,
+        ms(c.n_a, c.median_a), ms(c.n_b, c.median_b),
+        both ? fmt::format("{:.3f} ({})", c.p90_ratio, ci_cell(c.p90_ratio_ci))
+             : "-",
+        both ? ms_ci(c.p99_b) : "-", c.why);
+  }
   for (const auto& k : r.only_a) out += "\nOnly in A: " + k;
   for (const auto& k : r.only_b) out += "\nOnly in B: " + k;
   if (!r.only_a.empty() || !r.only_b.empty()) out += "\n";

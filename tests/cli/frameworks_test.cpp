@@ -93,6 +93,21 @@ TEST_P(Frameworks, TrainThroughTheFrameworksOwnLoop) {
   EXPECT_LE(e["accuracy"].get<double>(), 1.0) << e;
   EXPECT_GT(e["val_accuracy"].get<double>(), 0.7) << e;
   EXPECT_GT(e["epoch_seconds"].get<double>(), 0.0);
+  if (engine != "pytorch") return;
+  // The same task through the harness's steps is another case: compare
+  // pairs the two ways only when asked.
+  ASSERT_EQ(nnbench("train --task fashion-mnist-mlp --epochs 1 --threads 2"
+                    " --backend pytorch" +
+                    std::string(kNoContention) + " --out " + path("s.json"))
+                .code,
+            0);
+  const std::string both = path("s.json") + " " + path("t.json");
+  expect_usage_error(nnbench("compare " + both), "--ignore-loop matches");
+  const auto c = nnbench("compare " + both + " --ignore-loop");
+  EXPECT_EQ(c.code, 0) << c.output;
+  EXPECT_NE(c.output.find("| fashion-mnist-mlp pytorch fp32 training t2 |"),
+            std::string::npos)
+      << c.output;
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, Frameworks,

@@ -82,6 +82,26 @@ TEST(Compare, MediansAndRatiosAgreeWithTheStatisticsModule) {
   }
 }
 
+// A case that ran on one side only (the other's runs failed): that side's
+// median stands, every ratio and the other median are absent ("-", null),
+// never 0.
+TEST(Compare, ASideWithoutSamplesShowsNoFigures) {
+  Side a{{{0.003, 0.001, 0.002}}}, none{{}};
+  const Result r = compare_all({{"x", a}}, {{"x", none}}, Options{});
+  ASSERT_EQ(r.cases.size(), 1u);
+  const std::string md = to_markdown(r, Options{});
+  EXPECT_NE(md.find("| x | inconclusive | - | - | - | 3/0 (iterations) | "
+                    "2.000 | - | - | - | no samples on one side |"),
+            std::string::npos)
+      << md;
+  const auto j = to_json(r, Options{})["cases"][0];
+  EXPECT_DOUBLE_EQ(j["median_a_seconds"].get<double>(), 0.002);
+  EXPECT_TRUE(j["median_b_seconds"].is_null());
+  EXPECT_TRUE(j["ratio"].is_null());
+  EXPECT_TRUE(j["ratio_ci95"].is_null());
+  EXPECT_TRUE(j["mann_whitney_p"].is_null());
+}
+
 TEST(Compare, RepetitionsAreTheUnitWhenBothSidesHaveSeveral) {
   Side a{{{1, 1, 1}, {2, 2}, {3}}}, b{{{1, 2, 3}}};
   EXPECT_EQ(samples_of(a, true), (std::vector<double>{1, 2, 3}));
