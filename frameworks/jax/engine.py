@@ -152,7 +152,13 @@ class Engine:
                                for vs in groups)
 
         with jax.default_device(self.device):
-            return km.fit_loop(self.k, t, self.options, after=take_back)
+            run = km.fit_loop(self.k, t, self.options, after=take_back)
+
+        def on_device() -> dict:
+            with jax.default_device(self.device):
+                return run()
+
+        return on_device
 
     def train_step(self, batch: int) -> float:
         x, y = self.batches[batch]

@@ -103,9 +103,16 @@ class Engine:
                             for x, y in self.k.host_batches(t)]
 
     def fit(self, t: dict):
-        """Keras's Model.fit on the engine's model and optimizer."""
+        """Keras's Model.fit on the engine's model and optimizer, on the
+        engine's device."""
         with tf.device(self.device):
-            return km.fit_loop(self.k, t, self.options)
+            run = km.fit_loop(self.k, t, self.options)
+
+        def on_device() -> dict:
+            with tf.device(self.device):
+                return run()
+
+        return on_device
 
     def train_step(self, batch: int) -> float:
         x, y = self.batches[batch]
