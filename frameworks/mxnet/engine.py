@@ -215,6 +215,12 @@ class Net(gluon.HybridBlock):
         raise NotImplementedError(f"layer '{l['name']}' ({op})")
 
 
+def zeros_pair(weight) -> Tuple[mx.nd.NDArray, mx.nd.NDArray]:
+    """Two state buffers shaped, placed and typed like `weight`."""
+    return (mx.nd.zeros(weight.shape, weight.context, dtype=weight.dtype),
+            mx.nd.zeros(weight.shape, weight.context, dtype=weight.dtype))
+
+
 class Adam(mx.optimizer.Optimizer):
     """torch.optim.Adam, as nnbench defines it: L2 weight decay added to
     the gradient, epsilon added to sqrt(v) / sqrt(1 - beta2^t). MXNet's
@@ -232,8 +238,7 @@ class Adam(mx.optimizer.Optimizer):
         self.eps = float(o["eps"])
 
     def create_state(self, index, weight) -> Tuple[mx.nd.NDArray, mx.nd.NDArray]:
-        return (mx.nd.zeros(weight.shape, weight.context, dtype=weight.dtype),
-                mx.nd.zeros(weight.shape, weight.context, dtype=weight.dtype))
+        return zeros_pair(weight)
 
     def update(self, index, weight, grad, state) -> None:
         self._update_count(index)
@@ -264,8 +269,7 @@ class RMSprop(mx.optimizer.Optimizer):
     def create_state(self, index, weight) -> Tuple[mx.nd.NDArray, mx.nd.NDArray]:
         # square_avg, and the momentum buffer (adam_update's m without
         # momentum: the gradient, written each step).
-        return (mx.nd.zeros(weight.shape, weight.context, dtype=weight.dtype),
-                mx.nd.zeros(weight.shape, weight.context, dtype=weight.dtype))
+        return zeros_pair(weight)
 
     def update(self, index, weight, grad, state) -> None:
         self._update_count(index)
@@ -293,8 +297,7 @@ class Adadelta(mx.optimizer.Optimizer):
         self.eps = float(o["eps"])
 
     def create_state(self, index, weight) -> Tuple[mx.nd.NDArray, mx.nd.NDArray]:
-        return (mx.nd.zeros(weight.shape, weight.context, dtype=weight.dtype),
-                mx.nd.zeros(weight.shape, weight.context, dtype=weight.dtype))
+        return zeros_pair(weight)
 
     def update(self, index, weight, grad, state) -> None:
         self._update_count(index)

@@ -1,15 +1,14 @@
 #include "data/fetch.h"
 
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "data/dataset.h"
+#include "data/manifest.h"
 #include "util/atomic_file.h"
 #include "util/download.h"
 #include "util/error.h"
@@ -50,13 +49,6 @@ class Staging {
   bool kept_ = false;
 };
 
-std::string hex(const unsigned char* d, unsigned n) {
-  static const char* k = "0123456789abcdef";
-  std::string s;
-  for (unsigned i = 0; i < n; ++i) (s += k[d[i] >> 4]) += k[d[i] & 15];
-  return s;
-}
-
 std::string alternative() {
   return "; without this download, copy the files from elsewhere and pass "
          "their folder (--data PATH), or time the task on --data synthetic "
@@ -73,9 +65,7 @@ int64_t fetch_file(const SourceFile& f, const std::string& url,
                    const fs::path& file, const FetchOptions& o) {
   std::ofstream out(file, std::ios::binary);
   if (!out) throw DataError(file.string() + ": cannot be written");
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> md(EVP_MD_CTX_new(),
-                                                        EVP_MD_CTX_free);
-  EVP_DigestInit_ex(md.get(), EVP_sha256(), nullptr);
+  Sha256 sha;
   util::DownloadLimits limits;
   limits.max_bytes = f.bytes > 0 ? f.bytes : kUnpublishedSizeBound;
   limits.connect_seconds = o.connect_seconds;
@@ -83,7 +73,7 @@ int64_t fetch_file(const SourceFile& f, const std::string& url,
   int64_t got = 0;
   try {
     got = util::download(url, limits, [&](std::string_view chunk) {
-      EVP_DigestUpdate(md.get(), chunk.data(), chunk.size());
+      sha.update(chunk);
       out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
       if (!out) throw DataError(file.string() + ": write failed (disk full?)");
     });
@@ -97,12 +87,9 @@ int64_t fetch_file(const SourceFile& f, const std::string& url,
     throw DataError(url + ": " + std::to_string(got) + " bytes, expected " +
                     std::to_string(f.bytes) + " (truncated)" + alternative());
   }
-  unsigned char d[EVP_MAX_MD_SIZE];
-  unsigned n = 0;
-  EVP_DigestFinal_ex(md.get(), d, &n);
-  const std::string sha = hex(d, n);
-  if (sha != f.sha256) {
-    throw DataError(url + ": SHA-256 " + sha + ", expected " + f.sha256 +
+  const std::string got_sha = sha.hex();
+  if (got_sha != f.sha256) {
+    throw DataError(url + ": SHA-256 " + got_sha + ", expected " + f.sha256 +
                     " (a different or damaged file; nothing was kept)" +
                     alternative());
   }

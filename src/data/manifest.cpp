@@ -41,13 +41,25 @@ const ManifestEntry* find_manifest_entry(std::string_view dataset,
   return nullptr;
 }
 
-std::string sha256_hex(std::string_view bytes) {
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  if (ctx_ == nullptr || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_),
+                                           EVP_sha256(), nullptr) != 1)
+    throw nnbench::Error("OpenSSL: SHA-256 failed");
+}
+
+Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+
+void Sha256::update(std::string_view bytes) {
+  if (EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), bytes.data(),
+                       bytes.size()) != 1)
+    throw nnbench::Error("OpenSSL: SHA-256 failed");
+}
+
+std::string Sha256::hex() {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_sha256(),
-                 nullptr) != 1) {
+  if (EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), digest, &len) != 1)
     throw nnbench::Error("OpenSSL: SHA-256 failed");
-  }
   static const char* kHex = "0123456789abcdef";
   std::string hex;
   for (unsigned int i = 0; i < len; ++i) {
@@ -55,6 +67,12 @@ std::string sha256_hex(std::string_view bytes) {
     hex += kHex[digest[i] & 15];
   }
   return hex;
+}
+
+std::string sha256_hex(std::string_view bytes) {
+  Sha256 h;
+  h.update(bytes);
+  return h.hex();
 }
 
 bool verify_file(std::string_view dataset, const std::filesystem::path& path,

@@ -22,7 +22,22 @@ const std::vector<ManifestEntry>& manifest();
 const ManifestEntry* find_manifest_entry(std::string_view dataset,
                                          std::string_view file);
 
-// Lower-case hex SHA-256 (OpenSSL EVP).
+// SHA-256 (OpenSSL EVP) fed in pieces, for bytes that stream by
+// (data/fetch.cpp); hex() is lower-case and ends it.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  void update(std::string_view bytes);
+  std::string hex();
+
+ private:
+  void* ctx_;  // EVP_MD_CTX
+};
+
+// Lower-case hex SHA-256 of `bytes`.
 std::string sha256_hex(std::string_view bytes);
 
 // Compares `bytes`, the content of `path`, with the entry for (dataset,

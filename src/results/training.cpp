@@ -52,8 +52,12 @@ json to_json(const TrainRun& r) {
   return j;
 }
 
+std::string engine_label(const std::string& backend, const std::string& loop) {
+  return loop == "framework" ? backend + " (framework loop)" : backend;
+}
+
 std::string engine_label(const TrainRun& r) {
-  return r.loop == "framework" ? r.backend + " (framework loop)" : r.backend;
+  return engine_label(r.backend, r.loop);
 }
 
 json TrainRun::serialize() const { return to_json(*this); }

@@ -65,8 +65,9 @@ std::optional<double> priced_seconds(State state, bool valid,
                                      double total_train_seconds);
 std::optional<double> priced_seconds(const TrainRun& r);
 
-// The engine as tables and charts name it: "mxnet", or "mxnet (framework
-// loop)" for a run through the framework's own loop.
+// The engine as tables, charts and cost groups name it: "mxnet", or
+// "mxnet (framework loop)" for a run through the framework's own loop.
+std::string engine_label(const std::string& backend, const std::string& loop);
 std::string engine_label(const TrainRun& r);
 
 nlohmann::json to_json(const TrainRun& r);

@@ -36,11 +36,10 @@ std::vector<DerivedRow> derive_costs(const std::vector<ResultRow>& rows,
   for (const auto& r : rows) {
     const auto s = priced_seconds(r);
     if (!s || *s <= 0) continue;
-    // As results::engine_label names the engine of a training run.
-    const bool own_loop = r.record.is_object() &&
-                          r.record.value("loop", std::string()) == "framework";
-    const std::string g = r.model + " " + r.backend +
-                          (own_loop ? " (framework loop)" : "") + " " +
+    const std::string loop =
+        r.record.is_object() ? r.record.value("loop", std::string()) : "";
+    const std::string g = r.model + " " +
+                          results::engine_label(r.backend, loop) + " " +
                           r.precision;
     if (!groups.count(g)) order.push_back(g);
     groups[g][threads_of(r)].push_back(*s);

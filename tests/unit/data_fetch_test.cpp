@@ -28,11 +28,6 @@ namespace fs = std::filesystem;
 const char* kAbcSha =
     "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
 
-std::string ok(const std::string& body) {
-  return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
-         "\r\nConnection: close\r\n\r\n" + body;
-}
-
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -106,7 +101,7 @@ TEST_F(DataFetch, GoodFilesAndAnArchiveLandWhole) {
   s.files.push_back({"https://example.invalid/data/set.tar.gz",
                      static_cast<int64_t>(tgz.size()), tgz_sha, true});
   Server server(2, [&](const std::string& req) {
-    return path_of(req) == "/m/abc.txt" ? ok("abc") : ok(tgz);
+    return path_of(req) == "/m/abc.txt" ? http_ok("abc") : http_ok(tgz);
   });
   FetchOptions o;
   o.dir = (dir_ / "ptb").string();
@@ -141,7 +136,7 @@ TEST_F(DataFetch, TruncatedWrongOrOversizedFilesLeaveNothing) {
       {"abcdefghij", "larger than the 3 bytes expected"},
   };
   for (const auto& c : cases) {
-    Server server(1, [&](const std::string&) { return ok(c.body); });
+    Server server(1, [&](const std::string&) { return http_ok(c.body); });
     FetchOptions o;
     o.dir = (dir_ / "ptb").string();
     o.mirror = server.url();
@@ -153,7 +148,7 @@ TEST_F(DataFetch, TruncatedWrongOrOversizedFilesLeaveNothing) {
   }
   // The wrong file's hash is named with the expected one: sha256sum of
   // "abd" computed apart.
-  Server server(1, [&](const std::string&) { return ok("abd"); });
+  Server server(1, [&](const std::string&) { return http_ok("abd"); });
   FetchOptions o;
   o.dir = (dir_ / "ptb").string();
   o.mirror = server.url();

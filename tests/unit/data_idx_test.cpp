@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -244,9 +245,14 @@ TEST(DataIdx, ManifestAndNamesAndPaths) {
             (std::vector<std::string>{"fashion-mnist", "mnist", "cifar10",
                                       "imdb", "text", "ptb"}));
   EXPECT_THROW(load_dataset("imagenet", ""), nnbench::Error);
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  const std::string saved = xdg ? xdg : "";
   setenv("XDG_DATA_HOME", "/nonexistent", 1);  // no fetched copy either
   const std::string e = data_error([] { load_dataset("mnist", ""); });
-  unsetenv("XDG_DATA_HOME");
+  if (xdg)
+    setenv("XDG_DATA_HOME", saved.c_str(), 1);
+  else
+    unsetenv("XDG_DATA_HOME");
   EXPECT_TRUE(has(e, "needs a path")) << e;
   EXPECT_TRUE(has(data_error([] { load_dataset("mnist", "/nonexistent"); }),
                   "/nonexistent: missing"));

@@ -69,4 +69,10 @@ class Server {
   std::thread thread_;
 };
 
+// A whole "200 OK" response carrying `body`, the connection closed after.
+inline std::string http_ok(const std::string& body) {
+  return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\nConnection: close\r\n\r\n" + body;
+}
+
 }  // namespace nnbench

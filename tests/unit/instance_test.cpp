@@ -16,11 +16,6 @@
 namespace nnbench::machine {
 namespace {
 
-std::string ok(const std::string& body) {
-  return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
-         "\r\n\r\n" + body;
-}
-
 class Instance : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -39,11 +34,11 @@ TEST_F(Instance, AwsAnswersWithASessionTokenAndThePriceComesFromTheCatalog) {
   std::string seen;
   {
     Server s(2, [](const std::string& req) {
-      if (req.rfind("PUT /latest/api/token ", 0) == 0) return ok("T0KEN");
+      if (req.rfind("PUT /latest/api/token ", 0) == 0) return http_ok("T0KEN");
       const bool good =
           req.rfind("GET /latest/meta-data/instance-type ", 0) == 0 &&
           req.find("X-aws-ec2-metadata-token: T0KEN\r\n") != std::string::npos;
-      return good ? ok("p3.2xlarge\n")
+      return good ? http_ok("p3.2xlarge\n")
                   : std::string("HTTP/1.1 401 Unauthorized\r\n\r\n");
     });
     setenv("NNBENCH_METADATA", s.endpoint("aws").c_str(), 1);
@@ -63,7 +58,7 @@ TEST_F(Instance, GceAndAzureAreAskedTheirWayAndATypeNotInTheCatalogHasNoPrice) {
   {
     Server s(1, [](const std::string& req) {
       return req.find("Metadata-Flavor: Google\r\n") != std::string::npos
-                 ? ok("projects/42/machineTypes/n2-standard-8")
+                 ? http_ok("projects/42/machineTypes/n2-standard-8")
                  : std::string("HTTP/1.1 403 Forbidden\r\n\r\n");
     });
     setenv("NNBENCH_METADATA", s.endpoint("gce").c_str(), 1);
@@ -78,7 +73,7 @@ TEST_F(Instance, GceAndAzureAreAskedTheirWayAndATypeNotInTheCatalogHasNoPrice) {
       return req.find("Metadata: true\r\n") != std::string::npos &&
                      req.find("/metadata/instance/compute/vmSize") !=
                          std::string::npos
-                 ? ok("Standard_D8s_v5")
+                 ? http_ok("Standard_D8s_v5")
                  : std::string("HTTP/1.1 400 Bad Request\r\n\r\n");
     });
     setenv("NNBENCH_METADATA", s.endpoint("azure").c_str(), 1);

@@ -14,6 +14,7 @@
 #include <numeric>
 #include <optional>
 
+#include "../unit/tiny_data.h"
 #include "backends/worker/worker_backend.h"
 #include "backends/worker/zygote.h"
 #include "bench/runner.h"
@@ -50,21 +51,8 @@ results::RunResult run(const char* mode, int iterations = 20) {
   return bench::run(*b, model::zoo::get("mnist-mlp"), r, machine::Peak{});
 }
 
-// 12 training samples of mnist-mlp's input (3 batches of 4), 8 to
-// validate on.
-data::Dataset tiny() {
-  data::Dataset d;
-  d.name = "tiny";
-  for (auto* s : {&d.train, &d.test}) {
-    s->input.shape = {784};
-    s->classes = 10;
-    s->size = s == &d.train ? 12 : 8;
-    s->f.assign(s->size * 784, 0.5f);
-    for (int64_t i = 0; i < s->size; ++i) s->labels.push_back(i % 10);
-  }
-  return d;
-}
-
+// test::tiny_dataset(): 12 training samples of mnist-mlp's input (3
+// batches of 4), 8 to validate on.
 train::Task tiny_task(const train::Schedule& schedule) {
   train::Task t;
   t.name = "fake-task";
@@ -345,8 +333,8 @@ TEST_F(Worker, TheFrameworkLoopIsTimedAsTheEngineTimedItByHand) {
   o.contention.max_excess_load = 4;  // a busy test machine is not the question
   o.contention.max_steal_fraction = 1;
   // A step schedule halving the rate each epoch: one rate per epoch.
-  const train::TrainRun r =
-      train::train_task(*b, tiny_task({"step", 0.1, 0.5, 1}), tiny(), o);
+  const train::TrainRun r = train::train_task(
+      *b, tiny_task({"step", 0.1, 0.5, 1}), test::tiny_dataset(), o);
   ASSERT_EQ(r.state, results::State::kCompleted) << r.message;
   EXPECT_EQ(r.loop, "framework");
   EXPECT_EQ(r.effective.extras.at("training_loop"),
@@ -372,8 +360,8 @@ TEST_F(Worker, TheFrameworkLoopIsTimedAsTheEngineTimedItByHand) {
   std::filesystem::remove(log);
 
   // A rate that changes within an epoch cannot be given to one loop.
-  const train::TrainRun cosine =
-      train::train_task(*b, tiny_task({"cosine", 0.1}), tiny(), o);
+  const train::TrainRun cosine = train::train_task(
+      *b, tiny_task({"cosine", 0.1}), test::tiny_dataset(), o);
   EXPECT_EQ(cosine.state, results::State::kInvalidArgs);
   EXPECT_NE(cosine.message.find("changes it within epoch 1"), std::string::npos)
       << cosine.message;
