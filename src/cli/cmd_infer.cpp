@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "backend/backend.h"
 #include "backend/registry.h"
@@ -168,12 +169,11 @@ int infer_command(InferArgs& a) {
       if (ch == '_') ch = '-';
     throw Error(which.empty() ? why : "--" + which + ": " + why);
   }
-  // --batch sizes offline's steps only; elsewhere it would change nothing.
-  if (a.batch_given && a.scenario != "offline")
-    throw Error("--batch " + std::to_string(a.request.batch) +
-                " is read by the offline scenario only, not by " + a.scenario +
-                " (--scenario " + a.scenario +
-                "): leave it out or change the scenario");
+  if (const auto why = scenario->request_problem(
+          a.request, a.batch_given ? std::set<std::string>{"batch"}
+                                   : std::set<std::string>{});
+      !why.empty())
+    throw Error(why);
   const model::Model m = resolve_model(a.model, a.model_file);
   check_inputs(a, m);
   auto b = backend::make_ready_backend(a.request.backend);

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/gather.h"
 #include "cli/table.h"
+#include "results/kinds.h"
 #include "study/cost.h"
 #include "study/derive.h"
 #include "study/store.h"
@@ -72,17 +73,20 @@ double train_seconds(const study::ResultRow& r) {
   return it != r.record.end() && it->is_number() ? it->get<double>() : 0.0;
 }
 
+bool training(const study::ResultRow& r) {
+  return results::traits_of(r.scenario).measure == results::Measure::kTraining;
+}
+
 bool measured(const study::ResultRow& r) {
   return r.state == "ok" ||
-         (r.scenario == "training" &&
-          (r.state == "completed" || r.state == "converged"));
+         (training(r) && (r.state == "completed" || r.state == "converged"));
 }
 
 // Median ms per mini-batch, or seconds per training run ("s" appended).
 std::string cell(const study::ResultRow& r) {
   if (r.state == "oom") return "OOM";
   if (!measured(r)) return r.state;
-  const std::string v = r.scenario == "training"
+  const std::string v = training(r)
                             ? fmt::format("{:.1f} s", train_seconds(r))
                             : fmt::format("{:.3f}", r.median_seconds * 1e3);
   return r.valid ? v : v + " (" + validity(r) + ")";
@@ -215,7 +219,7 @@ std::string export_md(const study::RunRow& run,
       "Suite {} (run {}): {}; OOM: out of memory; (invalid: reasons): "
       "contended or otherwise untrustworthy.\n\n",
       run.suite, run.id,
-      !rows.empty() && rows[0].scenario == "training"
+      !rows.empty() && training(rows[0])
           ? "seconds per training run (time to target, or all epochs)"
           : "median ms per mini-batch");
   std::vector<std::string> head{"model", "backend", "precision", "mode"};
@@ -242,8 +246,8 @@ std::string export_md(const study::RunRow& run,
       std::string other, invalid;
       for (const auto* r : it->second) {
         if (measured(*r)) {
-          ok.push_back(r->scenario == "training" ? train_seconds(*r)
-                                                 : r->median_seconds * 1e3);
+          ok.push_back(training(*r) ? train_seconds(*r)
+                                    : r->median_seconds * 1e3);
           if (!r->valid) invalid = " (" + validity(*r) + ")";
         } else {
           other = r->state == "oom" ? "OOM" : r->state;

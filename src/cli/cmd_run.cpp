@@ -1,6 +1,8 @@
 // `nnbench run`: one model, one backend, one mode.
 #include <fmt/core.h>
 
+#include <set>
+
 #include "backend/registry.h"
 #include "bench/runner.h"
 #include "bench/stopping/registry.h"
@@ -174,15 +176,15 @@ void check_request(const RunArgs& a) {
           bench::stopping::rules_problem(a.request.warmup, a.request.stop);
       !why.empty())
     throw Error(why);
-  if (a.scenario != "latency") return;
-  std::string wrong;
-  if (a.batch_given && a.request.batch != 1)
-    wrong = "--batch " + std::to_string(a.request.batch);
-  if (a.mode_given && a.mode != "infer")
-    wrong += (wrong.empty() ? "" : " and ") + std::string("--mode ") + a.mode;
-  if (!wrong.empty())
-    throw Error("--scenario latency measures batch-1 inference, not " + wrong +
-                " (the throughput scenario takes those)");
+  std::set<std::string> given;
+  if (a.batch_given) given.insert("batch");
+  if (a.mode_given) given.insert("mode");
+  results::RunRequest r = a.request;
+  r.mode = backend::mode_from_name(a.mode);
+  if (const auto why =
+          scenarios::make_scenario(a.scenario)->request_problem(r, given);
+      !why.empty())
+    throw Error(why);
 }
 
 int run_command(RunArgs& a) {
@@ -202,11 +204,7 @@ int run_command(RunArgs& a) {
       a.verify ? verify_then_run(*b, m, a, peak) : measure(*b, a, peak);
   print_progress(r);
   fmt::print("{}", results_table({r}));
-  if (r.kind == "latency" && r.state == results::State::kOk)
-    fmt::print(
-        "latency, batch 1: p50 {:.3f} ms, p90 {:.3f} ms, p99 {:.3f} ms "
-        "({} samples; percentiles interpolated linearly, type 7)\n",
-        r.stats.median * 1e3, r.stats.p90 * 1e3, r.stats.p99 * 1e3, r.stats.n);
+  fmt::print("{}", scenarios::make_scenario(a.scenario)->notes(r));
   if (!a.out.empty()) write_report(a.out, env, peak, {r});
   return finish_rank(a, r);
 }
@@ -247,6 +245,21 @@ void add_distributed_options(CLI::App& app, RunArgs& a) {
 
 }  // namespace
 
+namespace {
+
+// The scenarios whose records are a step loop's (RunResult): run's own.
+std::vector<std::string> step_scenarios() {
+  std::vector<std::string> out;
+  for (const auto& n : scenarios::scenario_names()) {
+    const auto m = results::traits_of(n).measure;
+    if (m == results::Measure::kSteps || m == results::Measure::kLatency)
+      out.push_back(n);
+  }
+  return out;
+}
+
+}  // namespace
+
 Action add_run(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   app.add_option("--model", a->model, "Zoo model name (see `nnbench models`)");
@@ -259,7 +272,7 @@ Action add_run(CLI::App& app) {
   app.add_option("--scenario", a->scenario,
                  "throughput (time per mini-batch at --batch) or latency "
                  "(batch-1 inference: median, p90, p99)")
-      ->check(CLI::IsMember({"throughput", "latency"}))
+      ->check(CLI::IsMember(step_scenarios()))
       ->capture_default_str();
   app.add_option("--mode", a->mode, "train or infer")
       ->check(CLI::IsMember({"train", "infer"}))

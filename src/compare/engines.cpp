@@ -9,6 +9,7 @@
 
 #include "bench/statistics.h"
 #include "results/case_key.h"
+#include "results/kinds.h"
 
 namespace nnbench::compare {
 namespace {
@@ -177,7 +178,7 @@ std::vector<ModelVerdict> fastest_engines(
   std::map<std::string, std::map<std::string, CellRuns>> by;
   std::vector<std::string> models;
   for (const auto& r : runs) {
-    if (r.kind != "throughput") continue;
+    if (results::measure_of(r) != results::Measure::kSteps) continue;
     // Cells by the threads asked: a run that failed before its backend
     // said how many threads it runs ("0": every CPU) shares the cell of
     // the runs that did; the cell is named by the threads that ran.

@@ -10,6 +10,7 @@
 
 #include "bench/statistics.h"
 #include "results/case_key.h"
+#include "results/kinds.h"
 
 namespace nnbench::compare {
 namespace {
@@ -287,7 +288,8 @@ MachineAnswer fastest_machines(const std::vector<MachineRuns>& sources,
     const size_t m = at[s];
     if (sources[s].runs)
       for (const auto& r : *sources[s].runs) {
-        if (r.kind != "throughput" || r.state == results::State::kNotRun)
+        if (results::measure_of(r) != results::Measure::kSteps ||
+            r.state == results::State::kNotRun)
           continue;
         results::CaseKey k = results::key_of(r.model, r.kind, r.requested);
         k.backend = r.backend;

@@ -4,6 +4,8 @@
 
 #include <iterator>
 
+#include "results/kinds.h"
+
 namespace nnbench::report::parts {
 namespace {
 
@@ -74,8 +76,8 @@ json base_config(const std::string& type, const json& data, const json& x,
 bool many_sources(const std::vector<Source>& s) { return s.size() > 1; }
 
 bool trusted_throughput(const results::RunResult& r) {
-  return r.kind == "throughput" && r.state == results::State::kOk &&
-         r.validity.valid();
+  return results::measure_of(r) == results::Measure::kSteps &&
+         r.state == results::State::kOk && r.validity.valid();
 }
 
 }  // namespace nnbench::report::parts

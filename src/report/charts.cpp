@@ -10,6 +10,7 @@
 #include "bench/statistics.h"
 #include "report/chart_parts.h"
 #include "results/case_key.h"
+#include "results/kinds.h"
 
 namespace nnbench::report {
 namespace {
@@ -33,7 +34,7 @@ Chart time_per_batch(const std::vector<Source>& sources, Palette& palette) {
   std::map<std::string, std::map<std::string, const results::RunResult*>> at;
   for (const auto& s : sources)
     for (const auto& r : s.runs) {
-      if (r.kind != "throughput") continue;
+      if (results::measure_of(r) != results::Measure::kSteps) continue;
       // The backend is the series.
       const std::string cat =
           results::key_of(r).name(results::CaseKey::kBackend);
@@ -119,7 +120,7 @@ std::vector<Chart> throughput_vs_batch(const std::vector<Source>& sources,
   std::vector<std::string> order;
   for (const auto& s : sources)
     for (const auto& r : s.runs) {
-      if (r.kind != "throughput") continue;
+      if (results::measure_of(r) != results::Measure::kSteps) continue;
       // The case without its batch (the axis) and backend (the series).
       const std::string g = results::key_of(r).name(results::CaseKey::kBackend |
                                                     results::CaseKey::kBatch);
@@ -360,7 +361,8 @@ Chart latency(const std::vector<Source>& sources) {
   };
   for (const auto& s : sources) {
     for (const auto& r : s.runs)
-      if (r.kind == "latency" && r.state == results::State::kOk)
+      if (results::measure_of(r) == results::Measure::kLatency &&
+          r.state == results::State::kOk)
         add(r.model + " " + series(s, r.backend, many_sources(sources)) + " t" +
                 threads_of(r),
             r.stats.median, r.stats.p90, r.stats.p99, std::to_string(r.stats.n),

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "report/chart_parts.h"
+#include "results/kinds.h"
 
 namespace nnbench::report::parts {
 
@@ -23,7 +24,9 @@ std::string name_of(const Source& s, const results::InferenceRun& r,
          r.requested.options.precision + " " + r.kind + " " +
          std::to_string(r.instances) + "x" +
          std::to_string(r.effective.threads) +
-         (r.kind == "server" ? fmt::format(" @{:g} QPS", r.target_qps) : "");
+         (results::traits_of(r.kind).paced
+              ? fmt::format(" @{:g} QPS", r.target_qps)
+              : "");
 }
 
 std::string dollars(double x) {
@@ -69,7 +72,7 @@ Chart percentiles(const std::vector<Source>& sources) {
                             ? fmt::format("{:.1f}", r.samples_per_second)
                             : "-",
                         dollars(r.usd_per_10k), r.validity.summary()});
-      if (r.kind == "offline") continue;
+      if (!results::traits_of(r.kind).query_latencies) continue;
       cats.push_back(cat);
       p50.push_back(pct("50.00") * 1e3);
       p90.push_back(pct("90.00") * 1e3);
@@ -109,7 +112,8 @@ Chart server_curve(const std::vector<Source>& sources, Palette& palette) {
   std::map<std::string, std::map<double, const results::InferenceRun*>> by;
   for (const auto& s : sources)
     for (const auto& r : s.inference) {
-      if (!measured(r) || r.kind != "server" || !std::isfinite(r.target_qps))
+      if (!measured(r) || !results::traits_of(r.kind).paced ||
+          !std::isfinite(r.target_qps))
         continue;
       const std::string name =
           r.model + " " + series(s, r.backend, many_sources(sources)) + " " +

@@ -1,5 +1,7 @@
 #include "results/case_key.h"
 
+#include "results/kinds.h"
+
 namespace nnbench::results {
 
 std::string CaseKey::name(unsigned omit) const {
@@ -20,8 +22,11 @@ CaseKey key_of(const std::string& what, const std::string& scenario,
   k.what = what;
   k.backend = r.backend;
   k.precision = r.options.precision;
-  k.mode = scenario == "throughput" ? backend::mode_name(r.mode) : scenario;
-  if (scenario != "training") k.batch = r.batch;
+  // Steps are keyed by their mode (train, infer); any other kind is a mode
+  // of its own. A training run's batch is its task's, not a grid axis.
+  const Measure m = traits_of(scenario).measure;
+  k.mode = m == Measure::kSteps ? backend::mode_name(r.mode) : scenario;
+  if (m != Measure::kTraining) k.batch = r.batch;
   k.threads = std::to_string(r.options.threads);
   if (!r.distributed.engine.empty() && r.distributed.processes > 1) {
     k.ranks = r.distributed.processes;

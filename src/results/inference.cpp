@@ -7,20 +7,23 @@ namespace nnbench::results {
 
 using nlohmann::json;
 
-const std::vector<std::string>& inference_kinds() {
-  static const std::vector<std::string> k = {"single-stream", "multi-stream",
-                                             "server", "offline"};
+const std::vector<std::pair<std::string, Traits>>& inference_kinds() {
+  static const std::vector<std::pair<std::string, Traits>> k = {
+      {"single-stream", {Measure::kQueries}},
+      {"multi-stream",
+       {Measure::kQueries, false, true, /*rate_from_mean_latency=*/true}},
+      {"server", {Measure::kQueries, /*paced=*/true}},
+      {"offline", {Measure::kQueries, false, /*query_latencies=*/false}},
+  };
   return k;
 }
 
 json InferenceRun::serialize() const { return to_json(*this); }
 
 std::vector<InferenceRun> inference_runs(const std::vector<json>& other) {
-  const auto& kinds = inference_kinds();
   std::vector<InferenceRun> out;
   for (const auto& j : other)
-    if (std::find(kinds.begin(), kinds.end(), j.value("kind", "")) !=
-        kinds.end())
+    if (traits_of(j.value("kind", "")).measure == Measure::kQueries)
       out.push_back(inference_run_from_json(j));
   return out;
 }
@@ -36,8 +39,8 @@ Headline InferenceRun::headline() const {
 double cost_throughput(const InferenceRun& r) {
   if (std::isfinite(r.samples_per_second) && r.samples_per_second > 0)
     return r.samples_per_second;
-  if (r.kind == "multi-stream" && std::isfinite(r.mean_latency) &&
-      r.mean_latency > 0 && r.query_count > 0)
+  if (traits_of(r.kind).rate_from_mean_latency &&
+      std::isfinite(r.mean_latency) && r.mean_latency > 0 && r.query_count > 0)
     return static_cast<double>(r.sample_count) / r.query_count / r.mean_latency;
   return NAN;
 }

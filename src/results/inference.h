@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "results/kinds.h"
 #include "results/record.h"
 #include "results/request.h"
 #include "results/result.h"
@@ -17,9 +18,9 @@
 
 namespace nnbench::results {
 
-// The LoadGen scenarios' record kinds: single-stream multi-stream server
-// offline.
-const std::vector<std::string>& inference_kinds();
+// The LoadGen scenarios' record kinds, in LoadGen's order, with their
+// traits: single-stream multi-stream server offline.
+const std::vector<std::pair<std::string, Traits>>& inference_kinds();
 
 struct InferenceRun : Record {
   InferenceRun() { kind = "single-stream"; }

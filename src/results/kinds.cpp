@@ -12,7 +12,8 @@ namespace nnbench::results {
 namespace {
 
 template <typename T>
-Kind kind_of(const std::string& name, T (*read)(const nlohmann::json&)) {
+Kind kind_of(const std::string& name, T (*read)(const nlohmann::json&),
+             Traits traits) {
   return {name,
           [name] {
             auto r = std::make_unique<T>();
@@ -21,19 +22,21 @@ Kind kind_of(const std::string& name, T (*read)(const nlohmann::json&)) {
           },
           [read](const nlohmann::json& j) {
             return std::unique_ptr<Record>(std::make_unique<T>(read(j)));
-          }};
+          },
+          traits};
 }
 
 struct Table {
   std::mutex mu;
   std::map<std::string, Kind> kinds;
   Table() {
-    for (Kind k : {kind_of("throughput", run_result_from_json),
-                   kind_of("latency", run_result_from_json),
-                   kind_of("training", train_run_from_json)})
+    for (Kind k :
+         {kind_of("throughput", run_result_from_json, {Measure::kSteps}),
+          kind_of("latency", run_result_from_json, {Measure::kLatency}),
+          kind_of("training", train_run_from_json, {Measure::kTraining})})
       kinds.emplace(k.name, std::move(k));
-    for (const auto& name : inference_kinds()) {
-      Kind k = kind_of(name, inference_run_from_json);
+    for (const auto& [name, traits] : inference_kinds()) {
+      Kind k = kind_of(name, inference_run_from_json, traits);
       kinds.emplace(name, std::move(k));
     }
   }
@@ -70,6 +73,13 @@ bool known_kind(const std::string& name) {
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mu);
   return t.kinds.count(name) > 0;
+}
+
+Traits traits_of(const std::string& kind) {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  const auto it = t.kinds.find(kind);
+  return it == t.kinds.end() ? Traits{} : it->second.traits;
 }
 
 void throw_kind_mismatch(const std::string& kind) {

@@ -74,6 +74,35 @@ class LoadgenScenario : public Scenario {
     }
     return "";
   }
+  // LoadGen runs its minimum duration (or until its minimum queries,
+  // unknown here) after a warm-up of about a second.
+  double estimate_seconds(const Case& c) const override {
+    inference::Settings s;
+    s.scenario = s_;
+    try {
+      for (const auto& [k, v] : c.settings) inference::apply_setting(s, k, v);
+    } catch (const Error&) {
+    }
+    if (s.find_peak || s.mode == "accuracy") return -1;
+    return 3 + s.min_duration_seconds;
+  }
+  DataNeed data_need(const Case& c) const override {
+    const auto at = [&](const char* k) {
+      const auto it = c.settings.find(k);
+      return it == c.settings.end() ? std::string() : it->second;
+    };
+    if (at("mode") != "accuracy") return {};
+    return {at("data"), at("data_dir"), "[settings] data_dir = PATH"};
+  }
+  // --batch sizes offline's steps only; elsewhere it would change nothing.
+  std::string request_problem(
+      const results::RunRequest& r,
+      const std::set<std::string>& given) const override {
+    if (!given.count("batch") || s_ == inference::Scenario::kOffline) return "";
+    return "--batch " + std::to_string(r.batch) +
+           " is read by the offline scenario only, not by " + name() +
+           " (--scenario " + name() + "): leave it out or change the scenario";
+  }
   std::unique_ptr<results::Record> empty_record(const Case& c) const override {
     auto r = std::make_unique<results::InferenceRun>();
     r->kind = name();

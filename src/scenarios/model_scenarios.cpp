@@ -1,5 +1,7 @@
 // Throughput and batch-1 latency on synthetic data: the runner's loop
 // (bench/runner.h) on a model from the zoo or a model file.
+#include <fmt/core.h>
+
 #include "bench/runner.h"
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
@@ -102,6 +104,30 @@ class Latency : public Scenario {
   }
   std::unique_ptr<results::Record> empty_record(const Case& c) const override {
     return record_of(c, name());
+  }
+  // The batch and mode are this scenario's: a user who set others meant
+  // the throughput scenario.
+  std::string request_problem(
+      const results::RunRequest& r,
+      const std::set<std::string>& given) const override {
+    std::string wrong;
+    if (given.count("batch") && r.batch != 1)
+      wrong = "--batch " + std::to_string(r.batch);
+    if (given.count("mode") && r.mode != backend::Mode::kInfer)
+      wrong += (wrong.empty() ? "" : " and ") + std::string("--mode ") +
+               backend::mode_name(r.mode);
+    if (wrong.empty()) return "";
+    return "--scenario latency measures batch-1 inference, not " + wrong +
+           " (the throughput scenario takes those)";
+  }
+  std::string notes(const results::Record& rec) const override {
+    const auto* r = dynamic_cast<const results::RunResult*>(&rec);
+    if (!r || r->state != results::State::kOk) return "";
+    return fmt::format(
+        "latency, batch 1: p50 {:.3f} ms, p90 {:.3f} ms, p99 {:.3f} ms "
+        "({} samples; percentiles interpolated linearly, type 7)\n",
+        r->stats.median * 1e3, r->stats.p90 * 1e3, r->stats.p99 * 1e3,
+        r->stats.n);
   }
 };
 

@@ -1,20 +1,26 @@
-#include "results/kinds.h"
+#include "results/inference.h"
 #include "scenarios/scenario.h"
 #include "util/error.h"
 
 namespace nnbench::scenarios {
 namespace {
 
-std::vector<std::pair<std::string, ScenarioFactory>>& table() {
-  static std::vector<std::pair<std::string, ScenarioFactory>> t = {
+using Table = std::vector<std::pair<std::string, ScenarioFactory>>;
+
+// LoadGen's four come from the one list of their kinds.
+Table builtins() {
+  Table t = {
       {"throughput", make_throughput},
       {"latency", make_latency},
       {"training", make_training},
-      {"single-stream", [] { return make_loadgen("single-stream"); }},
-      {"multi-stream", [] { return make_loadgen("multi-stream"); }},
-      {"server", [] { return make_loadgen("server"); }},
-      {"offline", [] { return make_loadgen("offline"); }},
   };
+  for (const auto& [name, traits] : results::inference_kinds())
+    t.emplace_back(name, [name = name] { return make_loadgen(name); });
+  return t;
+}
+
+Table& table() {
+  static Table t = builtins();
   return t;
 }
 
@@ -24,14 +30,6 @@ std::vector<std::string> scenario_names() {
   std::vector<std::string> out;
   for (const auto& [name, f] : table()) out.push_back(name);
   return out;
-}
-
-std::unique_ptr<results::Record> Scenario::empty_record(const Case& c) const {
-  auto r = results::make_record(name());
-  r->model = c.model.empty() ? c.model_file : c.model;
-  r->backend = c.request.backend;
-  r->state = results::State::kFailed;
-  return r;
 }
 
 std::unique_ptr<Scenario> make_scenario(const std::string& name) {

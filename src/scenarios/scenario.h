@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,35 @@ class Scenario {
   // one (refused, crashed, timed out): what was asked filled in, state
   // failed. The suite runner makes every such record here.
   virtual std::unique_ptr<results::Record> empty_record(const Case& c) const;
+
+  // What the rest of the program asks a scenario instead of comparing its
+  // name (tests/unit/kind_names_test.cpp keeps it that way).
+
+  // Its cases name a training task (`nnbench train --list`), not a zoo
+  // model or a model file.
+  virtual bool runs_tasks() const { return false; }
+  // About how long a case takes (start-up, warm-up, measurement), for a
+  // suite's time estimate; -1: unknown. By default a step loop's: the
+  // model's operations at 50 GFLOP/s within the request's warm-up and
+  // stopping rules.
+  virtual double estimate_seconds(const Case& c) const;
+  // The data set a case reads, checked by a suite before anything runs:
+  // its name ("" for none), the path asked ("": its default place) and
+  // how a user gives it. Throws nnbench::Error for a case that cannot run
+  // on what it names (a target to reach on synthetic data).
+  struct DataNeed {
+    std::string name, path, how;
+  };
+  virtual DataNeed data_need(const Case& c) const { return {}; }
+  // What is wrong with a command line's request for this scenario ("" if
+  // nothing); `given` names the options the user set ("batch", "mode").
+  virtual std::string request_problem(
+      const results::RunRequest& r, const std::set<std::string>& given) const {
+    return "";
+  }
+  // Lines a command prints after its table for a record of this scenario
+  // (e.g. latency percentiles), "" for none.
+  virtual std::string notes(const results::Record& r) const { return ""; }
 };
 
 using ScenarioFactory = std::function<std::unique_ptr<Scenario>()>;

@@ -7,12 +7,8 @@
 
 #include "data/dataset.h"
 #include "data/manifest.h"
-#include "inference/settings.h"
-#include "model/analysis.h"
-#include "model/zoo/zoo.h"
-#include "results/inference.h"
 #include "results/result.h"
-#include "train/task.h"
+#include "scenarios/scenario.h"
 #include "util/error.h"
 
 namespace nnbench::study {
@@ -121,6 +117,9 @@ std::vector<PlannedCase> plan(const SuiteSpec& s, const PlanOptions& o) {
                      : pick(ov->threads, s.grid.threads);
   };
   const int repetitions = o.repetitions.value_or(s.repetitions);
+  // A training scenario's entries are tasks, and it trains whatever the
+  // mode axis says.
+  const bool tasks = scenarios::make_scenario(s.scenario)->runs_tasks();
   for (const auto& model : s.models) {
     const ModelOverride* ov = nullptr;
     for (const auto& x : s.overrides)
@@ -131,7 +130,7 @@ std::vector<PlannedCase> plan(const SuiteSpec& s, const PlanOptions& o) {
     // An inference engine that came with "all" sits out training cases.
     const auto sits_out = [&](const std::string& backend,
                               const std::string& mode) {
-      return (mode == "train" || s.scenario == "training") &&
+      return (mode == "train" || tasks) &&
              contains(o.inference_only, backend) && !contains(listed, backend);
     };
     for (const auto& backend : resolve_backends(listed, o))
@@ -147,7 +146,7 @@ std::vector<PlannedCase> plan(const SuiteSpec& s, const PlanOptions& o) {
                 for (int rep = 0; rep < repetitions; ++rep) {
                   PlannedCase p;
                   p.scenario = s.scenario;
-                  (s.scenario == "training" ? p.c.task : p.c.model) = model;
+                  (tasks ? p.c.task : p.c.model) = model;
                   results::RunRequest& r = p.c.request;
                   r = o.base;
                   r.backend = backend;
@@ -184,37 +183,7 @@ std::vector<PlannedCase> plan(const SuiteSpec& s, const PlanOptions& o) {
 }
 
 double estimate_seconds(const PlannedCase& p) {
-  if (p.scenario == "training") return -1;
-  const auto& kinds = results::inference_kinds();
-  if (std::find(kinds.begin(), kinds.end(), p.scenario) != kinds.end()) {
-    // LoadGen runs its minimum duration (or until its minimum queries,
-    // unknown here) after a warm-up of about a second.
-    inference::Settings s;
-    try {
-      for (const auto& [k, v] : p.c.settings) inference::apply_setting(s, k, v);
-    } catch (const Error&) {
-    }
-    if (s.find_peak || s.mode == "accuracy") return -1;
-    return 3 + s.min_duration_seconds;
-  }
-  const auto& r = p.c.request;
-  double step = 0.01;
-  try {
-    if (!p.c.model.empty()) {
-      const model::Cost c = model::analyze(model::zoo::get(p.c.model));
-      const double flops =
-          r.mode == backend::Mode::kTrain ? c.train_flops : c.forward_flops;
-      step = flops * static_cast<double>(r.batch) / 50e9;
-    }
-  } catch (const Error&) {
-  }
-  const double warm =
-      std::min(r.warmup.max_seconds,
-               std::max(r.warmup.min_seconds, r.warmup.min_iterations * step));
-  const double measure =
-      std::min(r.stop.max_seconds,
-               std::max(r.stop.min_seconds, r.stop.min_iterations * step));
-  return 1.5 + warm + measure;  // start, environment, peak and compile
+  return scenarios::make_scenario(p.scenario)->estimate_seconds(p.c);
 }
 
 void check_datasets(const std::vector<PlannedCase>& cases) {
@@ -222,37 +191,14 @@ void check_datasets(const std::vector<PlannedCase>& cases) {
   std::set<std::pair<std::string, std::string>> seen;  // data set, path
   for (const auto& p : cases) {
     const auto& c = p.c;
-    const auto setting = [&](const char* k) {
-      const auto it = c.settings.find(k);
-      return it == c.settings.end() ? std::string() : it->second;
-    };
-    std::string name, path, how;
-    if (p.scenario == "training") {
-      name = train::task(c.task).dataset;
-      path = setting("data");
-      how =
-          "[settings] data = PATH in a suite file (docs/suites.md) or "
-          "--set data=PATH (data=synthetic times fixed-epoch tasks without "
-          "the data), or nnbench train --task " +
-          c.task + " --data PATH";
-    } else if (setting("mode") == "accuracy") {
-      name = setting("data");
-      path = setting("data_dir");
-      how = "[settings] data_dir = PATH";
+    scenarios::Scenario::DataNeed need;
+    try {
+      need = scenarios::make_scenario(p.scenario)->data_need(c);
+    } catch (const Error& e) {
+      throw Error(p.label() + ": " + e.what());
     }
-    if (name.empty()) continue;
-    if (path == data::kSyntheticData) {
-      if (p.scenario == "training") {
-        const auto t = c.settings.find("target");
-        const double target = t != c.settings.end()
-                                  ? std::atof(t->second.c_str())
-                                  : train::task(c.task).target;
-        if (target > 0)
-          throw Error(p.label() + ": " +
-                      train::time_to_accuracy_needs_real_data(c.task));
-      }
-      continue;
-    }
+    const auto& [name, path, how] = need;
+    if (name.empty() || path == data::kSyntheticData) continue;
     if (!seen.insert({name, path}).second) continue;
     std::string where;
     try {

@@ -504,7 +504,11 @@ void check_names(const SuiteSpec& s, const std::vector<std::string>& backends) {
       {"precision", {"fp32", "bf16", "fp16", "int8"}},
       {"backend", backends},
   };
-  const bool training = s.scenario == "training";
+  // An unknown scenario is named below, where its line is known.
+  const auto& listed = known.at("scenario");
+  const bool training =
+      std::find(listed.begin(), listed.end(), s.scenario) != listed.end() &&
+      scenarios::make_scenario(s.scenario)->runs_tasks();
   for (const auto& n : s.names) {
     // The scenario decides what a grid entry is, whichever key named it.
     if (n.kind == "setting") continue;  // the scenario's, below

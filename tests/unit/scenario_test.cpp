@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "results/case_key.h"
 #include "results/kinds.h"
 #include "results/result.h"
 #include "results/training.h"
@@ -71,6 +72,93 @@ TEST(Scenarios, LatencyRunsBatchOneInferenceWithItsTail) {
   EXPECT_LE(r.stats.p99, r.stats.max);
   EXPECT_GE(r.stats.median, 0.001);  // the scripted sleep
   EXPECT_EQ(r.serialize()["kind"], "latency");
+}
+
+// What callers ask a scenario instead of comparing its name.
+TEST(Scenarios, EachAnswersForItsOwnCases) {
+  EXPECT_TRUE(make_scenario("training")->runs_tasks());
+  for (const char* n : {"throughput", "latency", "server"})
+    EXPECT_FALSE(make_scenario(n)->runs_tasks()) << n;
+
+  // Training's time is unknown; LoadGen's is its minimum duration and 3 s;
+  // a step loop's is bounded by its rules: 20 steps of mnist-mlp at batch
+  // 4 are far below the 10 s stop, so warm-up 1 step, stop 20 steps.
+  Case c = tiny_case("mnist-mlp");
+  EXPECT_EQ(make_scenario("training")->estimate_seconds(c), -1);
+  c.settings = {{"min_duration_s", "4"}};
+  EXPECT_DOUBLE_EQ(make_scenario("offline")->estimate_seconds(c), 7.0);
+  c.settings = {{"min_duration_s", "4"}, {"mode", "accuracy"}};
+  EXPECT_EQ(make_scenario("offline")->estimate_seconds(c), -1);
+  c.settings.clear();
+  const double e = make_scenario("throughput")->estimate_seconds(c);
+  EXPECT_GT(e, 1.5);
+  EXPECT_LT(e, 2.0);
+
+  // LoadGen's accuracy mode reads a data set; performance mode none.
+  c.settings = {{"mode", "accuracy"}, {"data", "mnist"}, {"data_dir", "/d"}};
+  const auto need = make_scenario("single-stream")->data_need(c);
+  EXPECT_EQ(need.name, "mnist");
+  EXPECT_EQ(need.path, "/d");
+  c.settings.clear();
+  EXPECT_EQ(make_scenario("single-stream")->data_need(c).name, "");
+  // Training on synthetic data cannot time a target.
+  Case t;
+  t.task = "fashion-mnist-92";
+  t.settings = {{"data", "synthetic"}};
+  EXPECT_THROW(make_scenario("training")->data_need(t), Error);
+  t.settings["target"] = "0";
+  EXPECT_EQ(make_scenario("training")->data_need(t).path, "synthetic");
+
+  // A command line's options each scenario would not read.
+  results::RunRequest r;
+  r.batch = 8;
+  r.mode = backend::Mode::kTrain;
+  EXPECT_EQ(make_scenario("latency")->request_problem(r, {"batch", "mode"}),
+            "--scenario latency measures batch-1 inference, not --batch 8 "
+            "and --mode train (the throughput scenario takes those)");
+  EXPECT_EQ(make_scenario("latency")->request_problem(r, {}), "");
+  EXPECT_EQ(make_scenario("throughput")->request_problem(r, {"batch"}), "");
+  EXPECT_EQ(make_scenario("offline")->request_problem(r, {"batch"}), "");
+  EXPECT_NE(make_scenario("server")->request_problem(r, {"batch"}), "");
+
+  // Latency's percentiles printed after the table, only for a measurement.
+  results::RunResult lat;
+  lat.kind = "latency";
+  lat.stats.median = 0.001;
+  lat.stats.p90 = 0.002;
+  lat.stats.p99 = 0.0035;
+  lat.stats.n = 40;
+  EXPECT_EQ(make_scenario("latency")->notes(lat),
+            "latency, batch 1: p50 1.000 ms, p90 2.000 ms, p99 3.500 ms (40 "
+            "samples; percentiles interpolated linearly, type 7)\n");
+  lat.state = results::State::kOom;
+  EXPECT_EQ(make_scenario("latency")->notes(lat), "");
+  EXPECT_EQ(make_scenario("throughput")->notes(lat), "");
+}
+
+// A record's kind says how it is keyed and charted (results/kinds.h).
+TEST(Scenarios, KindTraitsKeyAndShowTheirRecords) {
+  EXPECT_EQ(results::traits_of("throughput").measure, results::Measure::kSteps);
+  EXPECT_EQ(results::traits_of("training").measure,
+            results::Measure::kTraining);
+  EXPECT_EQ(results::traits_of("no-such-kind").measure,
+            results::Measure::kOther);
+  EXPECT_TRUE(results::traits_of("server").paced);
+  EXPECT_FALSE(results::traits_of("single-stream").paced);
+  EXPECT_FALSE(results::traits_of("offline").query_latencies);
+  EXPECT_TRUE(results::traits_of("multi-stream").rate_from_mean_latency);
+  results::RunRequest r;
+  r.backend = "onednn";
+  r.batch = 16;
+  r.mode = backend::Mode::kTrain;
+  r.options.threads = 2;
+  r.options.precision = "fp32";
+  EXPECT_EQ(results::key_of("m", "throughput", r).name(),
+            "m onednn fp32 train b16 t2");
+  EXPECT_EQ(results::key_of("m", "offline", r).name(),
+            "m onednn fp32 offline b16 t2");
+  EXPECT_EQ(results::key_of("t", "training", r).name(),
+            "t onednn fp32 training t2");
 }
 
 TEST(Scenarios, FailuresBeforeTheRunAreRecordsNotExceptions) {
