@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "bench/statistics.h"
-#include "distributed/engines.h"
+#include "distributed/comm_engines.h"
 #include "machine/env_fixes.h"
 #include "scaling/ring_model.h"
 

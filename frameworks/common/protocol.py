@@ -24,7 +24,7 @@ Effective = Dict[str, Any]  # what runs: threads, device, precision, optimizer, 
 
 
 class Options(TypedDict, total=False):
-    """The run's settings as the worker reads them (backends/worker)."""
+    """The run's settings as the worker reads them (engines/worker)."""
 
     device: str        # "cpu", "cuda:0"
     threads: int       # asked; 0 for every CPU the process may use

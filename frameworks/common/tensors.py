@@ -1,4 +1,4 @@
-"""nnbench's tensor files, both ways (src/backends/worker/tensor_file.h).
+"""nnbench's tensor files, both ways (src/engines/worker/tensor_file.h).
 
 A file is an 8-byte little-endian header length, a JSON header
 {"tensors": [{"name", "dtype": "float32" | "int64", "shape", "offset"}]}

@@ -4,7 +4,7 @@ A suite runs each case in its own process and each framework case starts
 a worker that imports its framework (seconds for TensorFlow, JAX and
 MXNet) before it builds anything. Inside a suite, nnbench starts one
 zygote per engine and worker environment instead
-(src/backends/worker/zygote.cpp): it imports the engine's module and
+(src/engines/worker/zygote.cpp): it imports the engine's module and
 nothing else (no model, no thread pool started, no device opened), then
 forks one worker per request. Each worker starts from the same state a
 fresh process has after its import, and serves the case exactly as

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "host/tensor_file.h"
 #include "model/analysis.h"
-#include "tensor/tensor_file.h"
 #include "util/error.h"
 
 namespace nnbench::backend {

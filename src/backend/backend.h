@@ -1,6 +1,6 @@
 #pragma once
 // The seam between a model description and the code that runs it. A backend
-// compiles a description into an executable; the harness (bench/runner.h)
+// compiles a description into an executable; the harness (bench/step_loop.h)
 // drives the executable and owns the clock. Backends never time themselves.
 #include <cstdint>
 #include <map>
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "host/host.h"
 #include "model/model.h"
 #include "model/params.h"
-#include "tensor/host.h"
 #include "util/error.h"
 
 namespace nnbench::backend {

@@ -1,6 +1,6 @@
 #pragma once
 // The explicit list of backends built into this binary (one line each in
-// src/backends/registry.cpp), plus any a test registers.
+// src/engines/built_in.cpp), plus any a test registers.
 #include <memory>
 #include <string>
 #include <vector>

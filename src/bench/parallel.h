@@ -1,5 +1,5 @@
 #pragma once
-// The data-parallel side of one run of the harness (runner.cpp): with a
+// The data-parallel side of one run of the harness (step_loop.cpp): with a
 // group, this process is one rank; it checks that every rank was asked the
 // same thing, trains on its shard of each global batch, has its gradients
 // averaged between backward and the update (distributed::MeanReducer), and

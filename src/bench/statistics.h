@@ -1,6 +1,6 @@
 #pragma once
 // Statistics over a run's per-iteration times: small free functions over
-// vectors, tested against known values (tests/unit/statistics_test.cpp).
+// vectors, tested against known values (tests/unit/bench/statistics_test.cpp).
 #include <vector>
 
 #include "results/summary.h"

@@ -4,14 +4,14 @@
 #include <set>
 
 #include "backend/registry.h"
-#include "bench/runner.h"
+#include "bench/step_loop.h"
 #include "bench/stopping/registry.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
 #include "cli/table.h"
-#include "distributed/engines.h"
+#include "distributed/comm_engines.h"
 #include "machine/instance.h"
 #include "machine/threads.h"
 #include "model/model_file.h"

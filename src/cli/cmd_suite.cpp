@@ -9,7 +9,6 @@
 #include <set>
 
 #include "backend/registry.h"
-#include "backends/worker/zygote.h"
 #include "bench/stopping/registry.h"
 #include "cli/app.h"
 #include "cli/commands.h"
@@ -17,14 +16,15 @@
 #include "cli/options.h"
 #include "cli/session.h"
 #include "cli/table.h"
+#include "engines/worker/zygote.h"
 #include "machine/instance.h"
 #include "machine/threads.h"
 #include "results/limits.h"
 #include "results/result.h"
 #include "scenarios/scenario.h"
 #include "study/plan.h"
-#include "study/runner.h"
 #include "study/suite_file.h"
+#include "study/suite_runner.h"
 #include "util/atomic_file.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -372,10 +372,10 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   const study::SuiteEvents ev = suite_events(a, spec, cases.size(), done.size(),
                                              threads, peak, progress, run_id);
   // Framework workers forked from one zygote per engine and environment,
-  // its import done once (backends/worker/zygote.h). Not while searching
+  // its import done once (engines/worker/zygote.h). Not while searching
   // for the largest batch that fits: the idle zygotes' memory would move
   // where a case runs out of it.
-  std::optional<backends::worker::zygote::Zygotes> zygotes;
+  std::optional<engines::worker::zygote::Zygotes> zygotes;
   if (!a.fresh_workers && !a.find_max_batch) zygotes.emplace();
   const study::SuiteOutcome r = study::run_suite(
       spec, cases, store ? &*store : nullptr, done, env, peak, o, ev);

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "compare/engines.h"
+#include "compare/verdict.h"
 
 namespace nnbench::cli {
 namespace {

@@ -23,7 +23,7 @@ class Table {
 
 std::string results_table(const std::vector<results::RunResult>& runs);
 // The verdict lines under a suite's table: per model, the fastest engine
-// and by how much (compare/engines.h), then the engines far behind the
+// and by how much (compare/verdict.h), then the engines far behind the
 // fastest or with no valid time, and why; "" when no model was asked of two
 // engines.
 std::string verdict_lines(const std::vector<results::RunResult>& runs);

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "compare/compare.h"
-#include "compare/engines.h"
+#include "compare/verdict.h"
 #include "cost/catalog.h"
 #include "results/result.h"
 

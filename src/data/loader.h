@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "data/dataset.h"
-#include "tensor/host.h"
+#include "host/host.h"
 
 namespace nnbench::data {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "host/host.h"
 #include "model/model.h"
-#include "tensor/host.h"
 
 namespace nnbench::data {
 

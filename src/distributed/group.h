@@ -1,8 +1,8 @@
 #pragma once
 // A group of processes (ranks) training one model together, data parallel,
 // over an existing communication engine: Open MPI or Gloo through
-// LibTorch's c10d (distributed/engines.h makes them). nnbench never moves bytes
-// itself; this is the little it needs from an engine.
+// LibTorch's c10d (distributed/comm_engines.h makes them). nnbench never moves
+// bytes itself; this is the little it needs from an engine.
 #include <cstdint>
 #include <functional>
 #include <memory>

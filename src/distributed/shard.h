@@ -1,7 +1,7 @@
 #pragma once
 // Data parallelism splits each global batch into equal shards, one per
 // rank, in rank order: rank r takes samples [r n / P, (r + 1) n / P).
-#include "tensor/host.h"
+#include "host/host.h"
 
 namespace nnbench::distributed {
 

@@ -16,7 +16,7 @@ double estimate_memory_bytes(const model::Model& m, const Settings& s,
                              const results::RunRequest& r) {
   const model::Cost c = model::analyze(m);
   const bool accuracy = s.mode == "accuracy";
-  int64_t step = 1;  // the samples one engine step takes (run.cpp)
+  int64_t step = 1;  // the samples one engine step takes (loadgen_run.cpp)
   if (!accuracy && s.scenario == Scenario::kMultiStream)
     step = s.samples_per_query;
   if (!accuracy && s.scenario == Scenario::kOffline) step = r.batch;

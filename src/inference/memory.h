@@ -1,6 +1,6 @@
 #pragma once
 // The memory a LoadGen run is estimated to need, checked before anything is
-// allocated, as `nnbench run` checks its own (bench/runner.h): samples
+// allocated, as `nnbench run` checks its own (bench/step_loop.h): samples
 // loaded up front (performance and calibration samples) grow with the
 // settings, and 10^8 of them grew nnbench until the kernel killed it.
 #include "inference/settings.h"

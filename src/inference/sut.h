@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "host/host.h"
 #include "model/model.h"
-#include "tensor/host.h"
 
 namespace nnbench::inference {
 

@@ -10,7 +10,7 @@
 #include <regex>
 #include <sstream>
 
-#include "compare/engines.h"
+#include "compare/verdict.h"
 #include "report/charts.h"
 #include "report/html.h"
 #include "report/machines.h"

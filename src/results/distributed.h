@@ -1,7 +1,7 @@
 #pragma once
-// What a data-parallel run did (distributed/, bench/runner.h), recorded beside
-// its time per step: the engine, how the batch was split, and where each rank's
-// step went (computing or inside the all-reduce).
+// What a data-parallel run did (distributed/, bench/step_loop.h), recorded
+// beside its time per step: the engine, how the batch was split, and where each
+// rank's step went (computing or inside the all-reduce).
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>

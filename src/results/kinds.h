@@ -17,8 +17,8 @@ namespace nnbench::results {
 // charts, comparisons, tables, the cost of a run) asks a record's kind for
 // these instead of comparing kind names: a kind is named once, where it is
 // declared (kinds.cpp, inference.cpp for LoadGen's), and its scenario
-// (src/scenarios/) decides the rest; tests/unit/kind_names_test.cpp fails
-// on a kind name compared anywhere else.
+// (src/scenarios/) decides the rest; tests/unit/scenarios/kind_names_test.cpp
+// fails on a kind name compared anywhere else.
 enum class Measure {
   kOther,     // a kind registered from elsewhere: keyed by its name
   kSteps,     // time per step at a batch, train or infer (throughput)

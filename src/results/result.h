@@ -27,7 +27,7 @@ inline constexpr int kSchemaVersion = 3;
 inline constexpr int kOldestReadableSchema = 2;
 
 // A throughput measurement: time per mini-batch of one model on one backend
-// at one batch size (bench/runner.h runs it).
+// at one batch size (bench/step_loop.h runs it).
 // A self-timed backend's (framework worker's) steps against nnbench's
 // clock: `chunks` calls took `wall_seconds` as the harness measured them,
 // of which the worker's step times sum to `step_seconds`; the rest is the

@@ -2,7 +2,7 @@
 // single-stream, multi-stream, server, offline. A case's settings table
 // holds LoadGen's knobs by name (inference/settings.h); an unknown one or a
 // bad value is the record's invalid_args, naming it.
-#include "inference/run.h"
+#include "inference/loadgen_run.h"
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
 #include "scenarios/scenario.h"

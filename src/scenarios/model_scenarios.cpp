@@ -1,8 +1,8 @@
 // Throughput and batch-1 latency on synthetic data: the runner's loop
-// (bench/runner.h) on a model from the zoo or a model file.
+// (bench/step_loop.h) on a model from the zoo or a model file.
 #include <fmt/core.h>
 
-#include "bench/runner.h"
+#include "bench/step_loop.h"
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
 #include "scenarios/scenario.h"

@@ -3,7 +3,8 @@
 // record and never throws for a failure of the run (the record's state says
 // it). The CLI and the suite runner find scenarios by name and know nothing
 // of their insides, so a new kind of measurement (a sweep, data-parallel
-// training, server load) is one file here and one line in registry.cpp.
+// training, server load) is one file here and one line in
+// scenario_registry.cpp.
 #include <functional>
 #include <map>
 #include <memory>
@@ -68,7 +69,7 @@ class Scenario {
   virtual std::unique_ptr<results::Record> empty_record(const Case& c) const;
 
   // What the rest of the program asks a scenario instead of comparing its
-  // name (tests/unit/kind_names_test.cpp keeps it that way).
+  // name (tests/unit/scenarios/kind_names_test.cpp keeps it that way).
 
   // Its cases name a training task (`nnbench train --list`), not a zoo
   // model or a model file.

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "backend/registry.h"
-#include "distributed/engines.h"
+#include "distributed/comm_engines.h"
 #include "machine/peak.h"
 #include "results/kinds.h"
 #include "results/result.h"

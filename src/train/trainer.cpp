@@ -8,11 +8,11 @@
 #include <cstdlib>
 
 #include "data/loader.h"
+#include "host/tensor_file.h"
 #include "machine/threads.h"
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
 #include "results/result.h"
-#include "tensor/tensor_file.h"
 #include "train/adapt.h"
 #include "train/latency.h"
 #include "train/progress.h"

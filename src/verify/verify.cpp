@@ -5,9 +5,9 @@
 #include <optional>
 
 #include "data/synthetic.h"
+#include "host/tensor_file.h"
 #include "machine/threads.h"
 #include "model/params.h"
-#include "tensor/tensor_file.h"
 #include "util/error.h"
 #include "util/temp_dir.h"
 

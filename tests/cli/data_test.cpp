@@ -3,7 +3,7 @@
 // naming the URL and the --data alternative and leaves no folder, and a
 // fetched copy is where training looks when no path is given. The
 // download itself is tested against a local server in
-// tests/unit/data_fetch_test.cpp.
+// tests/unit/data/fetch_test.cpp.
 #include "cli_util.h"
 
 namespace nnbench_cli_test {

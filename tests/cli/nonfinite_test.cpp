@@ -273,7 +273,7 @@ TEST_F(NonFinite, TrainingProgressShowsOnATerminal) {
   EXPECT_EQ(tty.code, 0) << tty.output;
   // The first line shows at once ("epoch 1/1: evaluating" if the steps
   // took less than the quarter second between lines); the step lines'
-  // wording is the unit test's (tests/unit/train_faults_test.cpp).
+  // wording is the unit test's (tests/unit/train/train_faults_test.cpp).
   EXPECT_NE(tty.output.find("\repoch 1/1: "), std::string::npos) << tty.output;
   // Erased before the results table.
   EXPECT_NE(tty.output.find("\r\033[K"), std::string::npos) << tty.output;

@@ -9,8 +9,8 @@
 
 #include "backend/registry.h"
 #include "data/synthetic.h"
+#include "host/tensor_file.h"
 #include "model/zoo/builder.h"
-#include "tensor/tensor_file.h"
 #include "util/error.h"
 #include "util/temp_dir.h"
 

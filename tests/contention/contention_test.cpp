@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "backend/registry.h"
-#include "bench/runner.h"
+#include "bench/step_loop.h"
 #include "model/zoo/zoo.h"
 
 namespace nnbench {

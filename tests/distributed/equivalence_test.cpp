@@ -14,7 +14,7 @@
 
 #include "backend/registry.h"
 #include "data/synthetic.h"
-#include "distributed/engines.h"
+#include "distributed/comm_engines.h"
 #include "distributed/reducer.h"
 #include "distributed/shard.h"
 #include "model/zoo/zoo.h"

@@ -11,8 +11,8 @@
 
 #include "backend/registry.h"
 #include "data/synthetic.h"
+#include "host/tensor_file.h"
 #include "model/zoo/zoo.h"
-#include "tensor/tensor_file.h"
 #include "util/temp_dir.h"
 
 namespace {

@@ -6,13 +6,13 @@
 #include <random>
 
 #include "backend/registry.h"
-#include "backends/onednn/graph.h"
 #include "data/synthetic.h"
+#include "engines/onednn/graph.h"
 #include "expected_isa.h"
+#include "host/tensor_file.h"
 #include "model/params.h"
 #include "model/zoo/builder.h"
 #include "model/zoo/zoo.h"
-#include "tensor/tensor_file.h"
 #include "util/error.h"
 #include "util/temp_dir.h"
 
@@ -225,7 +225,7 @@ TEST(OnednnInt8, ResidualAddOnLinearLayersExactOnTheGrid) {
 // gammas and betas far from their initial (0, 1, 1, 0). Built through the
 // graph API, so that one set of statistics feeds both programs.
 TEST(OnednnInference, FoldedAndFusedMatchTheUnfused) {
-  using namespace backends::onednn;
+  using namespace engines::onednn;
   model::Model m;
   m.name = "fold";
   m.input.shape = {4, 8, 8};

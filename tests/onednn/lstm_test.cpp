@@ -7,8 +7,8 @@
 #include "backend/registry.h"
 #include "compare.h"
 #include "data/synthetic.h"
+#include "host/tensor_file.h"
 #include "model/zoo/builder.h"
-#include "tensor/tensor_file.h"
 #include "util/temp_dir.h"
 
 namespace nnbench::onednn_test {

@@ -5,9 +5,9 @@
 
 #include <regex>
 
-#include "backends/onednn/net.h"
+#include "engines/onednn/net.h"
 
-namespace nnbench::backends::onednn {
+namespace nnbench::engines::onednn {
 namespace {
 
 using dnnl::algorithm;
@@ -81,4 +81,4 @@ TEST(NetKernels, OptimisedKernelsAreListedByKind) {
 }
 
 }  // namespace
-}  // namespace nnbench::backends::onednn
+}  // namespace nnbench::engines::onednn

@@ -8,7 +8,7 @@
 
 #include "../common/zoo_counts.h"
 #include "backend/registry.h"
-#include "bench/runner.h"
+#include "bench/step_loop.h"
 #include "data/synthetic.h"
 #include "model/analysis.h"
 #include "model/params.h"

@@ -8,7 +8,7 @@
 
 #include "data/synthetic.h"
 
-namespace nnbench::backends::reference::testing {
+namespace nnbench::engines::reference::testing {
 namespace {
 
 constexpr double kStep = 1e-6;
@@ -83,4 +83,4 @@ void check_gradients(const model::Model& m, int64_t batch) {
   EXPECT_GT(largest, 1e-4) << "every gradient is (nearly) zero";
 }
 
-}  // namespace nnbench::backends::reference::testing
+}  // namespace nnbench::engines::reference::testing

@@ -3,10 +3,10 @@
 // precision so that central differences are accurate to ~1e-9.
 #include <cstdint>
 
-#include "backends/reference/network.h"
+#include "engines/reference/network.h"
 #include "model/model.h"
 
-namespace nnbench::backends::reference::testing {
+namespace nnbench::engines::reference::testing {
 
 // A seeded batch (data/synthetic.h) converted to double.
 Batch<double> double_batch(const model::Model& m, int64_t n, uint64_t seed);
@@ -17,4 +17,4 @@ Batch<double> double_batch(const model::Model& m, int64_t n, uint64_t seed);
 // (a layer that ignores its input would otherwise pass).
 void check_gradients(const model::Model& m, int64_t batch);
 
-}  // namespace nnbench::backends::reference::testing
+}  // namespace nnbench::engines::reference::testing

@@ -6,10 +6,10 @@
 
 #include <set>
 
-#include "backends/reference/ops/activation.h"
+#include "engines/reference/ops/activation.h"
 #include "probe_models.h"
 
-namespace nnbench::backends::reference::testing {
+namespace nnbench::engines::reference::testing {
 
 void PrintTo(const Probe& p, std::ostream* os) { *os << p.name; }
 
@@ -56,4 +56,4 @@ TEST(Dropout, ScalesKeptValuesAndMasksTheGradient) {
 }
 
 }  // namespace
-}  // namespace nnbench::backends::reference::testing
+}  // namespace nnbench::engines::reference::testing

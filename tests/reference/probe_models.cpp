@@ -1,6 +1,6 @@
 #include "probe_models.h"
 
-namespace nnbench::backends::reference::testing {
+namespace nnbench::engines::reference::testing {
 
 using model::Loss;
 using model::Op;
@@ -160,4 +160,4 @@ std::vector<Probe> probes() {
   return all;
 }
 
-}  // namespace nnbench::backends::reference::testing
+}  // namespace nnbench::engines::reference::testing

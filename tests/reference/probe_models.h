@@ -10,7 +10,7 @@
 #include "model/model.h"
 #include "model/zoo/builder.h"
 
-namespace nnbench::backends::reference::testing {
+namespace nnbench::engines::reference::testing {
 
 struct Probe {
   std::string name;
@@ -31,4 +31,4 @@ int simple(model::zoo::Builder& b, int x, model::Op op);
 // Every probe: one or more per op the description supports.
 std::vector<Probe> probes();
 
-}  // namespace nnbench::backends::reference::testing
+}  // namespace nnbench::engines::reference::testing

@@ -12,7 +12,7 @@
 #include "model/zoo/zoo.h"
 #include "probe_models.h"
 
-namespace nnbench::backends::reference::testing {
+namespace nnbench::engines::reference::testing {
 namespace {
 
 bool torch_built() {
@@ -139,4 +139,4 @@ TEST(TorchAgreement, EveryOpProbe) {
 }
 
 }  // namespace
-}  // namespace nnbench::backends::reference::testing
+}  // namespace nnbench::engines::reference::testing

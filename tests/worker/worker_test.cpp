@@ -15,16 +15,16 @@
 #include <optional>
 
 #include "../unit/tiny_data.h"
-#include "backends/worker/worker_backend.h"
-#include "backends/worker/zygote.h"
-#include "bench/runner.h"
+#include "bench/step_loop.h"
+#include "engines/worker/worker_backend.h"
+#include "engines/worker/zygote.h"
 #include "machine/env_fixes.h"
 #include "model/zoo/zoo.h"
 #include "results/case_key.h"
 #include "train/trainer.h"
 #include "util/error.h"
 
-namespace nnbench::backends::worker {
+namespace nnbench::engines::worker {
 namespace {
 
 std::unique_ptr<backend::Backend> fake() {
@@ -369,4 +369,4 @@ TEST_F(Worker, TheFrameworkLoopIsTimedAsTheEngineTimedItByHand) {
 }
 
 }  // namespace
-}  // namespace nnbench::backends::worker
+}  // namespace nnbench::engines::worker

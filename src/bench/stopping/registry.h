@@ -4,7 +4,7 @@
 // max_rel=0.02` on the command line, `criterion = "median-ci"` and
 // `max_rel = 0.02` in a suite's [stop]. A criterion is one Type here; the
 // built-ins are listed once in registry.cpp, and register_criterion adds one
-// from elsewhere (tests/unit/stopping_test.cpp adds a toy).
+// from elsewhere (tests/unit/bench/stopping_test.cpp adds a toy).
 #include <functional>
 #include <map>
 #include <memory>

@@ -9,7 +9,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include "distributed/engines.h"
+#include "distributed/comm_engines.h"
 #include "util/error.h"
 
 namespace nnbench::distributed {

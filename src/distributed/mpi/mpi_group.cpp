@@ -7,7 +7,7 @@
 #include <functional>
 #include <memory>
 
-#include "distributed/engines.h"
+#include "distributed/comm_engines.h"
 #include "util/error.h"
 
 namespace nnbench::distributed {

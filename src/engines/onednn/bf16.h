@@ -1,0 +1,23 @@
+#pragma once
+// bfloat16 <-> float for the few values hand-written steps produce.
+#include <cstdint>
+#include <cstring>
+
+namespace nnbench::engines::onednn {
+
+// Round to nearest even, as oneDNN's conversions do (no NaN inputs here).
+inline uint16_t to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+inline float from_bf16(uint16_t b) {
+  const uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+}  // namespace nnbench::engines::onednn

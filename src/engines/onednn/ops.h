@@ -1,0 +1,156 @@
+#pragma once
+// Op builders: each adds one layer's forward steps and backward steps to a
+// Net, creating its primitives and memory once for the build's batch size.
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engines/onednn/net.h"
+#include "engines/onednn/param_store.h"
+#include "model/layer.h"
+
+namespace nnbench::engines::onednn {
+
+// State that outlives a build (a new batch size rebuilds the net).
+struct RunState {
+  struct Running {
+    std::vector<float> mean, var;
+  };
+  std::map<int, Running> running;  // batch-norm statistics by layer
+  uint64_t seed = 1;
+  uint64_t steps = 0;  // train steps so far: each draws new dropout masks
+  const int64_t* tokens = nullptr;  // the bound batch's token ids, if any
+};
+
+// The batch-norm statistics of layer `layer`, created (mean 0, variance 1,
+// torch's start) on first use.
+RunState::Running& running_stats(RunState& s, int layer, int64_t channels);
+
+// What a value held over the calibration samples.
+struct Range {
+  float min = 0, max = 0;
+};
+
+// An inference-only build (compile without a train batch): conv and linear
+// layers hold constant weights, a batch norm that alone reads one is folded
+// into it, an add it alone feeds is fused into it (infer_passes.h), and
+// with int8 they run quantized from calibrated ranges.
+struct InferPlan {
+  bool int8 = false;
+  bool vnni = true;             // weight_levels() below
+  std::map<int, Range> ranges;  // by value id: the inputs of quantized layers
+};
+
+// The levels each side a layer's weights are quantized to: 127 with VNNI.
+// Without, oneDNN's u8 x s8 pairs can saturate 16-bit intermediate sums, so
+// 63 in the end; where oneDNN's own weight reorder scales the weights
+// (`adjust`: its scale_adjust, 0.5 for a conv with s8 inputs), 63 / adjust
+// before it.
+inline float weight_levels(const InferPlan& p, float adjust) {
+  if (p.vnni) return 127.f;
+  return std::round(63.f / adjust);
+}
+
+struct LayerCtx {
+  Net& net;
+  ParamStore& params;
+  RunState& state;
+  const model::Layer& l;
+  int index;            // the layer, and the id of its output value
+  std::vector<int> in;  // ids of the input values
+  int out;              // where the output goes: a fused ReLU's value
+  bool fuse_relu = false;
+  const InferPlan* infer = nullptr;    // null in builds that train
+  const model::Layer* norm = nullptr;  // a batch norm folded into this layer
+  int norm_index = -1;
+  bool int8_out = false;  // only quantized layers read the output
+  bool sum = false;       // a fused add: the output starts as value sum_from
+  int sum_from = 0;
+
+  Value& src(size_t k = 0) { return net.value(in.at(k)); }
+  Value& dst() { return net.value(out); }
+  bool src_needs_grad(size_t k = 0) { return src(k).needs_grad; }
+};
+
+// Shapes with the batch dim first, in a layout the primitive may choose.
+inline Md any_md(const Dims& dims, Dt dt) { return Md(dims, dt, Tag::any); }
+
+inline bool is_reference(const dnnl::primitive_desc& pd) {
+  return is_reference_name(pd.impl_info_str());
+}
+
+// The first of `count` candidate primitive descriptors (make(i) builds
+// candidate i: other layouts, another algorithm) that oneDNN accepts with an
+// optimised kernel. When every accepted one is a reference kernel, the first
+// of those: it runs, and the net names it in the record (Net::check_impl).
+template <typename Make>
+auto first_optimised(int count, Make make) -> decltype(make(0)) {
+  std::optional<decltype(make(0))> slow;
+  std::exception_ptr refused;
+  for (int i = 0; i < count; ++i) {
+    try {
+      auto pd = make(i);
+      if (!is_reference(pd)) return pd;
+      if (!slow) slow = std::move(pd);
+    } catch (const dnnl::error&) {
+      if (!refused) refused = std::current_exception();
+    }
+  }
+  if (slow) return *slow;
+  std::rethrow_exception(refused);
+}
+
+// make(true): a primitive descriptor with the layouts the caller already
+// has (no reorders); make(false): with `any`. The first unless oneDNN
+// rejects it or takes it only with a slow reference kernel.
+template <typename Make>
+auto prefer_given_layouts(Make make) {
+  return first_optimised(2, [&](int i) { return make(i == 0); });
+}
+
+// The gradient at the layer's dst in layout `want`; through the fused
+// ReLU's derivative, computed from its output, where one is fused.
+memory diff_dst_of(LayerCtx& c, const Md& want);
+
+// Throws Unimplemented for a pooling oneDNN cannot compute like torch.
+void check_pool(const model::Layer& l, const Dims& src, const Dims& dst);
+
+// A view of `base` through md, `offset` bytes in, re-pointed by a forward
+// (fwd_view) or backward (bwd_view) step before the steps added after it:
+// the base may get its buffer only later (the model input at each step,
+// gradients in finalize).
+memory fwd_view(Net& net, const memory& base, const Md& md, size_t offset = 0);
+memory bwd_view(Net& net, const memory& base, const Md& md, size_t offset = 0);
+
+// The net's attributes with a ReLU post-op where one is fused.
+dnnl::primitive_attr relu_attr(const Net& net, bool fuse);
+// Conv or linear of an inference-only build.
+void build_dense_infer(LayerCtx& c);
+// The weight dims oneDNN wants for a conv (goihw when grouped).
+Dims conv_weight_dims(const model::Layer& l, int64_t in_channels);
+
+void build_conv(LayerCtx& c);
+void build_linear(LayerCtx& c);
+void build_pool(LayerCtx& c);
+void build_global_pool(LayerCtx& c);
+void build_eltwise(LayerCtx& c);
+void build_softmax(LayerCtx& c);
+void build_batch_norm(LayerCtx& c);
+void build_lrn(LayerCtx& c);
+void build_dropout(LayerCtx& c);
+void build_flatten(LayerCtx& c);
+void build_add(LayerCtx& c);
+void build_concat(LayerCtx& c);
+void build_zero_pad(LayerCtx& c);
+void build_embedding(LayerCtx& c);
+void build_one_hot(LayerCtx& c);
+void build_seq_mean(LayerCtx& c);
+void build_lstm(LayerCtx& c);
+// A linear layer on every step of a [T, F] sequence.
+void build_seq_linear(LayerCtx& c);
+
+}  // namespace nnbench::engines::onednn

@@ -1,0 +1,90 @@
+// A linear layer on every step of a sequence ([N, T, F] -> [N, T, O], the
+// output layer of a language model): oneDNN's inner product on the N*T rows
+// of the plain buffers, viewed as [N*T, F] and [N*T, O]. Inference-only
+// builds run it in the net's floating type: nothing is folded into it and
+// int8 builds do not quantize it.
+#include "engines/onednn/ops.h"
+
+namespace nnbench::engines::onednn {
+
+using dnnl::prop_kind;
+
+void build_seq_linear(LayerCtx& c) {
+  const model::Layer& l = c.l;
+  if (c.norm != nullptr || c.sum)
+    throw backend::Unimplemented(
+        "layer '" + l.name +
+        "' (linear): a batch norm or add folded into a linear on [T, F] "
+        "(not implemented)");
+  Net& net = c.net;
+  const Dt dt = net.dt();
+  const bool train = c.infer == nullptr;
+  const Dims& in = c.src().dims;  // [N, T, F]
+  const int64_t rows = in[0] * in[1];
+  const Md src(Dims{rows, in[2]}, dt, Tag::ab);
+  const Md dst(Dims{rows, l.out}, dt, Tag::ab);
+  const Dims w_dims{l.out, in[2]};
+  const Md bias = l.bias ? Md({l.out}, Dt::f32, Tag::a) : Md();
+  const dnnl::inner_product_forward::primitive_desc pd(
+      {train ? prop_kind::forward_training : prop_kind::forward_inference, src,
+       any_md(w_dims, dt), bias, dst},
+      relu_attr(net, c.fuse_relu), net.engine());
+  const memory x = net.src_as(c.in[0], net.plain(c.in[0], dt));
+  net.define(c.out, net.plain(c.out, dt));
+  const Md canonical(w_dims, Dt::f32, Tag::ab);
+  if (c.infer != nullptr && c.infer->int8)
+    net.note("fp32_in_int8 " + l.name, l.name + " (linear on [T, F])");
+  if (!train) {
+    const auto w = c.params.add(l.name + ".weight", canonical,
+                                pd.weights_desc(), canonical);
+    Args args{{DNNL_ARG_SRC, fwd_view(net, x, src)},
+              {DNNL_ARG_WEIGHTS, w.weights},
+              {DNNL_ARG_DST, fwd_view(net, c.dst().mem, dst)}};
+    if (l.bias)
+      args[DNNL_ARG_BIAS] =
+          c.params.add(l.name + ".bias", bias, pd.bias_desc(), bias).weights;
+    net.fwd(When::kAlways, dnnl::inner_product_forward(pd), args);
+    return;
+  }
+  // The weight gradient in the forward's layout where it is fp32: the
+  // forward then reads the master weights.
+  const auto pw = prefer_given_layouts([&](bool given) {
+    const bool same = given && pd.weights_desc().data_type() == Dt::f32;
+    return dnnl::inner_product_backward_weights::primitive_desc(
+        {src, same ? pd.weights_desc() : any_md(w_dims, Dt::f32), bias, dst},
+        net.attr(), net.engine(), pd);
+  });
+  const auto w = c.params.add(l.name + ".weight", canonical, pd.weights_desc(),
+                              pw.diff_weights_desc());
+  Args fwd{{DNNL_ARG_SRC, fwd_view(net, x, src)},
+           {DNNL_ARG_WEIGHTS, w.weights},
+           {DNNL_ARG_DST, fwd_view(net, c.dst().mem, dst)}};
+  Args bwd_w{{DNNL_ARG_DIFF_WEIGHTS, w.grad}};
+  if (l.bias) {
+    const auto b = c.params.add(l.name + ".bias", bias, pd.bias_desc(),
+                                pw.diff_bias_desc());
+    fwd[DNNL_ARG_BIAS] = b.weights;
+    bwd_w[DNNL_ARG_DIFF_BIAS] = b.grad;
+  }
+  net.fwd(When::kAlways, dnnl::inner_product_forward(pd), fwd);
+
+  net.begin_layer(c.index);
+  const memory diff_dst = diff_dst_of(c, net.plain(c.out, dt));
+  bwd_w[DNNL_ARG_SRC] = bwd_view(net, x, src);
+  bwd_w[DNNL_ARG_DIFF_DST] = bwd_view(net, diff_dst, dst);
+  net.bwd(dnnl::inner_product_backward_weights(pw), bwd_w);
+  if (!c.src_needs_grad()) return;
+  // diff_src = diff_dst x W as a matmul: oneDNN 2.6's inner product
+  // backward-data ran the PTB model's [8192, 10000] x [10000, 256] at ~118
+  // GFLOP/s, its matmul at ~200 (docs/performance.md).
+  const dnnl::matmul::primitive_desc pd_data({dst, any_md(w_dims, dt), src},
+                                             net.attr(), net.engine());
+  const memory diff_src = net.grad_out(c.in[0], net.plain(c.in[0], dt));
+  net.bwd(dnnl::matmul(pd_data),
+          {{DNNL_ARG_SRC, bwd_view(net, diff_dst, dst)},
+           {DNNL_ARG_WEIGHTS, net.bwd_as(w.weights, pd_data.weights_desc())},
+           {DNNL_ARG_DST, bwd_view(net, diff_src, src)}});
+  net.grad_commit(c.in[0], diff_src);
+}
+
+}  // namespace nnbench::engines::onednn

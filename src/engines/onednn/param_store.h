@@ -1,0 +1,86 @@
+#pragma once
+// Trainable parameters of one graph. The fp32 master weights, gradients and
+// optimizer state live in the layout the backward-weights primitive writes,
+// inside flat buffers, so the update is one elementwise pass over the whole
+// model (backend::HostOptimizer, PyTorch's rules) with no reorder; padding
+// inside blocked layouts stays zero under every rule. Where the forward
+// reads another layout or bf16, a per-parameter reorder refreshes that copy
+// after each update. Graphs of other batch sizes exchange values through
+// the canonical layout (save, load).
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/optimizer.h"
+#include "engines/onednn/net.h"
+#include "model/model.h"
+
+namespace nnbench::engines::onednn {
+
+// A parameter between builds: canonical (PyTorch) layout, fp32.
+struct ParamState {
+  model::Shape shape;
+  std::vector<float> value;
+  std::vector<std::vector<float>> state;  // the optimizer's, zero at start
+};
+using ParamStates = std::map<std::string, ParamState>;
+
+class ParamStore {
+ public:
+  // What an op binds: the weights its forward reads, the gradient its
+  // backward-weights primitive writes.
+  struct Ref {
+    memory weights, grad;
+  };
+
+  ParamStore(dnnl::engine eng, ParamStates* states)
+      : eng_(std::move(eng)), states_(states) {}
+
+  // canonical: plain fp32 view of the canonical tensor (e.g. goihw for
+  // grouped convs); weights, grad: what the primitives want.
+  Ref add(const std::string& name, const Md& canonical, const Md& weights,
+          const Md& grad);
+  // Allocates the flat buffers (with `state_arrays` optimizer state arrays)
+  // and loads the values from the states.
+  void finalize(dnnl::stream& s, int state_arrays);
+  // One optimizer step over every parameter; the caller has called
+  // rule.begin_step().
+  void step(dnnl::stream& s, const backend::HostOptimizer& rule);
+  // Writes values and optimizer state back to the states, or reads them.
+  void save(dnnl::stream& s);
+  void load(dnnl::stream& s);
+  // The flat gradient buffer (padding included, zero there): what a
+  // data-parallel step all-reduces, in one message.
+  backend::GradientBuffer flat_grad();
+  // The canonical value of parameter `name` (what an inference-only build
+  // folds and quantizes once).
+  const ParamState& state(const std::string& name) const;
+  // Elements of the canonical tensors: the parameter count.
+  int64_t count() const;
+  std::map<std::string, host::Tensor> values(dnnl::stream& s);
+  std::map<std::string, host::Tensor> grads(dnnl::stream& s);
+
+ private:
+  struct Slot {
+    std::string name;
+    Md canonical, master_md;
+    size_t offset = 0;  // floats into the flat buffers
+    memory master, grad, weights;
+    std::vector<memory> state;
+    dnnl::primitive sync;  // master -> weights, where they differ
+  };
+  void sync_all(dnnl::stream& s);
+  std::map<std::string, host::Tensor> export_canonical(dnnl::stream& s,
+                                                       memory Slot::*which);
+
+  dnnl::engine eng_;
+  ParamStates* states_;
+  std::vector<Slot> slots_;
+  size_t total_ = 0;
+  memory flat_master_, flat_grad_;
+  std::vector<memory> flat_state_;
+};
+
+}  // namespace nnbench::engines::onednn
