@@ -1,10 +1,14 @@
 // `nnbench env`: what results would be measured on, and what distorts them.
 #include <fmt/core.h>
 
+#include <optional>
+
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
+#include "machine/bandwidth.h"
+#include "machine/environment.h"
 #include "machine/threads.h"
 #include "results/limits.h"
 
@@ -12,7 +16,7 @@ namespace nnbench::cli {
 namespace {
 
 struct EnvArgs {
-  bool json = false, peak = true;
+  bool json = false, peak = true, bandwidth = true;
   int threads = 0;
 };
 
@@ -31,7 +35,8 @@ std::string plain(const nlohmann::json& v) {
   return out;
 }
 
-void print_text(const nlohmann::json& env, const machine::Peak& peak) {
+void print_text(const nlohmann::json& env, const machine::Peak& peak,
+                const std::optional<machine::Bandwidth>& bw) {
   for (const auto& [key, value] : env.items()) {
     if (value.is_object()) {
       fmt::print("{}\n", key);
@@ -57,6 +62,9 @@ void print_text(const nlohmann::json& env, const machine::Peak& peak) {
         "cores ({}); clock: {}\n",
         "theoretical_peak", t.fp32_gflops, t.bf16_gflops,
         t.fp32_flops_per_cycle, t.ghz, t.cores, t.units, t.clock_source);
+  if (bw)
+    fmt::print("{:<22} triad {:.1f} GB/s, copy {:.1f} GB/s ({})\n",
+               "memory_bandwidth", bw->triad_gbs, bw->copy_gbs, bw->method);
 }
 
 int env_command(const EnvArgs& a) {
@@ -64,13 +72,23 @@ int env_command(const EnvArgs& a) {
   machine::Peak peak;
   if (a.peak)
     peak = measure_peak(machine::resolve_threads(a.threads), &env.cpu);
+  // The ceiling of work that reads every byte once (docs/performance.md).
+  std::optional<machine::Bandwidth> bw;
+  if (a.bandwidth)
+    bw = machine::measure_bandwidth(
+        machine::resolve_threads(a.threads),
+        machine::stream_array_bytes(env.cpu,
+                                    machine::available_memory_bytes()));
   nlohmann::json j = machine::to_json(env);
   if (a.json) {
-    fmt::print("{}\n", nlohmann::json{{"environment", j},
-                                      {"peak", machine::to_json(peak)}}
-                           .dump(2));
+    fmt::print("{}\n",
+               nlohmann::json{{"environment", j},
+                              {"peak", machine::to_json(peak)},
+                              {"memory_bandwidth",
+                               bw ? machine::to_json(*bw) : nlohmann::json()}}
+                   .dump(2));
   } else {
-    print_text(j, peak);
+    print_text(j, peak, bw);
   }
   return kExitOk;
 }
@@ -81,10 +99,13 @@ Action add_env(CLI::App& app) {
   auto a = std::make_shared<EnvArgs>();
   app.add_flag("--json", a->json, "Print as JSON");
   app.add_flag("!--no-peak", a->peak, "Skip the GEMM peak calibration");
+  app.add_flag("!--no-bandwidth", a->bandwidth,
+               "Skip the memory bandwidth measurement (STREAM copy and "
+               "triad)");
   app.add_option(
          "--threads", a->threads,
-         "Threads for the peak calibration (0: all usable CPUs; at most "
-         "1024)")
+         "Threads for the peak calibration and the bandwidth measurement "
+         "(0: all usable CPUs; at most 1024)")
       ->check(non_negative(results::kMaxThreads));
   return [a] { return env_command(*a); };
 }

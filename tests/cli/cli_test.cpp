@@ -204,6 +204,25 @@ TEST_F(Cli, EnvReportsTheBlasKernelAndThreads) {
         << lib;
 }
 
+TEST_F(Cli, EnvMeasuresTheMemoryBandwidthUnlessToldNot) {
+  const auto parse = [](const Outcome& o) {
+    return nlohmann::json::parse(o.output.substr(o.output.find('{')));
+  };
+  const Outcome o = nnbench("env --json --no-peak --threads 1");
+  ASSERT_EQ(o.code, 0) << o.output;
+  const auto b = parse(o)["memory_bandwidth"];
+  ASSERT_TRUE(b.is_object()) << o.output;
+  EXPECT_GT(b["triad_gbs"].get<double>(), 0);
+  EXPECT_GT(b["copy_gbs"].get<double>(), 0);
+  EXPECT_EQ(b["threads"], 1);
+  // At least STREAM's floor of 64 MiB per array, unless memory is short.
+  EXPECT_GE(b["array_bytes"].get<int64_t>(), int64_t{8} << 20);
+  EXPECT_NE(b["method"].get<std::string>().find("triad"), std::string::npos);
+  const Outcome off = nnbench("env --json --no-peak --no-bandwidth");
+  ASSERT_EQ(off.code, 0) << off.output;
+  EXPECT_TRUE(parse(off)["memory_bandwidth"].is_null()) << off.output;
+}
+
 }  // namespace
 
 namespace {

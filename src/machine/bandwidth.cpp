@@ -1,0 +1,124 @@
+#include "machine/bandwidth.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "util/clock.h"
+#include "util/error.h"
+
+namespace nnbench::machine {
+namespace {
+
+// Runs f(begin, end) for each thread's contiguous part of [0, n).
+template <typename F>
+void in_parts(int64_t n, int threads, F f) {
+  if (threads <= 1) {
+    f(int64_t{0}, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  for (int t = 0; t < threads; ++t) {
+    const int64_t begin = n * t / threads, end = n * (t + 1) / threads;
+    pool.emplace_back([=] { f(begin, end); });
+  }
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace
+
+int64_t stream_array_bytes(const Cpu& cpu, double available_bytes) {
+  std::string last;  // the last level: "L3", else "L2"
+  for (const auto& c : cpu.caches)
+    if (c.name.size() == 2 && c.name[0] == 'L') last = std::max(last, c.name);
+  int64_t llc = 0;
+  for (const auto& c : cpu.caches)
+    if (c.name == last) llc += c.size_bytes * std::max(c.instances, 1);
+  int64_t bytes = std::clamp(4 * llc, kMinArrayBytes, kMaxArrayBytes);
+  if (available_bytes > 0)
+    bytes = std::min(bytes, static_cast<int64_t>(available_bytes / 8));
+  return bytes / (int64_t{1} << 20) * (int64_t{1} << 20);
+}
+
+void stream_copy(double* a, const double* b, int64_t n, int threads) {
+  in_parts(n, threads, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) a[i] = b[i];
+  });
+}
+
+void stream_triad(double* a, const double* b, const double* c, double s,
+                  int64_t n, int threads) {
+  in_parts(n, threads, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) a[i] = b[i] + s * c[i];
+  });
+}
+
+Bandwidth measure_bandwidth(int threads, int64_t array_bytes, int passes) {
+  if (array_bytes < (int64_t{1} << 20) || array_bytes > kMaxArrayBytes)
+    throw Error(fmt::format(
+        "memory bandwidth: an array of {} bytes is outside 1 MiB to {} MiB",
+        array_bytes, kMaxArrayBytes >> 20));
+  if (passes < 1 || passes > 100)
+    throw Error(
+        fmt::format("memory bandwidth: {} passes is outside 1 to 100", passes));
+  if (threads < 1 || threads > 1024)
+    throw Error(fmt::format("memory bandwidth: {} threads is outside 1 to 1024",
+                            threads));
+  const auto start = util::Clock::now();
+  const int64_t n = array_bytes / static_cast<int64_t>(sizeof(double));
+  // Not value-initialised: each thread's first touch places its pages.
+  std::unique_ptr<double[]> a(new double[n]), b(new double[n]),
+      c(new double[n]);
+  in_parts(n, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      a[i] = 0;
+      b[i] = 1;
+      c[i] = 2;
+    }
+  });
+  const auto best = [&](auto kernel) {
+    kernel();  // untimed: the first pass after the touch
+    double fastest = 0;
+    for (int p = 0; p < passes; ++p) {
+      const auto t0 = util::Clock::now();
+      kernel();
+      const double s = util::seconds_since(t0);
+      if (p == 0 || s < fastest) fastest = s;
+    }
+    return fastest;
+  };
+  const double copy_s =
+      best([&] { stream_copy(a.get(), b.get(), n, threads); });
+  const double triad_s =
+      best([&] { stream_triad(a.get(), b.get(), c.get(), 3.0, n, threads); });
+  // Read the result back, so that no pass is work the compiler may drop.
+  volatile double sink = a[0] + a[n - 1];
+  (void)sink;
+  Bandwidth out;
+  const double bytes = static_cast<double>(n) * sizeof(double);
+  out.copy_gbs = 2 * bytes / copy_s / 1e9;
+  out.triad_gbs = 3 * bytes / triad_s / 1e9;
+  out.threads = threads;
+  out.array_bytes = n * static_cast<int64_t>(sizeof(double));
+  out.passes = passes;
+  out.method = fmt::format(
+      "STREAM copy and triad over 3 x {} MiB float64 arrays, best of {} "
+      "passes, {} thread{}; bytes counted as STREAM does, 16 per element "
+      "copied, 24 per triad element",
+      out.array_bytes >> 20, passes, threads, threads == 1 ? "" : "s");
+  out.seconds = util::seconds_since(start);
+  return out;
+}
+
+nlohmann::json to_json(const Bandwidth& b) {
+  return {{"copy_gbs", b.copy_gbs}, {"triad_gbs", b.triad_gbs},
+          {"threads", b.threads},   {"array_bytes", b.array_bytes},
+          {"passes", b.passes},     {"method", b.method},
+          {"seconds", b.seconds}};
+}
+
+}  // namespace nnbench::machine

@@ -1,0 +1,52 @@
+#pragma once
+// The machine's memory bandwidth: the ceiling of work that reads every
+// byte once per step (generation at batch 1 reads every weight once per
+// token), as the GEMM peak (peak.h) is the ceiling of compute. STREAM's
+// kernels and its counting: copy a = b moves 2 arrays, triad a = b + s*c
+// moves 3, of 8-byte doubles, each array at least four times the last-level
+// caches so that the caches hold none of it; the write-allocate reads a
+// store causes are not counted (STREAM's rule), so the figure is what a
+// reading kernel can expect, not the bus's raw traffic.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "machine/cpu.h"
+
+namespace nnbench::machine {
+
+struct Bandwidth {
+  double copy_gbs = 0, triad_gbs = 0;  // best pass, 1e9 bytes/s
+  int threads = 0;
+  int64_t array_bytes = 0;  // each of the three arrays
+  int passes = 0;           // timed passes of each kernel (best kept)
+  std::string method;       // the kernels, arrays, passes and threads
+  double seconds = 0;       // the whole measurement, allocation included
+};
+
+// Bounds of one array: at least 64 MiB (STREAM's 4x the last-level caches
+// of a small machine), at most 1 GiB and an eighth of the memory available.
+inline constexpr int64_t kMinArrayBytes = int64_t{64} << 20;
+inline constexpr int64_t kMaxArrayBytes = int64_t{1} << 30;
+
+// The array size for a machine: 4x the sum of its last-level caches, within
+// the bounds above; `available_bytes` 0: unknown (the memory bound is left
+// out). Rounded down to whole MiB.
+int64_t stream_array_bytes(const Cpu& cpu, double available_bytes);
+
+// The kernels on `threads` threads, each thread touching its own contiguous
+// part first (so that its pages sit on its node) and working on the same
+// part: a = b (copy) and a = b + s * c (triad).
+void stream_copy(double* a, const double* b, int64_t n, int threads);
+void stream_triad(double* a, const double* b, const double* c, double s,
+                  int64_t n, int threads);
+
+// Allocates three arrays of `array_bytes`, one untimed pass of each kernel,
+// then `passes` timed passes of each; the best of each is the figure.
+// Throws nnbench::Error for bounds outside [1 MiB, kMaxArrayBytes], passes
+// outside [1, 100] or threads outside [1, 1024], before allocating.
+Bandwidth measure_bandwidth(int threads, int64_t array_bytes, int passes = 5);
+
+nlohmann::json to_json(const Bandwidth& b);
+
+}  // namespace nnbench::machine

@@ -1,0 +1,83 @@
+// The memory bandwidth measurement: STREAM's kernels compute what they
+// count, on any split of the arrays between threads; the array size
+// follows the last-level caches within its bounds; bad bounds are refused
+// before anything is allocated.
+#include "machine/bandwidth.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "util/error.h"
+
+namespace nnbench::machine {
+namespace {
+
+TEST(Bandwidth, KernelsComputeEveryElementOnAnySplit) {
+  const int64_t n = 1001;  // splits unevenly between 3 and 7 threads
+  for (int threads : {1, 3, 7}) {
+    std::vector<double> a(n, -1), b(n), c(n);
+    for (int64_t i = 0; i < n; ++i) {
+      b[i] = static_cast<double>(i);
+      c[i] = 2.0 * static_cast<double>(i);
+    }
+    stream_copy(a.data(), b.data(), n, threads);
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(a[i], static_cast<double>(i)) << threads;
+    stream_triad(a.data(), b.data(), c.data(), 3.0, n, threads);
+    // i + 3 * 2i = 7i
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(a[i], 7.0 * static_cast<double>(i)) << threads;
+  }
+}
+
+Cache cache(const char* name, int64_t mib, int instances) {
+  Cache c;
+  c.name = name;
+  c.size_bytes = mib << 20;
+  c.instances = instances;
+  return c;
+}
+
+TEST(Bandwidth, ArraysAreFourTimesTheLastLevelCachesWithinBounds) {
+  Cpu cpu;
+  // No cache known: the 64 MiB floor.
+  EXPECT_EQ(stream_array_bytes(cpu, 0), int64_t{64} << 20);
+  // Two L3s of 32 MiB: 4 x 64 MiB.
+  cpu.caches = {cache("L1d", 0, 8), cache("L2", 1, 8), cache("L3", 32, 2)};
+  EXPECT_EQ(stream_array_bytes(cpu, 0), int64_t{256} << 20);
+  // An eighth of 1 GiB available: 128 MiB.
+  EXPECT_EQ(stream_array_bytes(cpu, double(int64_t{1} << 30)),
+            int64_t{128} << 20);
+  // The L2 is the last level when there is no L3: 4 x 8 x 4 MiB.
+  cpu.caches = {cache("L2", 4, 8)};
+  EXPECT_EQ(stream_array_bytes(cpu, 0), int64_t{128} << 20);
+  // A huge cache: the 1 GiB ceiling.
+  cpu.caches = {cache("L3", 512, 2)};
+  EXPECT_EQ(stream_array_bytes(cpu, 0), int64_t{1} << 30);
+}
+
+TEST(Bandwidth, BoundsAreCheckedBeforeAllocating) {
+  EXPECT_THROW(measure_bandwidth(1, int64_t{2} << 30), Error);
+  EXPECT_THROW(measure_bandwidth(1, 1000), Error);
+  EXPECT_THROW(measure_bandwidth(1, int64_t{8} << 20, 0), Error);
+  EXPECT_THROW(measure_bandwidth(0, int64_t{8} << 20), Error);
+  EXPECT_THROW(measure_bandwidth(2000, int64_t{8} << 20), Error);
+}
+
+TEST(Bandwidth, AMeasurementSaysWhatItRan) {
+  const Bandwidth b = measure_bandwidth(2, int64_t{8} << 20, 3);
+  EXPECT_TRUE(std::isfinite(b.copy_gbs) && b.copy_gbs > 0);
+  EXPECT_TRUE(std::isfinite(b.triad_gbs) && b.triad_gbs > 0);
+  EXPECT_EQ(b.array_bytes, int64_t{8} << 20);
+  EXPECT_EQ(b.threads, 2);
+  EXPECT_EQ(b.passes, 3);
+  EXPECT_NE(b.method.find("3 x 8 MiB"), std::string::npos) << b.method;
+  EXPECT_NE(b.method.find("best of 3 passes, 2 threads"), std::string::npos)
+      << b.method;
+  EXPECT_GT(b.seconds, 0);
+}
+
+}  // namespace
+}  // namespace nnbench::machine
