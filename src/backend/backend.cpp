@@ -197,4 +197,9 @@ std::map<std::string, host::Tensor> running_stats_tensors(
   return out;
 }
 
+std::vector<int> worker_processes(Executable& e) {
+  const SelfTimed* s = e.self_timed();
+  return s ? s->processes() : std::vector<int>{};
+}
+
 }  // namespace nnbench::backend

@@ -162,6 +162,8 @@ struct FrameworkEpoch {
   std::string loop;  // the idiom in words, for the record
 };
 
+class SelfTimed;
+
 class Executable {
  public:
   virtual ~Executable() = default;
@@ -179,29 +181,9 @@ class Executable {
   }
   // Returns when all submitted work has finished.
   virtual void synchronize() = 0;
-  // Steps timed where they run (a framework worker in another process,
-  // whose every call crosses a pipe): `n` steps of `mode` on batches
-  // first, first + 1, ... (modulo the batches loaded), each timed around
-  // the step and the framework's own synchronisation. The harness times
-  // the whole call and checks that the steps fit in it. Backends it can
-  // time itself return false from self_timed() and never get this call.
-  virtual bool self_timed() const { return false; }
-  // Other processes doing this executable's work (a worker's pid), whose
-  // CPU time is the run's own for the contention judgement.
-  virtual std::vector<int> processes() const { return {}; }
-  virtual std::vector<double> timed_steps(Mode mode, int first, int n) {
-    throw Unimplemented("self-timed steps");
-  }
-  // One epoch through the framework's own training idiom (Keras
-  // Model.fit, a Gluon loop, a plain PyTorch loop) over `batches` in
-  // order, as users' scripts and the CPU-vs-GPU study train: timed where
-  // it runs, around the whole loop. Only framework engines have one.
-  virtual FrameworkEpoch framework_epoch(
-      const std::vector<host::Batch>& batches) {
-    throw Unimplemented(
-        "the framework's own training loop (framework engines have one; "
-        "nnbench's own engines run the harness's steps)");
-  }
+  // The work done in another process (a framework worker), timed there;
+  // null for an executable the harness times itself (SelfTimed below).
+  virtual SelfTimed* self_timed() { return nullptr; }
   // From the next train_step on, gradients go through `r` (not owned;
   // null: single process) after backward and before the update.
   virtual void set_gradient_reducer(GradientReducer* r) {
@@ -226,6 +208,31 @@ class Executable {
   // backend keeps none it can give (Capabilities::running_stats).
   virtual std::map<std::string, host::Tensor> running_stats() { return {}; }
 };
+
+// An executable whose every call crosses a pipe to another process (a
+// framework worker): its steps are timed where they run, and the harness
+// times the whole call around them and checks that they fit in it.
+class SelfTimed {
+ public:
+  virtual ~SelfTimed() = default;
+  // The processes doing the work (a worker's pid), whose CPU time is the
+  // run's own for the contention judgement.
+  virtual std::vector<int> processes() const = 0;
+  // `n` steps of `mode` on batches first, first + 1, ... (modulo the
+  // batches loaded), each timed around the step and the framework's own
+  // synchronisation.
+  virtual std::vector<double> timed_steps(Mode mode, int first, int n) = 0;
+  // One epoch through the framework's own training idiom (Keras
+  // Model.fit, a Gluon loop, a plain PyTorch loop) over `batches` in
+  // order, as users' scripts and the CPU-vs-GPU study train: timed where
+  // it runs, around the whole loop.
+  virtual FrameworkEpoch framework_epoch(
+      const std::vector<host::Batch>& batches) = 0;
+};
+
+// The processes doing `e`'s work besides this one (none for an executable
+// that runs here).
+std::vector<int> worker_processes(Executable& e);
 
 // What a backend is and what it can run, answered without compiling
 // anything: the conformance suite, `nnbench env` and the results read it

@@ -26,7 +26,7 @@ bool judge_contention(const results::CpuUsage& u,
 
 // Samples the counters at start() and returns the difference at stop().
 // The run's own CPU time is this process's plus that of the processes
-// doing its backend's work (a framework worker: Executable::processes()),
+// doing its backend's work (a framework worker: SelfTimed::processes()),
 // read from /proc/PID/stat and status: otherwise a worker's busy threads
 // would count as another process's load.
 class UsageProbe {

@@ -50,11 +50,14 @@ std::vector<host::Batch> make_batches(const model::Model& m,
 class Loop {
  public:
   Loop(backend::Executable& exe, const results::RunRequest& r, int n_batches)
-      : exe_(exe), train_(r.mode == backend::Mode::kTrain), n_(n_batches) {}
+      : exe_(exe),
+        remote_(exe.self_timed()),
+        train_(r.mode == backend::Mode::kTrain),
+        n_(n_batches) {}
 
   // One step, timed by the caller; the same path for warm-up and measurement.
   void step() {
-    if (exe_.self_timed()) {
+    if (remote_) {
       chunk(1);
       return;
     }
@@ -66,17 +69,20 @@ class Loop {
   }
   // `n` steps timed by a self-timed backend: their seconds.
   std::vector<double> chunk(int n) {
-    auto s = exe_.timed_steps(
+    auto s = remote_->timed_steps(
         train_ ? backend::Mode::kTrain : backend::Mode::kInfer, i_ % n_, n);
     i_ += n;
     return s;
   }
-  bool self_timed() const { return exe_.self_timed(); }
-  std::vector<int> processes() const { return exe_.processes(); }
+  bool self_timed() const { return remote_ != nullptr; }
+  std::vector<int> processes() const {
+    return remote_ ? remote_->processes() : std::vector<int>{};
+  }
   int steps() const { return i_; }
 
  private:
   backend::Executable& exe_;
+  backend::SelfTimed* remote_;  // null: timed here
   bool train_;
   int n_, i_ = 0;
 };

@@ -180,7 +180,7 @@ std::vector<int> EngineSut::processes() const {
   std::vector<int> out;
   for (const auto& c : copies_)
     if (c->exe)
-      for (int p : c->exe->processes()) out.push_back(p);
+      for (int p : backend::worker_processes(*c->exe)) out.push_back(p);
   return out;
 }
 

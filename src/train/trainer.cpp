@@ -119,9 +119,14 @@ class Run {
         fmt::format("epoch {}/{}: the framework's own loop over {} "
                     "batches",
                     e + 1, epochs_, batches.size()));
-    bench::UsageProbe probe(exe_.processes());
+    backend::SelfTimed* remote = exe_.self_timed();
+    if (!remote)
+      throw backend::Unimplemented(
+          "the framework's own training loop (framework engines have one; "
+          "nnbench's own engines run the harness's steps)");
+    bench::UsageProbe probe(remote->processes());
     probe.start();
-    const backend::FrameworkEpoch f = exe_.framework_epoch(batches);
+    const backend::FrameworkEpoch f = remote->framework_epoch(batches);
     r_.cpu_usage.add(probe.stop(threads_));
     batches.clear();
     if (f.loss && !std::isfinite(*f.loss))
@@ -145,7 +150,8 @@ class Run {
     Score s;
     double loss_sum = 0;
     int64_t n = 0;
-    bench::UsageProbe probe(exe_.processes());  // a worker's CPU is the run's
+    // A worker's CPU is the run's.
+    bench::UsageProbe probe(backend::worker_processes(exe_));
     probe.start();
     const auto t0 = Clock::now();
     while (auto b = loader.next()) {

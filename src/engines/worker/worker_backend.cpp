@@ -69,7 +69,7 @@ json options_json(const backend::Options& o) {
   return j;
 }
 
-class WorkerExecutable : public backend::Executable {
+class WorkerExecutable : public backend::Executable, public backend::SelfTimed {
  public:
   WorkerExecutable(const Framework& f, const std::string& python,
                    const model::Model& m, const backend::Options& o,
@@ -155,7 +155,7 @@ class WorkerExecutable : public backend::Executable {
     rate_changed_ = true;
   }
   void synchronize() override {}  // every reply comes after the work
-  bool self_timed() const override { return true; }
+  backend::SelfTimed* self_timed() override { return this; }
   std::vector<int> processes() const override { return {process_->pid()}; }
 
   std::vector<double> timed_steps(backend::Mode mode, int first,

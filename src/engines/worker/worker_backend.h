@@ -3,7 +3,7 @@
 // backend: each executable is a worker process in the framework's own
 // Python environment, built from nnbench's description with the same
 // seeded weights, fed the same batches before any clock, and asked for
-// self-timed steps in chunks (backend::Executable::timed_steps). Adding a
+// self-timed steps in chunks (backend::SelfTimed::timed_steps). Adding a
 // framework is its folder under frameworks/ (framework.toml, engine.py,
 // requirements.txt): no C++ (manifest.h).
 #include <memory>
