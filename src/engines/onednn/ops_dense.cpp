@@ -127,7 +127,12 @@ void build_conv(LayerCtx& c) {
   const int64_t g = l.groups;
   const Dims w_dims = conv_weight_dims(l, src_dims[1]);
   const Dims strides{l.stride[0], l.stride[1]}, pad{l.pad[0], l.pad[1]};
-  const auto alg = algorithm::convolution_direct;
+  // oneDNN picks (Winograd 4x3 for 3x3 stride-1 fp32 convolutions where its
+  // kernels have it: avx512_core in 2.6; direct elsewhere), except below 16
+  // input channels, which Winograd's kernel pads to 16 (a first layer
+  // reading one channel ran slower on it: docs/performance.md).
+  const auto alg = src_dims[1] / g >= 16 ? algorithm::convolution_auto
+                                          : algorithm::convolution_direct;
 
   const dnnl::convolution_forward::primitive_desc pd(
       {prop_kind::forward_training, alg, any_md(src_dims, dt),
