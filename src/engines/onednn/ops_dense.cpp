@@ -132,7 +132,7 @@ void build_conv(LayerCtx& c) {
   // input channels, which Winograd's kernel pads to 16 (a first layer
   // reading one channel ran slower on it: docs/performance.md).
   const auto alg = src_dims[1] / g >= 16 ? algorithm::convolution_auto
-                                          : algorithm::convolution_direct;
+                                         : algorithm::convolution_direct;
 
   const dnnl::convolution_forward::primitive_desc pd(
       {prop_kind::forward_training, alg, any_md(src_dims, dt),
