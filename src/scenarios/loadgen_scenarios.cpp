@@ -87,12 +87,9 @@ class LoadgenScenario : public Scenario {
     return 3 + s.min_duration_seconds;
   }
   DataNeed data_need(const Case& c) const override {
-    const auto at = [&](const char* k) {
-      const auto it = c.settings.find(k);
-      return it == c.settings.end() ? std::string() : it->second;
-    };
-    if (at("mode") != "accuracy") return {};
-    return {at("data"), at("data_dir"), "[settings] data_dir = PATH"};
+    if (c.setting("mode") != "accuracy") return {};
+    return {c.setting("data"), c.setting("data_dir"),
+            "[settings] data_dir = PATH"};
   }
   // --batch sizes offline's steps only; elsewhere it would change nothing.
   std::string request_problem(

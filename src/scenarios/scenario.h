@@ -30,6 +30,11 @@ struct Case {
   std::string model, model_file, task;
   results::RunRequest request;
   std::map<std::string, std::string> settings;
+  // A setting's value as given, "" when absent.
+  std::string setting(const std::string& key) const {
+    const auto it = settings.find(key);
+    return it == settings.end() ? std::string() : it->second;
+  }
 };
 
 // What every case of one process shares: measured once.

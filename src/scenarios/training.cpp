@@ -133,16 +133,12 @@ class Training : public Scenario {
   bool runs_tasks() const override { return true; }
   double estimate_seconds(const Case&) const override { return -1; }
   DataNeed data_need(const Case& c) const override {
-    const auto at = [&](const char* k) {
-      const auto it = c.settings.find(k);
-      return it == c.settings.end() ? std::string() : it->second;
-    };
-    DataNeed d{train::task(c.task).dataset, at("data"),
+    DataNeed d{train::task(c.task).dataset, c.setting("data"),
                "[settings] data = PATH in a suite file (docs/suites.md) or "
                "--set data=PATH (data=synthetic times fixed-epoch tasks "
                "without the data), or nnbench train --task " +
                    c.task + " --data PATH"};
-    const std::string target = at("target");
+    const std::string target = c.setting("target");
     if (d.path == data::kSyntheticData &&
         (target.empty() ? train::task(c.task).target
                         : std::atof(target.c_str())) > 0)
