@@ -7,11 +7,11 @@
 
 #include "cli/app.h"
 #include "cli/commands.h"
-#include "cli/table.h"
 #include "data/dataset.h"
 #include "data/fetch.h"
 #include "data/sources.h"
 #include "util/error.h"
+#include "util/text_table.h"
 
 namespace nnbench::cli {
 namespace {
@@ -25,7 +25,7 @@ std::string mb(int64_t bytes) {
 }
 
 int list_data() {
-  Table t({"dataset", "download MB", "files", "found at"});
+  util::Table t({"dataset", "download MB", "files", "found at"});
   for (const auto& name : data::dataset_names()) {
     const data::DatasetSource* s = data::find_source(name);
     int64_t bytes = 0;

@@ -19,6 +19,7 @@
 #include "inference/settings.h"
 #include "machine/instance.h"
 #include "machine/threads.h"
+#include "reporters/json_file.h"
 #include "results/inference.h"
 #include "results/kinds.h"
 #include "results/limits.h"
@@ -183,8 +184,11 @@ int infer_command(InferArgs& a) {
                                            ? a.request.options.threads
                                            : machine::resolve_threads(0));
   const machine::Environment env = capture_and_warn();
-  results::Report report;
-  report.environment = machine::to_json(env);
+  // Each run in detail as it ends; --out's file when all have.
+  reporters::JsonFile file(a.out);
+  results::ReportContext context;  // no peak measured
+  context.environment = machine::to_json(env);
+  file.begin(context);
   bool ok = true;
   for (const auto& q : qps) {
     if (!q.empty()) c.settings["target_qps"] = q;
@@ -193,7 +197,9 @@ int infer_command(InferArgs& a) {
     if (price && !results::is_failure(r.state))
       results::price(r, price->usd_per_hour, price->source);
     print_run(r);
-    report.add(r);
+    results::Entry e;
+    e.record = &r;
+    file.record(e);
     // A LoadGen INVALID is a validity reason ("loadgen"): it fails the
     // command, except in a sweep, where INVALID at a rate too high is the
     // answer measured.
@@ -203,7 +209,7 @@ int infer_command(InferArgs& a) {
                    !(why.reason == "contended" && a.on_contention == "warn");
     ok = ok && !results::is_failure(r.state) && !untrusted;
   }
-  if (!a.out.empty()) write_results_file(a.out, std::move(report));
+  file.end({});
   return ok ? kExitOk : kExitRunNotOk;
 }
 

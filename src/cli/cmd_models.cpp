@@ -4,12 +4,12 @@
 #include "backend/registry.h"
 #include "cli/app.h"
 #include "cli/commands.h"
-#include "cli/table.h"
 #include "model/analysis.h"
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/text_table.h"
 
 namespace nnbench::cli {
 namespace {
@@ -28,7 +28,7 @@ std::string input_str(const model::Model& m) {
 }
 
 int list_models(bool as_json) {
-  Table t({"name", "study", "input", "parameters", "fwd GFLOP/sample"});
+  util::Table t({"name", "study", "input", "parameters", "fwd GFLOP/sample"});
   nlohmann::json j = nlohmann::json::array();
   for (const auto& e : model::zoo::entries()) {
     const model::Model m = e.build();

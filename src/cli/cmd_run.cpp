@@ -10,12 +10,13 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
-#include "cli/table.h"
 #include "distributed/comm_engines.h"
 #include "machine/instance.h"
 #include "machine/threads.h"
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
+#include "reporters/console.h"
+#include "reporters/json_file.h"
 #include "results/kinds.h"
 #include "results/limits.h"
 #include "scenarios/scenario.h"
@@ -203,9 +204,14 @@ int run_command(RunArgs& a) {
   const auto r =
       a.verify ? verify_then_run(*b, m, a, peak) : measure(*b, a, peak);
   print_progress(r);
-  fmt::print("{}", results_table({r}));
+  // The table on stdout and, with --out, the results file.
+  reporters::Console console;
+  reporters::JsonFile file(a.out);
+  results::Reporters to;
+  to.add(&console);
+  to.add(&file);
+  report_records(to, report_context(env, peak), {&r});
   fmt::print("{}", scenarios::make_scenario(a.scenario)->notes(r));
-  if (!a.out.empty()) write_report(a.out, env, peak, {r});
   return finish_rank(a, r);
 }
 

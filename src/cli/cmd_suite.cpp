@@ -12,13 +12,15 @@
 #include "bench/stopping/registry.h"
 #include "cli/app.h"
 #include "cli/commands.h"
-#include "cli/inference_table.h"
 #include "cli/options.h"
 #include "cli/session.h"
-#include "cli/table.h"
 #include "engines/worker/zygote.h"
 #include "machine/instance.h"
 #include "machine/threads.h"
+#include "reporters/console.h"
+#include "reporters/html.h"
+#include "reporters/json_file.h"
+#include "reporters/sqlite.h"
 #include "results/limits.h"
 #include "results/result.h"
 #include "scenarios/scenario.h"
@@ -43,6 +45,7 @@ struct SuiteArgs {
   std::optional<uint64_t> interleave;
   std::optional<int> repetitions;
   std::optional<double> timeout, memory_limit;
+  std::string html;          // the HTML report of this run
   std::string instance;      // replaces the suite's [cost] instance
   std::string shard, study;  // study/shard.h
   std::optional<int> baseline_threads;
@@ -181,29 +184,6 @@ std::optional<study::CostRule> cost_rule(const SuiteArgs& a,
   return c;
 }
 
-// Training cases: what the throughput table cannot show.
-std::string training_table(const std::vector<results::TrainRun>& runs) {
-  Table t({"task", "backend", "threads", "state", "validity", "epochs",
-           "train s", "to target s", "val accuracy"});
-  for (const auto& r : runs) {
-    // A run that trained no epoch (refused, unimplemented) measured
-    // nothing: "-", never 0.0 or "valid".
-    const bool ran = !r.epochs.empty();
-    t.add({r.task, results::engine_label(r),
-           r.effective.threads > 0 ? std::to_string(r.effective.threads) : "?",
-           results::state_name(r.state), ran ? r.validity.summary() : "-",
-           std::to_string(r.epochs.size()),
-           ran ? fmt::format("{:.1f}", r.total_train_seconds) : "-",
-           r.state == results::State::kConverged
-               ? fmt::format("{:.1f}", r.time_to_target)
-               : "-",
-           !ran || r.synthetic_data
-               ? "-"
-               : fmt::format("{:.4f}", r.final_val_accuracy)});
-  }
-  return t.str();
-}
-
 // Rules that cannot be met are usage errors before anything runs.
 void check_rules(const std::vector<study::PlannedCase>& cases,
                  const study::SuiteSpec& spec) {
@@ -304,27 +284,44 @@ study::SuiteEvents suite_events(SuiteArgs& a, const study::SuiteSpec& spec,
   return ev;
 }
 
-// The finished suite's tables, its results file and its exit code.
+// The reporters a suite feeds as it goes: the tables, --out (or the file a
+// failing store chose), the store and --html.
+struct Feeds {
+  Feeds(SuiteArgs& a, study::Store* store, const study::SuiteEvents& ev)
+      : json(a.out) {
+    if (store)
+      sqlite.emplace(*store, [this, &a, &ev](const std::string& why) {
+        ev.error(why);  // chooses a.out when none was given
+        json.set_path(a.out);
+      });
+    if (!a.html.empty()) html.emplace(a.html);
+    all.add(&console);
+    all.add(&json);
+    all.add(sqlite ? &*sqlite : nullptr);
+    all.add(html ? &*html : nullptr);
+  }
+  Feeds(const Feeds&) = delete;
+  Feeds& operator=(const Feeds&) = delete;
+
+  reporters::Console console;
+  reporters::JsonFile json;
+  std::optional<reporters::Sqlite> sqlite;
+  std::optional<reporters::Html> html;
+  results::Reporters all;
+};
+
+// After the reporters: where the results went, and the exit code.
 int report_suite(const SuiteArgs& a, const study::SuiteOutcome& r,
-                 const study::Store* store) {
-  const auto& report = r.report;
-  const auto inference = results::inference_runs(report.other);
-  if (!report.results.empty() || (report.training.empty() && inference.empty()))
-    fmt::print("{}{}{}", results_table(report.results),
-               not_run_lines(report.results), verdict_lines(report.results));
-  if (!report.training.empty())
-    fmt::print("{}", training_table(report.training));
-  if (!inference.empty()) fmt::print("{}", inference_table(inference));
-  if (!a.out.empty()) {
-    write_results_file(a.out, report);
+                 const study::Store* store, const std::string& store_error) {
+  if (!a.out.empty())
     fmt::print(
         stderr, "nnbench: wrote {}{}\n", a.out,
-        r.store_error.empty() ? "" : " (the results the store could not take)");
-  }
-  if (store && r.store_error.empty())
+        store_error.empty() ? "" : " (the results the store could not take)");
+  if (!a.html.empty()) fmt::print(stderr, "nnbench: wrote {}\n", a.html);
+  if (store && store_error.empty())
     fmt::print(stderr, "nnbench: stored as run {} in {}\n", r.run_id,
                store->path());
-  if (!r.store_error.empty()) return kExitIo;
+  if (!store_error.empty()) return kExitIo;
   return r.failures ? kExitRunNotOk : kExitOk;
 }
 
@@ -359,6 +356,7 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
     return kExitOk;
   }
   if (!a.out.empty()) util::check_writable(a.out);
+  if (!a.html.empty()) util::check_writable(a.html);
   std::optional<study::Store> store;
   if (!a.no_store) store.emplace(study::Store::path_or_default(a.db));
   const auto done =
@@ -377,20 +375,24 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   // where a case runs out of it.
   std::optional<engines::worker::zygote::Zygotes> zygotes;
   if (!a.fresh_workers && !a.find_max_batch) zygotes.emplace();
-  const study::SuiteOutcome r = study::run_suite(
-      spec, cases, store ? &*store : nullptr, done, env, peak, o, ev);
+  Feeds feeds(a, store ? &*store : nullptr, ev);
+  const study::SuiteOutcome r =
+      study::run_suite(spec, cases, store ? &*store : nullptr, done, env, peak,
+                       o, ev, feeds.all);
+  const std::string store_error =
+      !r.store_error.empty()
+          ? r.store_error
+          : (feeds.sqlite ? feeds.sqlite->error() : std::string());
   if (r.interrupted) {
-    // What finished reaches --out (or the file the store's failure
+    // What finished reached --out (or the file the store's failure
     // chose); the note says how to go on.
-    if (!a.out.empty()) {
-      write_results_file(a.out, r.report);
+    if (!a.out.empty())
       fmt::print(stderr, "nnbench: wrote the finished cases to {}\n", a.out);
-    }
     fmt::print(stderr, "{}\n", util::lifeline::note());
     return 128 + r.interrupted;
   }
   util::lifeline::set_note("");
-  return report_suite(a, r, store ? &*store : nullptr);
+  return report_suite(a, r, store ? &*store : nullptr, store_error);
 }
 
 }  // namespace
@@ -408,6 +410,9 @@ Action add_suite(CLI::App& app) {
   a->request.backend = backend::default_backend();
   app.add_option("--out", a->out,
                  "Also write the results as JSON to this file");
+  app.add_option("--html", a->html,
+                 "Also write the HTML report of this run (as nnbench report "
+                 "makes) to this file");
   app.add_option("--db", a->db,
                  "Results store (SQLite; default $NNBENCH_DB, else "
                  "~/.local/share/nnbench/results.db)");

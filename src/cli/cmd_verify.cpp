@@ -8,11 +8,11 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
-#include "cli/table.h"
 #include "results/limits.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/text.h"
+#include "util/text_table.h"
 #include "verify/verify.h"
 
 namespace nnbench::cli {
@@ -50,7 +50,7 @@ void print_verification(const verify::Verification& v, bool verbose) {
   fmt::print("{} vs {}: {} {} batch {}: {}{}\n", v.candidate, v.oracle, v.model,
              v.precision, v.batch, verify::verdict_name(v.verdict),
              v.message.empty() ? "" : " (" + v.message + ")");
-  Table t({"check", "max rel error", "tolerance", "result"});
+  util::Table t({"check", "max rel error", "tolerance", "result"});
   std::map<std::string, const verify::TensorCheck*> worst;
   for (const auto& c : v.checks) {
     const std::string kind = c.what.substr(0, c.what.find(' '));

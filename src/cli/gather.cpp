@@ -7,11 +7,11 @@
 #include <map>
 
 #include "cli/app.h"
-#include "cli/table.h"
 #include "study/store.h"
 #include "study/transfer.h"
 #include "util/error.h"
 #include "util/text.h"
+#include "util/text_table.h"
 
 namespace nnbench::cli {
 
@@ -58,7 +58,7 @@ int check_study(const std::string& db, const std::string& name) {
   const int planned = first.value("study_cases", 0);
   std::vector<std::string> problems;
   std::map<int, std::vector<const study::RunRow*>> by_shard;
-  Table t({"shard", "run", "machine", "cases", "stored"});
+  util::Table t({"shard", "run", "machine", "cases", "stored"});
   int stored = 0;
   for (const auto& r : runs) {
     const auto& sh = r.options["shard"];

@@ -33,9 +33,7 @@ Loaded load_results(const std::string& name, const std::string& db) {
     l.training = rep.training;
     l.inference = results::inference_runs(rep.other);
     l.price_note = rep.price_note;
-    for (const auto& d : rep.derived)
-      l.derived.push_back({d.value("name", ""), d.value("group", ""),
-                           d.value("x", 0.0), d.value("value", 0.0)});
+    l.derived = results::figures_from_json(rep.derived);
     return l;
   }
   const std::string path = study::Store::path_or_default(db);
@@ -51,18 +49,10 @@ Loaded load_results(const std::string& name, const std::string& db) {
                 "' is neither a results file nor a run in the results store");
   l.label = "run " + run->id + " (" + run->suite + ")";
   l.environment = run->environment;
-  for (const auto& d : store.derived(name))
-    l.derived.push_back({d.name, d.group, d.x, d.value});
-  if (run->options.contains("cost"))
-    l.price_note = run->options["cost"].value("price_source", "") +
-                   "; relative to " +
-                   run->options["cost"].value("baseline", "");
-  results::Report rep;
+  l.derived = store.derived(name);
+  l.price_note = study::price_note_of(*run);
   for (const auto& row : store.results(name))
-    rep.add(*results::record_from_json(row.record));
-  l.runs = std::move(rep.results);
-  l.training = std::move(rep.training);
-  l.inference = results::inference_runs(rep.other);
+    report::add_record(l, *results::record_from_json(row.record));
   return l;
 }
 

@@ -5,7 +5,7 @@
 #include "backend/registry.h"
 #include "model/model_file.h"
 #include "model/zoo/zoo.h"
-#include "util/atomic_file.h"
+#include "reporters/json_file.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/text.h"
@@ -44,21 +44,32 @@ machine::Peak measure_peak(int threads, const machine::Cpu* cpu) {
   return p;
 }
 
-void write_report(const std::string& path, const machine::Environment& env,
-                  const machine::Peak& peak,
-                  const std::vector<results::RunResult>& runs,
-                  const std::vector<results::TrainRun>& training) {
-  results::Report report;
-  report.environment = machine::to_json(env);
-  report.peak = machine::to_json(peak);
-  report.results = runs;
-  report.training = training;
-  write_results_file(path, std::move(report));
+results::ReportContext report_context(const machine::Environment& env,
+                                      const machine::Peak& peak) {
+  results::ReportContext c;
+  c.environment = machine::to_json(env);
+  c.peak = machine::to_json(peak);
+  return c;
 }
 
-void write_results_file(const std::string& path, results::Report report) {
-  report.created_utc = results::utc_now_iso8601();
-  util::write_file_atomically(path, results::to_json(report).dump(2) + "\n");
+void report_records(results::Reporter& to, const results::ReportContext& c,
+                    const std::vector<const results::Record*>& records) {
+  to.begin(c);
+  for (const auto* r : records) {
+    results::Entry e;
+    e.record = r;
+    to.record(e);
+  }
+  to.end({});
+}
+
+void write_report(const std::string& path, const machine::Environment& env,
+                  const machine::Peak& peak,
+                  const std::vector<results::RunResult>& runs) {
+  reporters::JsonFile file(path);
+  std::vector<const results::Record*> records;
+  for (const auto& r : runs) records.push_back(&r);
+  report_records(file, report_context(env, peak), records);
 }
 
 void print_progress(const results::RunResult& r) {

@@ -7,6 +7,7 @@
 #include "machine/environment.h"
 #include "machine/peak.h"
 #include "model/model.h"
+#include "results/reporter.h"
 #include "results/result.h"
 
 namespace nnbench::cli {
@@ -23,13 +24,16 @@ machine::Environment capture_and_warn();
 // theoretical one.
 machine::Peak measure_peak(int threads, const machine::Cpu* cpu);
 
-// Writes a results file atomically (nothing half-written on failure).
-void write_results_file(const std::string& path, results::Report report);
-// The same from its parts.
+// What the reporters are told a command measures on.
+results::ReportContext report_context(const machine::Environment& env,
+                                      const machine::Peak& peak);
+// Hands `records` to `to` as a whole run (begin, each record, end).
+void report_records(results::Reporter& to, const results::ReportContext& c,
+                    const std::vector<const results::Record*>& records);
+// A results file of `runs` (reporters/json_file.h), written atomically.
 void write_report(const std::string& path, const machine::Environment& env,
                   const machine::Peak& peak,
-                  const std::vector<results::RunResult>& runs,
-                  const std::vector<results::TrainRun>& training = {});
+                  const std::vector<results::RunResult>& runs);
 
 // One progress line per finished run, on stderr.
 void print_progress(const results::RunResult& r);

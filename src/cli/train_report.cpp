@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "cli/table.h"
 #include "results/result.h"
+#include "util/text_table.h"
 
 namespace nnbench::cli {
 namespace {
@@ -55,8 +55,8 @@ void print_run(const train::TrainRun& r, const train::TrainOptions& o) {
   fmt::print("{} on {} (seed {}): {}{}\n", r.task, r.backend, r.seed,
              results::state_name(r.state),
              r.message.empty() ? "" : " (" + r.message + ")");
-  Table t({"epoch", "lr", "train s", "epoch s", "data wait s", "loss", "acc %",
-           "val loss", "val acc %", "eval s"});
+  util::Table t({"epoch", "lr", "train s", "epoch s", "data wait s", "loss",
+                 "acc %", "val loss", "val acc %", "eval s"});
   for (const auto& e : r.epochs)
     t.add(
         {std::to_string(e.epoch), fmt::format("{:.4g}", e.lr),

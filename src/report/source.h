@@ -6,16 +6,13 @@
 #include <vector>
 
 #include "results/inference.h"
+#include "results/reporter.h"
 #include "results/result.h"
 
 namespace nnbench::report {
 
-// A derived figure stored with a run (study/store.h's DerivedRow, copied so
-// the report needs no store).
-struct Figure {
-  std::string name, group;
-  double x = 0, value = 0;
-};
+// A derived figure stored with a run or a suite's results file.
+using Figure = results::Figure;
 
 struct Source {
   std::string name;   // the run id or file as given
@@ -27,5 +24,9 @@ struct Source {
   std::vector<Figure> derived;  // a suite's (its run or its --out file)
   std::string price_note;       // how costs were priced, when they were
 };
+
+// Files the record into the source's list for its measure (a kind of no
+// list the report draws is left out).
+void add_record(Source& s, const results::Record& r);
 
 }  // namespace nnbench::report

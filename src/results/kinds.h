@@ -63,6 +63,11 @@ T& as(Record& r) {
   if (auto* t = dynamic_cast<T*>(&r)) return *t;
   throw_kind_mismatch(r.kind);
 }
+template <typename T>
+const T& as(const Record& r) {
+  if (auto* t = dynamic_cast<const T*>(&r)) return *t;
+  throw_kind_mismatch(r.kind);
+}
 
 // The record a JSON object holds, by its "kind" ("throughput" when absent,
 // as schema 2 wrote). Throws nnbench::Error naming an unknown kind.

@@ -1,5 +1,6 @@
 #pragma once
-// Results are plain data; to_json below, cli/table.h and report/ write them.
+// Results are plain data; to_json below and the reporters (results/reporter.h)
+// write them.
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -238,8 +238,75 @@ void Store::finish_run(const std::string& id) {
   });
 }
 
-void Store::add_result(const std::string& run_id, int index,
-                       const PlannedCase& p, const results::Record& r) {
+results::Entry entry_of(int index, const PlannedCase& p,
+                        const results::Record& r) {
+  const auto& req = p.c.request;
+  results::Entry e;
+  e.record = &r;
+  e.index = index;
+  e.repetition = p.repetition;
+  e.key = p.key;
+  e.label = p.label();
+  e.scenario = p.scenario;
+  e.model = p.c.task.empty() ? (p.c.model.empty() ? p.c.model_file : p.c.model)
+                             : p.c.task;
+  e.backend = req.backend;
+  e.precision = req.options.precision;
+  e.mode = backend::mode_name(req.mode);
+  e.batch = req.batch;
+  e.threads = req.options.threads;
+  return e;
+}
+
+results::Entry entry_of(const ResultRow& row, const results::Record& r) {
+  results::Entry e;
+  e.record = &r;
+  e.index = row.index;
+  e.repetition = row.repetition;
+  e.key = row.key;
+  e.label = row.label;
+  e.scenario = row.scenario;
+  e.model = row.model;
+  e.backend = row.backend;
+  e.precision = row.precision;
+  e.mode = row.mode;
+  e.batch = row.batch;
+  e.threads = row.threads;
+  return e;
+}
+
+std::string price_note_of(const RunRow& run) {
+  const auto c = run.options.find("cost");
+  if (c == run.options.end() || !c->is_object()) return "";
+  return c->value("price_source", std::string()) + "; relative to " +
+         c->value("baseline", std::string());
+}
+
+ResultRow result_row(const results::Entry& e) {
+  const results::Record& r = *e.record;
+  const results::Headline h = r.headline();
+  ResultRow row;
+  row.index = e.index;
+  row.key = e.key;
+  row.label = e.label;
+  row.scenario = e.scenario;
+  row.model = e.model;
+  row.backend = e.backend;
+  row.precision = e.precision;
+  row.mode = e.mode;
+  row.batch = e.batch;
+  row.threads = e.threads;
+  row.repetition = e.repetition;
+  row.state = results::state_name(r.state);
+  row.valid = r.validity.valid();
+  row.median_seconds = h.median_seconds;
+  row.samples_per_second = h.samples_per_second;
+  row.created_utc = results::utc_now_iso8601();
+  row.record = r.serialize();
+  return row;
+}
+
+void Store::add_result(const std::string& run_id, const results::Entry& e) {
   // Fault injection for the tests of a store that fails mid-run (as a
   // read-only, full or damaged one does): NNBENCH_FAULT_STORE=N makes the
   // N-th result this process stores (1-based) fail.
@@ -250,28 +317,7 @@ void Store::add_result(const std::string& run_id, int index,
     throw StoreError(path_ +
                      ": results store: storing a result: injected "
                      "fault (NNBENCH_FAULT_STORE)");
-  const auto& req = p.c.request;
-  const results::Headline h = r.headline();
-  ResultRow row;
-  row.index = index;
-  row.key = p.key;
-  row.label = p.label();
-  row.scenario = p.scenario;
-  row.model = p.c.task.empty()
-                  ? (p.c.model.empty() ? p.c.model_file : p.c.model)
-                  : p.c.task;
-  row.backend = req.backend;
-  row.precision = req.options.precision;
-  row.mode = backend::mode_name(req.mode);
-  row.batch = req.batch;
-  row.threads = req.options.threads;
-  row.repetition = p.repetition;
-  row.state = results::state_name(r.state);
-  row.valid = r.validity.valid();
-  row.median_seconds = h.median_seconds;
-  row.samples_per_second = h.samples_per_second;
-  row.created_utc = results::utc_now_iso8601();
-  row.record = r.serialize();
+  const ResultRow row = result_row(e);
   return guarded("storing a result",
                  [&] { insert_result(run_id, row, "INSERT OR REPLACE"); });
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "results/record.h"
+#include "results/reporter.h"
 #include "study/plan.h"
 
 namespace nnbench::study {
@@ -38,13 +39,19 @@ struct ResultRow {
   nlohmann::json record;
 };
 
-// A figure derived from a run's results: speed-up and parallel efficiency
-// of a thread sweep, samples/s against batch size, the largest batch that
-// fits. `group` names the cases it comes from, `x` its abscissa.
-struct DerivedRow {
-  std::string name, group;
-  double x = 0, value = 0;
-};
+// A figure derived from a run's results (results/reporter.h).
+using DerivedRow = results::Figure;
+
+// The entry a reporter receives for case `p` at plan position `index`.
+results::Entry entry_of(int index, const PlannedCase& p,
+                        const results::Record& r);
+// A stored row as an entry of `r` (its record read back).
+results::Entry entry_of(const ResultRow& row, const results::Record& r);
+// "<price source>; relative to <baseline>" for a run priced when it ran;
+// "" for one that was not.
+std::string price_note_of(const RunRow& run);
+// The row the store keeps for an entry (its record serialized).
+ResultRow result_row(const results::Entry& e);
 
 // A database error after the store is open (read-only file, full disk,
 // damaged pages), naming the store: the CLI maps it to its own exit code.
@@ -72,8 +79,11 @@ class Store {
 
   std::string begin_run(RunRow run);  // fills id and created_utc
   void finish_run(const std::string& id);
+  void add_result(const std::string& run_id, const results::Entry& e);
   void add_result(const std::string& run_id, int index, const PlannedCase& p,
-                  const results::Record& r);
+                  const results::Record& r) {
+    add_result(run_id, entry_of(index, p, r));
+  }
   std::set<std::string> stored_keys(const std::string& run_id);
   // A run made elsewhere, as it was there (its id, times, results and
   // derived figures), in one transaction (study/transfer.h).

@@ -90,44 +90,30 @@ std::string begin(Store& store, const SuiteSpec& spec,
   return store.begin_run(row);
 }
 
-// Runs cases and keeps the store while it works: after its first failure
-// the suite goes on without it (every record is still in the outcome).
-class Session {
- public:
-  Session(Store* store, const scenarios::Context& ctx, const SuiteRunOptions& o,
-          const SuiteEvents& events, SuiteOutcome& out)
-      : store_(store), ctx_(ctx), o_(o), events_(events), out_(out) {}
+// What a suite run carries from case to case: the reporters it feeds, the
+// rows its derived figures come from, and its outcome.
+struct Feed {
+  results::Reporter& reporter;
+  const SuiteEvents& events;
+  SuiteOutcome& out;
+  std::vector<ResultRow> rows;
 
-  std::unique_ptr<results::Record> run(const PlannedCase& c) {
-    return o_.in_process ? run_in_process(c, ctx_)
-                         : run_isolated(c, ctx_, o_.limits);
+  void report(const results::Entry& e) {
+    reporter.record(e);
+    rows.push_back(result_row(e));
   }
-
-  // Runs `write` against the store, unless it has failed.
-  template <typename F>
-  void stored(const char* what, const F& write) {
-    if (!store_ || !out_.store_error.empty()) return;
-    try {
-      write(*store_);
-    } catch (const StoreError& e) {
-      out_.store_error = e.what();
-      if (events_.error)
-        events_.error(std::string(what) + " failed: " + out_.store_error);
-    }
-  }
-
- private:
-  Store* store_;
-  const scenarios::Context& ctx_;
-  const SuiteRunOptions& o_;
-  const SuiteEvents& events_;
-  SuiteOutcome& out_;
 };
 
+std::unique_ptr<results::Record> run_case(const PlannedCase& c,
+                                          const scenarios::Context& ctx,
+                                          const SuiteRunOptions& o) {
+  return o.in_process ? run_in_process(c, ctx) : run_isolated(c, ctx, o.limits);
+}
+
 void search_max_batches(const std::vector<PlannedCase>& cases,
-                        const SuiteRunOptions& o, const SuiteEvents& ev,
-                        Session& s, SuiteOutcome& out,
-                        std::vector<DerivedRow>& found) {
+                        const scenarios::Context& ctx, const SuiteRunOptions& o,
+                        Feed& f, std::vector<DerivedRow>& found) {
+  const SuiteEvents& ev = f.events;
   std::set<std::string> groups;
   int index = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -137,9 +123,8 @@ void search_max_batches(const std::vector<PlannedCase>& cases,
     if (!groups.insert(group).second) continue;
     const Probe probe = [&](const PlannedCase& p) {
       if (ev.started) ev.started(i, p, 1.5);
-      auto r = s.run(p);
-      s.stored("storing a probe",
-               [&](Store& st) { st.add_result(out.run_id, index++, p, *r); });
+      auto r = run_case(p, ctx, o);
+      f.report(entry_of(index++, p, *r));
       if (ev.finished) ev.finished(p, *r);
       return r;
     };
@@ -151,37 +136,66 @@ void search_max_batches(const std::vector<PlannedCase>& cases,
     found.push_back({"max_batch", group,
                      double(cases[i].c.request.options.threads),
                      double(m.batch)});
-    out.failures = out.failures || !m.why.empty();
+    f.out.failures = f.out.failures || !m.why.empty();
   }
 }
 
-void run_cases(
-    const std::vector<PlannedCase>& cases, const std::set<std::string>& done,
-    const SuiteEvents& events, Session& s, SuiteOutcome& out,
-    std::map<std::string, std::unique_ptr<results::Record>>& measured) {
+// Cases stored by earlier invocations go to the reporters at their place
+// in the plan (read back, marked resumed); the rest run.
+void run_cases(const std::vector<PlannedCase>& cases,
+               const std::map<std::string, ResultRow>& earlier,
+               const std::set<std::string>& done, const scenarios::Context& ctx,
+               const SuiteRunOptions& o, Feed& f) {
+  const SuiteEvents& events = f.events;
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
-    if (done.count(c.key)) continue;
+    if (done.count(c.key)) {
+      const auto it = earlier.find(c.key);
+      if (it == earlier.end()) continue;  // the store could not be read
+      const auto back = results::record_from_json(it->second.record);
+      auto e = entry_of(it->second, *back);
+      e.resumed = true;
+      f.reporter.record(e);
+      f.rows.push_back(it->second);
+      // A resumed run's exit code covers the cases stored before too.
+      f.out.failures = f.out.failures || counts_as_failure(*back, c.c.request);
+      continue;
+    }
     if (events.started)
       events.started(i, c, std::max(0.0, estimate_seconds(c)));
-    auto r = s.run(c);
-    s.stored("storing a result", [&](Store& st) {
-      st.add_result(out.run_id, static_cast<int>(i), c, *r);
-    });
+    auto r = run_case(c, ctx, o);
+    f.report(entry_of(static_cast<int>(i), c, *r));
     if (events.finished) events.finished(c, *r);
-    out.failures = out.failures || counts_as_failure(*r, c.c.request);
+    f.out.failures = f.out.failures || counts_as_failure(*r, c.c.request);
     // --on-contention fail stops on contention, not on other reasons.
     bool contended = false;
     for (const auto& why : r->validity.reasons)
       contended = contended || why.reason == "contended";
-    const bool stop = contended && c.c.request.contention.action ==
-                                       results::ContentionPolicy::Action::kFail;
-    measured[c.key] = std::move(r);
-    if (stop) {
+    if (contended && c.c.request.contention.action ==
+                         results::ContentionPolicy::Action::kFail) {
       if (events.note) events.note("stopping the suite (--on-contention fail)");
       break;
     }
   }
+}
+
+// The stored rows of the cases a resumed run has done.
+std::map<std::string, ResultRow> stored_rows(Store* store,
+                                             const std::string& run_id,
+                                             const std::set<std::string>& done,
+                                             const SuiteEvents& events,
+                                             SuiteOutcome& out) {
+  std::map<std::string, ResultRow> rows;
+  if (!store || done.empty()) return rows;
+  try {
+    for (auto& row : store->results(run_id))
+      if (done.count(row.key)) rows[row.key] = std::move(row);
+  } catch (const StoreError& e) {
+    out.store_error = e.what();
+    if (events.error)
+      events.error(std::string("reading the run back failed: ") + e.what());
+  }
+  return rows;
 }
 
 }  // namespace
@@ -218,65 +232,47 @@ SuiteOutcome run_suite(const SuiteSpec& spec,
                        const std::set<std::string>& done,
                        const machine::Environment& env,
                        const machine::Peak& peak, const SuiteRunOptions& o,
-                       const SuiteEvents& events) {
+                       const SuiteEvents& events, results::Reporter& reporter) {
   SuiteOutcome out;
   out.run_id = o.resume;
   if (store && o.resume.empty())
     out.run_id = begin(*store, spec, cases, env, peak, o);
   if (events.began) events.began(out.run_id);
+  const auto earlier = stored_rows(store, out.run_id, done, events, out);
+  results::ReportContext context{machine::to_json(env),
+                                 machine::to_json(peak),
+                                 spec.name,
+                                 spec.file,
+                                 out.run_id,
+                                 o.command};
+  reporter.begin(context);
   const scenarios::Context ctx{peak};
-  Session s(store, ctx, o, events, out);
-  std::map<std::string, std::unique_ptr<results::Record>> measured;
+  Feed f{reporter, events, out, {}};
   std::vector<DerivedRow> found;
   try {
     if (o.find_max_batch)
-      search_max_batches(cases, o, events, s, out, found);
+      search_max_batches(cases, ctx, o, f, found);
     else
-      run_cases(cases, done, events, s, out, measured);
+      run_cases(cases, earlier, done, ctx, o, f);
   } catch (const util::lifeline::Interrupted& e) {
-    // The case in flight and its processes have ended: what finished is
-    // still the caller's to write (the store may have failed before).
+    // The case in flight and its processes have ended: what finished
+    // still reaches the reporters (a file keeps it, the store keeps the
+    // run unfinished).
     out.interrupted = e.signal();
   }
-  results::Report& report = out.report;
-  report.environment = machine::to_json(env);
-  report.peak = machine::to_json(peak);
-  if (o.pricing) report.price_note = price_note(*o.pricing, *o.instance);
-  // Cases stored by earlier invocations of a resumed run, read back.
-  std::map<std::string, nlohmann::json> earlier;
-  if (!out.interrupted)
-    s.stored("reading the run back", [&](Store& st) {
-      const auto rows = st.results(out.run_id);
-      for (const auto& row : rows)
-        if (done.count(row.key)) earlier[row.key] = row.record;
-      auto derived = derive(rows);
-      derived.insert(derived.end(), found.begin(), found.end());
-      if (o.pricing) {
-        const auto c =
-            derive_costs(rows, *o.instance, o.pricing->baseline_threads);
-        derived.insert(derived.end(), c.begin(), c.end());
-      }
-      st.set_derived(out.run_id, derived);
-      st.finish_run(out.run_id);
-      for (const auto& d : derived)
-        report.derived.push_back({{"name", d.name},
-                                  {"group", d.group},
-                                  {"x", d.x},
-                                  {"value", d.value}});
-    });
-  for (const auto& c : cases) {
-    std::unique_ptr<results::Record> back;
-    const results::Record* r = nullptr;
-    if (const auto it = measured.find(c.key); it != measured.end()) {
-      r = it->second.get();
-    } else if (const auto e = earlier.find(c.key); e != earlier.end()) {
-      back = results::record_from_json(e->second);
-      r = back.get();
-      // A resumed run's exit code covers the cases stored before too.
-      out.failures = out.failures || counts_as_failure(*r, c.c.request);
+  results::Ending ending;
+  ending.interrupted = out.interrupted;
+  if (o.pricing) ending.price_note = price_note(*o.pricing, *o.instance);
+  if (!out.interrupted) {
+    ending.derived = derive(f.rows);
+    ending.derived.insert(ending.derived.end(), found.begin(), found.end());
+    if (o.pricing) {
+      const auto c =
+          derive_costs(f.rows, *o.instance, o.pricing->baseline_threads);
+      ending.derived.insert(ending.derived.end(), c.begin(), c.end());
     }
-    if (r) report.add(*r);
   }
+  reporter.end(ending);
   return out;
 }
 

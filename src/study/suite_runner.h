@@ -1,10 +1,10 @@
 #pragma once
 // Running a planned suite, apart from the command line that asks for it and
-// prints it (as google/benchmark keeps its runner apart from its
-// reporters): each case isolated or in process, every record committed to
-// the results store as it ends, resume, the max-batch search, derived
-// figures and costs, the contention stop. A store that fails after a case
-// has run never costs the case: the runner goes on without it and says so.
+// the reporters that print, write and store it (results/reporter.h, as
+// google/benchmark keeps its runner apart from its reporters): each case
+// isolated or in process, every record handed to the reporters as it ends
+// (the results store is one of them), resume, the max-batch search, derived
+// figures and costs, the contention stop.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -15,6 +15,7 @@
 #include "cost/catalog.h"
 #include "machine/environment.h"
 #include "machine/peak.h"
+#include "results/reporter.h"
 #include "results/result.h"
 #include "study/child.h"
 #include "study/plan.h"
@@ -48,20 +49,19 @@ struct SuiteEvents {
   std::function<void(size_t index, const PlannedCase&, double estimate)>
       started;
   std::function<void(const PlannedCase&, const results::Record&)> finished;
-  std::function<void(const std::string&)> error;  // the store failed
-  std::function<void(const std::string&)> note;   // why the suite stopped
-  std::function<void(const std::string&)> line;   // a result line (max batch)
+  // The store failed (reading a resumed run back; the store's reporter
+  // says the same through its own callback).
+  std::function<void(const std::string&)> error;
+  std::function<void(const std::string&)> note;  // why the suite stopped
+  std::function<void(const std::string&)> line;  // a result line (max batch)
 };
 
 struct SuiteOutcome {
-  std::string run_id;  // "" without a store
-  // The whole run in plan order (cases stored by earlier invocations of a
-  // resumed run included), its derived figures and price note.
-  results::Report report;
-  std::string store_error;  // the first store failure; "" none
+  std::string run_id;       // "" without a store
+  std::string store_error;  // reading a resumed run back failed; "" no
   bool failures = false;    // a case failed, crashed, timed out, was invalid
   // A signal ended the suite (its case in flight ended, the run stays
-  // unfinished); the report holds the cases this invocation finished.
+  // unfinished); the reporters had every case finished before it.
   int interrupted = 0;
 };
 
@@ -72,13 +72,15 @@ std::set<std::string> resumable(Store* store, const std::string& resume,
                                 const SuiteSpec& spec,
                                 const std::vector<PlannedCase>& cases);
 
-// Begins the run (unless resuming `done`), then runs every case not done.
+// Begins the run in the store (unless resuming `done`), then hands the
+// reporters the whole run in plan order: the cases stored before (resumed)
+// and every case not done as it ends, then the derived figures.
 SuiteOutcome run_suite(const SuiteSpec& spec,
                        const std::vector<PlannedCase>& cases, Store* store,
                        const std::set<std::string>& done,
                        const machine::Environment& env,
                        const machine::Peak& peak, const SuiteRunOptions& o,
-                       const SuiteEvents& events);
+                       const SuiteEvents& events, results::Reporter& reporter);
 
 // "<price source>; relative to <baseline>": how a run's costs were priced.
 std::string price_note(const CostRule& c, const cost::Instance& i);

@@ -58,10 +58,16 @@ const std::map<std::string, std::set<std::string>>& allowed() {
        {"inference", "compare", "distributed", "study", "scenarios", "train",
         "bench", "verify", "machine", "results", "backend", "data", "cost",
         "host", "model", "util"}},
-      {"cli",
-       {"inference", "distributed", "engines", "report", "compare", "scaling",
-        "study", "scenarios", "train", "bench", "verify", "machine", "results",
-        "backend", "data", "cost", "host", "model", "util"}},
+      // reporters: results/reporter.h's implementations, over the store
+      // (study) and the HTML page (report).
+      {"reporters",
+       {"report", "inference", "compare", "distributed", "study", "scenarios",
+        "train", "bench", "verify", "machine", "results", "backend", "data",
+        "cost", "host", "model", "util"}},
+      {"cli", {"reporters", "inference", "distributed", "engines",   "report",
+               "compare",   "scaling",   "study",       "scenarios", "train",
+               "bench",     "verify",    "machine",     "results",   "backend",
+               "data",      "cost",      "host",        "model",     "util"}},
   };
   return table;
 }

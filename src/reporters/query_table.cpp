@@ -1,13 +1,12 @@
-#include "cli/inference_table.h"
-
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "cli/table.h"
+#include "reporters/tables.h"
+#include "util/text_table.h"
 
-namespace nnbench::cli {
+namespace nnbench::reporters {
 
 namespace {
 
@@ -18,7 +17,7 @@ std::string ms(double s) {
 }  // namespace
 
 std::string inference_table(const std::vector<results::InferenceRun>& runs) {
-  Table t({"model", "backend", "scenario", "copies x threads", "state",
+  util::Table t({"model", "backend", "scenario", "copies x threads", "state",
            "LoadGen", "p-latency ms", "95% interval ms", "samples/s",
            "accuracy", "$ per 10k", "validity"});
   for (const auto& r : runs) {
@@ -52,4 +51,4 @@ std::string inference_table(const std::vector<results::InferenceRun>& runs) {
   return t.str();
 }
 
-}  // namespace nnbench::cli
+}  // namespace nnbench::reporters

@@ -1,24 +1,13 @@
-#include "cli/table.h"
-
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cctype>
 
 #include "compare/verdict.h"
+#include "reporters/tables.h"
+#include "util/text_table.h"
 
-namespace nnbench::cli {
+namespace nnbench::reporters {
 namespace {
-
-bool numeric(const std::string& s) {
-  return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) ||
-                        (s[0] == '-' && s.size() > 1) || s[0] == '+');
-}
-
-std::string pad(const std::string& s, size_t w, bool right) {
-  const std::string fill(w > s.size() ? w - s.size() : 0, ' ');
-  return right ? fill + s : s + fill;
-}
 
 // The coverage the interval achieves, never an assumed 95 %: fewer than 6
 // samples give [min, max] at less (93.8 % at 5), one sample none at all.
@@ -35,31 +24,6 @@ std::string state_cell(const results::RunResult& r) {
   return r.oom_source == "estimate" ? s + " (estimate)" : s;
 }
 
-}  // namespace
-
-std::string Table::str() const {
-  std::vector<size_t> width(header_.size());
-  for (size_t c = 0; c < header_.size(); ++c) width[c] = header_[c].size();
-  for (const auto& r : rows_)
-    for (size_t c = 0; c < r.size() && c < width.size(); ++c)
-      width[c] = std::max(width[c], r[c].size());
-  auto line = [&](const std::vector<std::string>& r, bool header) {
-    std::string out;
-    for (size_t c = 0; c < width.size(); ++c) {
-      const std::string cell = c < r.size() ? r[c] : "";
-      out += (c ? "  " : "") + pad(cell, width[c], !header && numeric(cell));
-    }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    return out + "\n";
-  };
-  std::string out = line(header_, true);
-  size_t total = 0;
-  for (auto w : width) total += w;
-  out += std::string(total + 2 * (width.size() - 1), '-') + "\n";
-  for (const auto& r : rows_) out += line(r, false);
-  return out;
-}
-
 // Data-parallel runs: "16 = 2 x 8 mpi", the global batch over the ranks.
 std::string batch_cell(const results::RunResult& r) {
   if (!r.distributed || r.distributed->global_batch <= 0)
@@ -69,8 +33,10 @@ std::string batch_cell(const results::RunResult& r) {
                      d.batch_per_rank, d.engine);
 }
 
+}  // namespace
+
 std::string results_table(const std::vector<results::RunResult>& runs) {
-  Table t({"model", "backend", "precision", "mode", "batch", "threads", "state",
+  util::Table t({"model", "backend", "precision", "mode", "batch", "threads", "state",
            "validity", "median ms", "median CI ms (coverage)", "cv %", "n",
            "samples/s", "GFLOP/s", "% peak"});
   for (const auto& r : runs) {
@@ -140,4 +106,4 @@ std::string not_run_lines(const std::vector<results::RunResult>& runs) {
   return out.empty() ? "" : "\nNot run on this machine:\n" + out;
 }
 
-}  // namespace nnbench::cli
+}  // namespace nnbench::reporters

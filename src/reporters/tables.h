@@ -1,0 +1,30 @@
+#pragma once
+// The console's tables, one per kind of measure (results/kinds.h): step
+// loops (throughput, latency), training runs and LoadGen's queries.
+#include <string>
+#include <vector>
+
+#include "results/inference.h"
+#include "results/result.h"
+
+namespace nnbench::reporters {
+
+// One row per step-loop run: what ran, its state and validity, the median
+// with its interval, samples/s and the fraction of the peak.
+std::string results_table(const std::vector<results::RunResult>& runs);
+// The verdict lines under a suite's table: per model, the fastest engine
+// and by how much (compare/verdict.h), then the engines far behind the
+// fastest or with no valid time, and why; "" when no model was asked of two
+// engines.
+std::string verdict_lines(const std::vector<results::RunResult>& runs);
+// Engines that cannot run here, once each with the reason.
+std::string not_run_lines(const std::vector<results::RunResult>& runs);
+
+// Training cases: what the throughput table cannot show.
+std::string training_table(const std::vector<results::TrainRun>& runs);
+
+// One row per LoadGen run: the scenario's figure (p90/p99 latency with its
+// interval, or samples/s), LoadGen's verdict, accuracy where scored.
+std::string inference_table(const std::vector<results::InferenceRun>& runs);
+
+}  // namespace nnbench::reporters
