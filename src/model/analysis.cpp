@@ -156,8 +156,51 @@ Shape infer_one(const Layer& l, const std::vector<Shape>& in) {
       return {x[0], l.vocab};
     case Op::kLstm:
       return lstm_shape(l, x);
+    case Op::kLayerNorm:
+      require(!x.empty(), l, "needs a non-scalar input");
+      require(l.eps > 0, l, "eps must be > 0");
+      return x;
+    case Op::kGelu:
+      return x;
+    case Op::kPositions:
+      require_rank(l, x, 2, "[T,F]");
+      require(l.vocab >= x[0], l,
+              "vocab (the positions learned) " + std::to_string(l.vocab) +
+                  " is less than the sequence length " + std::to_string(x[0]));
+      return x;
+    case Op::kAttention:
+      require_rank(l, x, 2, "[T,F]");
+      require(l.heads > 0 && x[1] % l.heads == 0, l,
+              "heads " + std::to_string(l.heads) + " must divide the width " +
+                  std::to_string(x[1]));
+      return x;
+    case Op::kTiedLinear:
+      fail(l, "needs its model (infer_shapes)");
+    case Op::kSeqFirst:
+      require_rank(l, x, 2, "[T,F]");
+      return {x[1]};
   }
   fail(l, "unhandled op");
+}
+
+// The layer `tied` names must be an earlier embedding whose width is the
+// input's: its [vocab, width] table is the weight.
+Shape tied_shape(const Model& m, int i, const std::vector<Shape>& in) {
+  const Layer& l = m.layers[i];
+  require(in.size() == 1 && !in[0].empty(), l,
+          "takes exactly one non-scalar input");
+  require(l.tied >= 0 && l.tied < i, l,
+          "tied " + std::to_string(l.tied) + " must be an earlier layer");
+  const Layer& e = m.layers[l.tied];
+  require(e.op == Op::kEmbedding, l,
+          "tied layer '" + e.name + "' is not an embedding");
+  require(e.out == in[0].back(), l,
+          "input width " + std::to_string(in[0].back()) +
+              " differs from embedding '" + e.name + "' width " +
+              std::to_string(e.out));
+  Shape y = in[0];
+  y.back() = e.vocab;
+  return y;
 }
 
 bool takes_tokens(Op op) { return op == Op::kEmbedding || op == Op::kOneHot; }
@@ -199,11 +242,26 @@ double layer_flops(const Layer& l, const std::vector<Shape>& in,
       }
       return f;
     }
+    case Op::kTiedLinear:
+      return n_out * 2.0 * in[0].back();
+    case Op::kLayerNorm:
+      return 5 * n_out;  // mean, variance, normalise, scale, shift
+    case Op::kAttention: {
+      // Projections in and out, scores and the weighted sum (2 T^2 F
+      // each), the softmax over every score (masked ones included, as
+      // engines compute them).
+      const double t = static_cast<double>(in[0][0]);
+      const double f = static_cast<double>(in[0][1]);
+      const double bias = l.bias ? 1 : 0;
+      return t * 3 * f * (2 * f + bias) + 4 * t * t * f + 3 * l.heads * t * t +
+             t * f * (2 * f + bias);
+    }
     case Op::kFlatten:
     case Op::kConcat:
     case Op::kEmbedding:
     case Op::kOneHot:
     case Op::kZeroPadShortcut:
+    case Op::kSeqFirst:
       return 0;
     default:
       return n_out;  // elementwise
@@ -229,6 +287,14 @@ int64_t layer_params(const Layer& l, const std::vector<Shape>& in) {
       return 2 * in[0][0];  // scale and shift; running stats are buffers
     case Op::kEmbedding:
       return l.vocab * l.out;
+    case Op::kLayerNorm:
+      return 2 * in[0].back();
+    case Op::kPositions:
+      return l.vocab * in[0][1];
+    case Op::kAttention: {
+      const int64_t f = in[0][1];
+      return 4 * f * f + (l.bias ? 4 * f : 0);
+    }
     case Op::kLstm: {
       const int64_t dirs = l.bidirectional ? 2 : 1, h = l.out;
       int64_t n = 0, width = in[0][1];
@@ -268,7 +334,8 @@ std::vector<Shape> infer_shapes(const Model& m) {
       require(l.vocab == m.input.vocab, l,
               "vocab " + std::to_string(l.vocab) +
                   " differs from input vocab " + std::to_string(m.input.vocab));
-    shapes.push_back(infer_one(l, in));
+    shapes.push_back(l.op == Op::kTiedLinear ? tied_shape(m, i, in)
+                                             : infer_one(l, in));
   }
   return shapes;
 }
@@ -290,11 +357,13 @@ Cost analyze(const Model& m) {
     const double flops = layer_flops(m.layers[i], in, shapes[i]);
     c.params += params;
     c.forward_flops += flops;
-    // Backward: a weight gradient where there are weights, an input
-    // gradient where something upstream needs it; each about a forward.
+    // Backward: a weight gradient where there are weights (a tied layer's
+    // are its embedding's), an input gradient where something upstream
+    // needs it; each about a forward.
+    const bool weights = params > 0 || m.layers[i].op == Op::kTiedLinear;
     c.train_flops +=
-        flops * (1 + (params > 0 ? 1 : 0) + (input_needs_grad ? 1 : 0));
-    needs_grad[i] = params > 0 || input_needs_grad;
+        flops * (1 + (weights ? 1 : 0) + (input_needs_grad ? 1 : 0));
+    needs_grad[i] = weights || input_needs_grad;
     c.activation_floats += static_cast<double>(numel(shapes[i]));
   }
   return c;

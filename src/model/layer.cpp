@@ -39,6 +39,12 @@ const std::vector<OpInfo>& op_table() {
       {Op::kLstm,
        "lstm",
        {"out", "num_layers", "bidirectional", "sequences", "lstm_biases"}},
+      {Op::kLayerNorm, "layer_norm", {"eps"}},
+      {Op::kGelu, "gelu", {"approximate"}},
+      {Op::kPositions, "positions", {"vocab"}},
+      {Op::kAttention, "attention", {"heads", "causal", "bias"}},
+      {Op::kTiedLinear, "tied_linear", {"tied"}},
+      {Op::kSeqFirst, "seq_first", {}},
   };
   return table;
 }

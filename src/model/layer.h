@@ -31,6 +31,16 @@ enum class Op {
   kEmbedding,        // token ids [T] -> [T,out]
   kOneHot,           // token ids [T] -> [T,vocab] floats
   kLstm,             // [T,F] -> [T,dirs*out] or [dirs*out]
+  // Transformers (docs/models.md):
+  kLayerNorm,   // over the last dim, with a scale and a shift
+  kGelu,        // x * Phi(x); `approximate`: GPT-2's tanh form
+  kPositions,   // [T,F] + a learned [vocab,F] table's first T rows
+  kAttention,   // [T,F] -> [T,F]: multi-head self-attention, projections
+                // in (q, k, v: one [3F,F]) and out ([F,F]); `causal` masks
+                // each position's view of later ones
+  kTiedLinear,  // last dim -> the embedding layer `tied`'s vocab, its
+                // table as the weight (GPT-2's tied output), no bias
+  kSeqFirst,    // [T,F] -> [F]: the first position (BERT's [CLS])
 };
 
 // How many bias vectors an LSTM gate carries: Keras and TensorFlow use one,
@@ -61,6 +71,10 @@ struct Layer {
   double momentum = 0.1;
   int64_t size = 5;  // lrn window
   double alpha = 1e-4, beta = 0.75, k = 1.0;
+  int64_t heads = 1;         // attention
+  bool causal = false;       // attention
+  bool approximate = false;  // gelu: the tanh approximation
+  int64_t tied = -1;         // tied_linear: the embedding layer's index
 };
 
 std::string_view op_name(Op op);

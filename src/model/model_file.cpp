@@ -37,6 +37,10 @@ void put_attr(json& j, const Layer& l, std::string_view key) {
   if (key == "alpha") j[k] = l.alpha;
   if (key == "beta") j[k] = l.beta;
   if (key == "k") j[k] = l.k;
+  if (key == "heads") j[k] = l.heads;
+  if (key == "causal") j[k] = l.causal;
+  if (key == "approximate") j[k] = l.approximate;
+  if (key == "tied") j[k] = l.tied;
 }
 
 // Reads attribute `key` from `v` into layer `l`; nlohmann throws on a type
@@ -61,6 +65,10 @@ void get_attr(const json& v, Layer& l, std::string_view key) {
   if (key == "alpha") l.alpha = v.get<double>();
   if (key == "beta") l.beta = v.get<double>();
   if (key == "k") l.k = v.get<double>();
+  if (key == "heads") l.heads = v.get<int64_t>();
+  if (key == "causal") l.causal = v.get<bool>();
+  if (key == "approximate") l.approximate = v.get<bool>();
+  if (key == "tied") l.tied = v.get<int64_t>();
 }
 
 json layer_json(const Layer& l) {

@@ -59,6 +59,25 @@ void layer_specs(std::vector<ParamSpec>& out, const Layer& l, int i,
     case Op::kLstm:
       lstm_specs(out, l, i, in[1]);
       return;
+    case Op::kLayerNorm:
+      add(out, l.name + ".weight", i, {in.back()}, Init::kOnes, 1);
+      add(out, l.name + ".bias", i, {in.back()}, Init::kZeros, 1);
+      return;
+    case Op::kPositions:
+      add(out, l.name + ".weight", i, {l.vocab, in[1]}, Init::kNormal, 1);
+      return;
+    case Op::kAttention: {
+      // q, k and v in one [3F, F] projection (rows: q, then k, then v),
+      // as GPT-2's c_attn; heads are consecutive column blocks of F/heads.
+      const int64_t f = in[1];
+      add(out, l.name + ".in_weight", i, {3 * f, f}, Init::kUniformFanIn, f);
+      if (l.bias)
+        add(out, l.name + ".in_bias", i, {3 * f}, Init::kUniformFanIn, f);
+      add(out, l.name + ".out_weight", i, {f, f}, Init::kUniformFanIn, f);
+      if (l.bias)
+        add(out, l.name + ".out_bias", i, {f}, Init::kUniformFanIn, f);
+      return;
+    }
     default:
       return;
   }

@@ -71,6 +71,25 @@ inline const std::map<std::string, ZooExpected>& zoo_expected() {
       {"lstm-ptb-64", {6'180'624, {64, 10000}}},
       // 288 + 64 (BN) + 18,432 + 128 (BN) + 3136*128+128 + 128*10+10.
       {"fmnist-cnn", {421'738, {10}}},
+      // GPT-2 small as published (Hugging Face's gpt2, tied output):
+      // wte 50257*768 = 38,597,376; wpe 1024*768 = 786,432; per block
+      // ln_1 1,536 + attn (768*2304+2304) + (768*768+768) = 2,362,368 +
+      // ln_2 1,536 + c_fc 768*3072+3072 = 2,362,368 + c_proj 3072*768+768
+      // = 2,360,064, i.e. 7,087,872, times 12; ln_f 1,536.
+      {"gpt2-small", {124'439'808, {128, 50257}}},
+      // 512*64 + 64*64 + 2 x (128 + 4*64*64+4*64 + 128 + 64*256+256 +
+      // 256*64+64) + 128.
+      {"gpt2-tiny", {136'960, {32, 512}}},
+      // BertModel as published, 109,482,240 (embeddings 30522*768 +
+      // 512*768 + 2*768 token types + 1,536 layer norm; 12 blocks of
+      // 7,087,872 as GPT-2's, norms placed after; pooler 768*768+768),
+      // less the 1,536 token-type parameters (one segment), plus the
+      // classifier 768*2+2.
+      {"bert-base", {109'482'242, {2}}},
+      {"bert-base-384", {109'482'242, {2}}},
+      // 512*64 + 64*64 + 128 + 2 x 49,984 (as gpt2-tiny's blocks) + pooler
+      // 64*64+64 + classifier 64*2+2.
+      {"bert-tiny", {141'250, {2}}},
   };
   return table;
 }

@@ -25,10 +25,17 @@ INSTANTIATE_TEST_SUITE_P(Ops, GradientCheck, ::testing::ValuesIn(probes()),
                          [](const ::testing::TestParamInfo<Probe>& info) {
                            return info.param.name;
                          });
+INSTANTIATE_TEST_SUITE_P(Transformer, GradientCheck,
+                         ::testing::ValuesIn(transformer_probes()),
+                         [](const ::testing::TestParamInfo<Probe>& info) {
+                           return info.param.name;
+                         });
 
 TEST(GradientCheck, ProbesCoverEveryOpButDropout) {
   std::set<model::Op> seen;
   for (const auto& p : probes())
+    for (const auto& l : p.model.layers) seen.insert(l.op);
+  for (const auto& p : transformer_probes())
     for (const auto& l : p.model.layers) seen.insert(l.op);
   for (model::Op op : model::all_ops()) {
     if (op == model::Op::kDropout) continue;

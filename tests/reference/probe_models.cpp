@@ -153,6 +153,63 @@ std::vector<Probe> sequence_probes() {
 
 }  // namespace
 
+std::vector<Probe> transformer_probes() {
+  return {
+      {"layer_norm",
+       float_model({3, 4},
+                   [](Builder& b) {
+                     b.linear(b.seq_mean(b.layer_norm(b.linear(-1, 5))), 3);
+                   }),
+       2},
+      {"gelu_erf",
+       float_model({6},
+                   [](Builder& b) { b.linear(b.gelu(b.linear(-1, 5)), 3); }),
+       2},
+      {"gelu_tanh",
+       float_model(
+           {6}, [](Builder& b) { b.linear(b.gelu(b.linear(-1, 5), true), 3); }),
+       2},
+      {"positions",
+       token_model(4, 6,
+                   [](Builder& b) {
+                     b.linear(b.seq_mean(b.positions(b.embedding(-1, 6, 3), 5)),
+                              3);
+                   }),
+       2},
+      {"attention_2heads",
+       float_model({4, 4},
+                   [](Builder& b) {
+                     b.linear(b.seq_mean(b.attention(-1, 2, false)), 3);
+                   }),
+       2},
+      {"attention_causal_no_bias",
+       float_model({4, 6},
+                   [](Builder& b) {
+                     b.linear(b.seq_mean(b.no_bias().attention(-1, 3, true)),
+                              3);
+                   }),
+       2},
+      {"seq_first",
+       float_model(
+           {3, 4},
+           [](Builder& b) { b.linear(b.seq_first(b.linear(-1, 5)), 3); }),
+       2},
+      // A GPT-2 block between tied embeddings: a logit per position.
+      {"gpt_block_tied",
+       token_model(4, 6,
+                   [](Builder& b) {
+                     const int e = b.embedding(-1, 6, 4);
+                     const int p = b.positions(e, 4);
+                     const int r =
+                         b.add_(p, b.attention(b.layer_norm(p), 2, true));
+                     const int m = b.linear(
+                         b.gelu(b.linear(b.layer_norm(r), 8), true), 4);
+                     b.tied_linear(b.layer_norm(b.add_(r, m)), e);
+                   }),
+       2},
+  };
+}
+
 std::vector<Probe> probes() {
   std::vector<Probe> all = image_probes();
   for (auto& p : vector_probes()) all.push_back(std::move(p));

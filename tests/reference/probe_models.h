@@ -28,7 +28,10 @@ model::Model token_model(int64_t steps, int64_t vocab,
 // A parameter-free op given by its enum (tanh, softmax have no builder call).
 int simple(model::zoo::Builder& b, int x, model::Op op);
 
-// Every probe: one or more per op the description supports.
+// Every probe of the CNN and LSTM ops: one or more per op.
 std::vector<Probe> probes();
+// The transformer ops' probes (layer norm, GELU, positions, attention,
+// the first position, tied embeddings).
+std::vector<Probe> transformer_probes();
 
 }  // namespace nnbench::engines::reference::testing

@@ -138,5 +138,13 @@ TEST(TorchAgreement, EveryOpProbe) {
   }
 }
 
+TEST(TorchAgreement, EveryTransformerOpProbe) {
+  if (!torch_built()) GTEST_SKIP() << "built without LibTorch";
+  for (const auto& p : transformer_probes()) {
+    SCOPED_TRACE(p.name);
+    expect_agreement(p.model, p.batch);
+  }
+}
+
 }  // namespace
 }  // namespace nnbench::engines::reference::testing

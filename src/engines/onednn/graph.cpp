@@ -135,12 +135,28 @@ std::vector<int> fuse_relus(const model::Model& m, Net& net,
 
 }  // namespace
 
+bool implemented(Op op) {
+  switch (op) {
+    case Op::kLayerNorm:
+    case Op::kGelu:
+    case Op::kPositions:
+    case Op::kAttention:
+    case Op::kTiedLinear:
+    case Op::kSeqFirst:
+      return false;
+    default:
+      return true;
+  }
+}
+
 void check_supported(const model::Model& m) {
   const auto shapes = model::infer_shapes(m);
   for (int i = 0; i < static_cast<int>(m.layers.size()); ++i) {
     const model::Layer& l = m.layers[i];
     const int first = model::layer_inputs(m, i)[0];
     const model::Shape& in = first < 0 ? m.input.shape : shapes[first];
+    if (!implemented(l.op))
+      unimplemented(l, "not implemented by the oneDNN backend");
     switch (l.op) {
       case Op::kLinear:
         if (in.size() > 2)

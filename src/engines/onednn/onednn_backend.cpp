@@ -72,6 +72,10 @@ class OnednnBackend : public backend::Backend {
     // The gaps check_supported finds from attributes alone; those that
     // depend on shapes (linear on more than [T, F], average pooling in ceil
     // mode with padding) are found by compile.
+    if (!implemented(l.op))
+      return backend::Support::no("layer '" + l.name + "' (" +
+                                  std::string(model::op_name(l.op)) +
+                                  "): not implemented by the oneDNN backend");
     if (l.op == model::Op::kLrn && l.size % 2 == 0)
       return backend::Support::no("layer '" + l.name + "' (lrn): even size " +
                                   std::to_string(l.size));

@@ -8,6 +8,7 @@
 
 #include "engines/reference/ops/lstm_stack.h"
 #include "engines/reference/ops/norm.h"
+#include "engines/reference/ops/transformer.h"
 #include "engines/reference/tensor.h"
 #include "model/layer.h"
 
@@ -21,7 +22,18 @@ struct LayerState {
   std::vector<int64_t> argmax;  // max pooling
   ops::BatchNormState<T> norm;
   ops::LstmStackState<T> lstm;
+  ops::LayerNormState<T> layer_norm;
+  ops::AttentionState<T> attention;
 };
+
+// An attention layer's projections from its parameters (canonical order:
+// in weight, in bias, out weight, out bias; no biases without `bias`).
+template <typename T>
+ops::AttentionParams<T> attention_params(const model::Layer& l,
+                                         std::span<Tensor<T>> p) {
+  if (l.bias) return {p[0], &p[1], p[2], &p[3]};
+  return {p[0], nullptr, p[1], nullptr};
+}
 
 template <typename T>
 struct LayerArgs {

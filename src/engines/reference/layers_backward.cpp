@@ -6,6 +6,7 @@
 #include "engines/reference/ops/dense.h"
 #include "engines/reference/ops/pool.h"
 #include "engines/reference/ops/shape_ops.h"
+#include "engines/reference/ops/transformer.h"
 #include "util/error.h"
 
 namespace nnbench::engines::reference {
@@ -41,6 +42,21 @@ void backward_with_params(LayerArgs<T>& a) {
     case Op::kLstm:
       return ops::lstm_stack_backward<T>(l, *a.in[0], a.params, a.grads,
                                          a.state->lstm, dy, dx);
+    case Op::kLayerNorm:
+      return ops::layer_norm_backward(a.params[0], a.state->layer_norm, dy, dx,
+                                      a.grads[0], a.grads[1]);
+    case Op::kPositions:
+      return ops::positions_backward(dy, dx, a.grads[0]);
+    case Op::kAttention: {
+      const bool b = l.bias;
+      return ops::attention_backward(
+          *a.in[0], attention_params(l, a.params), l.heads, a.state->attention,
+          dy, dx, a.grads[0], b ? &a.grads[1] : nullptr, a.grads[b ? 2 : 1],
+          b ? &a.grads[3] : nullptr);
+    }
+    case Op::kTiedLinear:  // adds into the embedding's gradient
+      return ops::linear_backward(*a.in[0], a.params[0], dy, dx, a.grads[0],
+                                  static_cast<Tensor<T>*>(nullptr));
     default:
       throw Error("reference backend: no backward for op " +
                   std::string(model::op_name(l.op)));
@@ -85,6 +101,10 @@ void backward_stateless(LayerArgs<T>& a, Tensor<T>& dx) {
       return ops::accumulate(dy, dx);
     case Op::kZeroPadShortcut:
       return ops::zero_pad_shortcut_backward(dy, l.stride[0], l.stride[1], dx);
+    case Op::kGelu:
+      return ops::gelu_backward(x, l.approximate, dy, dx);
+    case Op::kSeqFirst:
+      return ops::seq_first_backward(dy, x.dim(1), dx);
     default:
       throw Error("reference backend: no backward for op " +
                   std::string(model::op_name(l.op)));
@@ -93,7 +113,8 @@ void backward_stateless(LayerArgs<T>& a, Tensor<T>& dx) {
 
 bool has_params(Op op) {
   return op == Op::kLinear || op == Op::kConv2d || op == Op::kBatchNorm ||
-         op == Op::kEmbedding || op == Op::kLstm;
+         op == Op::kEmbedding || op == Op::kLstm || op == Op::kLayerNorm ||
+         op == Op::kPositions || op == Op::kAttention || op == Op::kTiedLinear;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "engines/reference/ops/dense.h"
 #include "engines/reference/ops/pool.h"
 #include "engines/reference/ops/shape_ops.h"
+#include "engines/reference/ops/transformer.h"
 #include "util/error.h"
 
 namespace nnbench::engines::reference {
@@ -96,6 +97,21 @@ void forward_layer(LayerArgs<T>& a) {
                                             y);
     case Op::kLstm:
       return ops::lstm_stack_forward<T>(l, x, a.params, a.state->lstm, y);
+    case Op::kLayerNorm:
+      return ops::layer_norm_forward(x, a.params[0], a.params[1], l.eps,
+                                     a.state->layer_norm, y);
+    case Op::kGelu:
+      return ops::gelu_forward(x, l.approximate, y);
+    case Op::kPositions:
+      return ops::positions_forward(x, a.params[0], y);
+    case Op::kAttention:
+      return ops::attention_forward(x, attention_params(l, a.params), l.heads,
+                                    l.causal, a.state->attention, y);
+    case Op::kTiedLinear:  // the embedding's table (Network::args)
+      return ops::linear_forward(x, a.params[0],
+                                 static_cast<const Tensor<T>*>(nullptr), y);
+    case Op::kSeqFirst:
+      return ops::seq_first_forward(x, y);
     default:
       return forward_spatial(a, batched(x.dim(0), a.out_shape));
   }

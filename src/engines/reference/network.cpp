@@ -66,8 +66,10 @@ LayerArgs<T> Network<T>::args(int i, bool train) {
       a.in.push_back(&batch_->x);
   }
   a.out = &outs_[i];
-  a.params = {params_.data() + first_param_[i], param_count_[i]};
-  a.grads = {grads_.data() + first_param_[i], param_count_[i]};
+  // A tied layer's weight is its embedding's table, and so is its gradient.
+  const int owner = a.layer->op == model::Op::kTiedLinear ? a.layer->tied : i;
+  a.params = {params_.data() + first_param_[owner], param_count_[owner]};
+  a.grads = {grads_.data() + first_param_[owner], param_count_[owner]};
   a.state = &states_[i];
   a.train = train;
   a.rng = &rng_;

@@ -1,5 +1,8 @@
 #include "engines/torch/network.h"
 
+#include <cmath>
+#include <limits>
+
 #include "backend/backend.h"
 #include "model/analysis.h"
 #include "model/params.h"
@@ -18,6 +21,54 @@ std::string module_name(const Layer& l, size_t i) {
     if (c == '.') c = '_';  // torch reserves '.' for nesting
   return std::to_string(i) + "_" + n;
 }
+
+// Multi-head self-attention as the description defines it (oracle:
+// engines/reference/ops/transformer.h), its parameters under their
+// canonical names: q, k and v from one [3F, F] projection, heads side by
+// side in column blocks.
+struct AttentionImpl : torch::nn::Module {
+  AttentionImpl(int64_t f, int64_t heads, bool causal, bool bias)
+      : heads(heads), causal(causal) {
+    in_weight = register_parameter("in_weight", torch::empty({3 * f, f}));
+    if (bias) in_bias = register_parameter("in_bias", torch::empty({3 * f}));
+    out_weight = register_parameter("out_weight", torch::empty({f, f}));
+    if (bias) out_bias = register_parameter("out_bias", torch::empty({f}));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    const int64_t n = x.size(0), t = x.size(1), f = x.size(2), d = f / heads;
+    const auto qkv = F::linear(x, in_weight, in_bias).chunk(3, -1);
+    const auto split = [&](const torch::Tensor& y) {
+      return y.reshape({n, t, heads, d}).transpose(1, 2);  // [N, H, T, D]
+    };
+    auto scores =
+        torch::matmul(split(qkv[0]), split(qkv[1]).transpose(-2, -1)) /
+        std::sqrt(static_cast<double>(d));
+    if (causal)
+      scores = scores.masked_fill(
+          torch::ones({t, t}, torch::kBool).triu(1).to(x.device()),
+          -std::numeric_limits<float>::infinity());
+    const auto ctx = torch::matmul(torch::softmax(scores, -1), split(qkv[2]))
+                         .transpose(1, 2)
+                         .reshape({n, t, f});
+    return F::linear(ctx, out_weight, out_bias);
+  }
+  int64_t heads;
+  bool causal;
+  torch::Tensor in_weight, in_bias, out_weight, out_bias;
+};
+TORCH_MODULE(Attention);
+
+// A learned table of positions, its first T rows added to [N, T, F].
+struct PositionsImpl : torch::nn::Module {
+  PositionsImpl(int64_t positions, int64_t f) {
+    weight = register_parameter("weight", torch::empty({positions, f}));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    return x + weight.slice(0, 0, x.size(1));
+  }
+  torch::Tensor weight;
+};
+TORCH_MODULE(Positions);
 
 torch::nn::AnyModule make_module(const Layer& l, const model::Shape& in) {
   switch (l.op) {
@@ -42,6 +93,13 @@ torch::nn::AnyModule make_module(const Layer& l, const model::Shape& in) {
       return torch::nn::AnyModule(torch::nn::Dropout(l.p));
     case Op::kEmbedding:
       return torch::nn::AnyModule(torch::nn::Embedding(l.vocab, l.out));
+    case Op::kLayerNorm:
+      return torch::nn::AnyModule(torch::nn::LayerNorm(
+          torch::nn::LayerNormOptions({in.back()}).eps(l.eps)));
+    case Op::kPositions:
+      return torch::nn::AnyModule(Positions(l.vocab, in[1]));
+    case Op::kAttention:
+      return torch::nn::AnyModule(Attention(in[1], l.heads, l.causal, l.bias));
     default:
       return {};
   }
@@ -94,7 +152,8 @@ namespace {
 
 // PyTorch's name for a canonical parameter suffix of a layer.
 std::string torch_name(const std::string& suffix) {
-  if (suffix == "weight" || suffix == "bias") return suffix;
+  // weight, bias, and attention's in_weight ... as they are.
+  if (suffix.find('.') == std::string::npos) return suffix;
   // l<k>[_reverse].w_ih -> weight_ih_l<k>[_reverse]
   const auto dot = suffix.find('.');
   const std::string where = suffix.substr(1, dot - 1),
@@ -234,6 +293,12 @@ torch::Tensor NetworkImpl::run_layer(size_t i,
       return torch::one_hot(x, l.vocab).to(torch::kFloat32);
     case Op::kLstm:
       return lstm_forward(i, x);
+    case Op::kGelu:
+      return torch::gelu(x, l.approximate ? "tanh" : "none");
+    case Op::kTiedLinear:  // the embedding's table, shared
+      return F::linear(x, modules_[l.tied].get<torch::nn::Embedding>()->weight);
+    case Op::kSeqFirst:
+      return x.select(1, 0);
     default:
       return modules_[i].forward(x);
   }

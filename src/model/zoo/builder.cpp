@@ -129,6 +129,42 @@ int Builder::one_hot(int x, int64_t vocab) {
 
 int Builder::seq_mean(int x) { return add(simple(Op::kSeqMean), {x}); }
 
+int Builder::layer_norm(int x, double eps, const std::string& name) {
+  Layer l = simple(Op::kLayerNorm);
+  l.eps = eps;
+  return add(l, {x}, name);
+}
+
+int Builder::gelu(int x, bool approximate) {
+  Layer l = simple(Op::kGelu);
+  l.approximate = approximate;
+  return add(l, {x});
+}
+
+int Builder::positions(int x, int64_t max_positions, const std::string& name) {
+  Layer l = simple(Op::kPositions);
+  l.vocab = max_positions;
+  return add(l, {x}, name);
+}
+
+int Builder::attention(int x, int64_t heads, bool causal,
+                       const std::string& name) {
+  Layer l = simple(Op::kAttention);
+  l.heads = heads;
+  l.causal = causal;
+  l.bias = bias_;
+  bias_ = true;
+  return add(l, {x}, name);
+}
+
+int Builder::tied_linear(int x, int embedding, const std::string& name) {
+  Layer l = simple(Op::kTiedLinear);
+  l.tied = embedding;
+  return add(l, {x}, name);
+}
+
+int Builder::seq_first(int x) { return add(simple(Op::kSeqFirst), {x}); }
+
 int Builder::lstm(int x, int64_t hidden, LstmOptions o,
                   const std::string& name) {
   Layer l = simple(Op::kLstm);

@@ -50,6 +50,15 @@ class Builder {
   int seq_mean(int x);
   int lstm(int x, int64_t hidden, LstmOptions o = {},
            const std::string& name = "");
+  // Transformers.
+  int layer_norm(int x, double eps = 1e-5, const std::string& name = "");
+  int gelu(int x, bool approximate = false);
+  int positions(int x, int64_t max_positions, const std::string& name = "");
+  // The next attention has biases unless no_bias() was called.
+  int attention(int x, int64_t heads, bool causal,
+                const std::string& name = "");
+  int tied_linear(int x, int embedding, const std::string& name = "");
+  int seq_first(int x);
 
   // The next conv / linear gets these settings, then they reset.
   Builder& no_bias() {

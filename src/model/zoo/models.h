@@ -11,6 +11,7 @@ inline constexpr char kStudyCloudGpu[] = "cloud-gpu-2017";
 inline constexpr char kStudyDlbench[] = "dlbench";
 inline constexpr char kStudyCpuVsGpu[] = "cpu-vs-gpu-2017";
 inline constexpr char kStudyNnbench[] = "nnbench-recipe";
+inline constexpr char kStudyTransformers[] = "transformers";
 
 // fcn.cpp
 Model fcn_s();
@@ -38,5 +39,10 @@ Model imdb_bilstm();
 Model lstm_text_gen();
 // lstm_lm.cpp
 Model lstm_ptb(int64_t seq_len);
+// transformers.cpp
+Model gpt2_small();
+Model gpt2_tiny();
+Model bert_base(int64_t sequence);
+Model bert_tiny();
 
 }  // namespace nnbench::model::zoo

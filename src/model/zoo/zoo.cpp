@@ -26,6 +26,11 @@ const std::vector<Entry>& entries() {
       {"imdb-bilstm", imdb_bilstm},
       {"lstm-text-gen", lstm_text_gen},
       {"fmnist-cnn", fmnist_cnn},
+      {"gpt2-small", gpt2_small},
+      {"gpt2-tiny", gpt2_tiny},
+      {"bert-base", [] { return bert_base(128); }},
+      {"bert-base-384", [] { return bert_base(384); }},
+      {"bert-tiny", bert_tiny},
   };
   return all;
 }
