@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/failures.h"
 #include "host/host.h"
 #include "model/model.h"
 #include "model/params.h"
@@ -66,39 +67,6 @@ struct Shapes {
                                        // train_batch (which infers too)
   static Shapes train(int64_t batch) { return {batch, {}}; }
   static Shapes infer(int64_t batch) { return {0, {batch}}; }
-};
-
-// Capability gaps and failures a backend reports by throwing; the harness
-// turns each into a result state and the suite goes on.
-class Unimplemented : public std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-class OutOfMemory : public std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-// A backend whose work runs in another process (a framework worker): the
-// process died (state crashed) or stopped answering (state timeout).
-class ProcessDied : public std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-class ProcessHung : public std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-// Numbers a run cannot be trusted with: a non-finite weight, output or
-// loss, a negative running variance. The run is failed, naming the tensor
-// (not an nnbench::Error: the file or settings were well-formed, the
-// values are not).
-class BadValues : public std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-// Throws BadValues naming `what` and the first non-finite element of `p`.
-// Once per tensor, never inside a timed step.
-void check_finite(const std::string& what, const float* p, size_t n);
-// The engine cannot run on this machine at all (Description::unavailable:
-// its environment is not set up, or it cannot be installed here): state
-// not_run in a suite, a usage error (exit 2) where a command names it.
-class Unavailable : public Error {
-  using Error::Error;
 };
 
 // What a backend can do beyond running layers: each is a method of

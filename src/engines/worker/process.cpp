@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "backend/backend.h"
+#include "backend/failures.h"
 #include "engines/worker/contract.h"
 #include "engines/worker/zygote.h"
 #include "util/atomic_file.h"
