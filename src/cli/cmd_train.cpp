@@ -12,9 +12,9 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
-#include "cli/train_report.h"
 #include "machine/instance.h"
 #include "machine/threads.h"
+#include "reporters/training.h"
 #include "results/kinds.h"
 #include "results/limits.h"
 #include "scenarios/scenario.h"
@@ -153,6 +153,16 @@ int train_command(TrainArgs& a) {
   fmt::print(stderr, "nnbench: {} ({} train, {} test) loaded in {:.2f} s\n",
              d.name, d.train.size, d.test.size, load_seconds);
   std::vector<train::TrainRun> runs;
+  // Each run's epochs as it ends, the summary and --out's file at the end.
+  const reporters::TrainingSetup setup{&task, &d, load_seconds, a.options,
+                                       price};
+  reporters::TrainingConsole console(setup);
+  std::optional<reporters::TrainingFile> file;
+  if (!a.out.empty()) file.emplace(a.out, setup);
+  results::Reporters report;
+  report.add(&console);
+  report.add(file ? &*file : nullptr);
+  report.begin(report_context(env, machine::Peak{}));
   const auto training = scenarios::make_scenario("training");
   scenarios::Context ctx;
   ctx.dataset = &d;  // loaded once for every seed
@@ -164,7 +174,9 @@ int train_command(TrainArgs& a) {
     // Through the training scenario, as a suite runs it.
     auto rec = training->run(*b, training_case(a, o), ctx);
     runs.push_back(results::as<train::TrainRun>(*rec));
-    print_run(runs.back(), o);
+    results::Entry entry;
+    entry.record = rec.get();
+    report.record(entry);
     if (!runs.back().validity.valid() && o.on_contention == "fail") {
       fmt::print(stderr,
                  "nnbench: stopping after seed {} (--on-contention fail)\n",
@@ -172,13 +184,7 @@ int train_command(TrainArgs& a) {
       break;
     }
   }
-  const auto agg = train::aggregate(runs);
-  print_summary(runs, agg, price, a.options);
-  if (!a.out.empty())
-    util::write_file_atomically(a.out, train_report(task, d, load_seconds, env,
-                                                    runs, agg, price, a.options)
-                                               .dump(2) +
-                                           "\n");
+  report.end({});
   write_exports(a, task, d, runs, price);
   // Parameters the trainer could not write: the results above stand and
   // are written, the lost file is exit 3, as --out's would be.

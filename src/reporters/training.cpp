@@ -1,13 +1,15 @@
-#include "cli/train_report.h"
+#include "reporters/training.h"
 
 #include <fmt/core.h>
 
 #include <cmath>
 
+#include "results/kinds.h"
 #include "results/result.h"
+#include "util/atomic_file.h"
 #include "util/text_table.h"
 
-namespace nnbench::cli {
+namespace nnbench::reporters {
 namespace {
 
 std::string pct(double x) { return fmt::format("{:.2f}", x * 100); }
@@ -48,8 +50,6 @@ nlohmann::json task_json(const train::Task& t) {
           {"epochs", t.epochs},
           {"augment", t.augment}};
 }
-
-}  // namespace
 
 void print_run(const train::TrainRun& r, const train::TrainOptions& o) {
   fmt::print("{} on {} (seed {}): {}{}\n", r.task, r.backend, r.seed,
@@ -118,7 +118,7 @@ void print_summary(const std::vector<train::TrainRun>& runs,
 
 nlohmann::json train_report(const train::Task& task, const data::Dataset& d,
                             double load_seconds,
-                            const machine::Environment& env,
+                            const nlohmann::json& environment,
                             const std::vector<train::TrainRun>& runs,
                             const train::Aggregate& agg,
                             const std::optional<cost::Price>& price,
@@ -129,7 +129,7 @@ nlohmann::json train_report(const train::Task& task, const data::Dataset& d,
       {"schema_version", results::kSchemaVersion},
       {"kind", "train"},
       {"created_utc", results::utc_now_iso8601()},
-      {"environment", machine::to_json(env)},
+      {"environment", environment},
       {"task", task_json(task)},
       {"dataset",
        {{"name", d.name},
@@ -164,4 +164,30 @@ nlohmann::json train_report(const train::Task& task, const data::Dataset& d,
   return out;
 }
 
-}  // namespace nnbench::cli
+}  // namespace
+
+void TrainingConsole::record(const results::Entry& e) {
+  runs_.push_back(results::as<train::TrainRun>(*e.record));
+  print_run(runs_.back(), setup_.options);
+}
+
+void TrainingConsole::end(const results::Ending&) {
+  if (!runs_.empty())
+    print_summary(runs_, train::aggregate(runs_), setup_.price, setup_.options);
+}
+
+void TrainingFile::record(const results::Entry& e) {
+  runs_.push_back(results::as<train::TrainRun>(*e.record));
+}
+
+void TrainingFile::end(const results::Ending&) {
+  if (runs_.empty()) return;
+  util::write_file_atomically(
+      path_, train_report(*setup_.task, *setup_.dataset, setup_.load_seconds,
+                          environment_, runs_, train::aggregate(runs_),
+                          setup_.price, setup_.options)
+                     .dump(2) +
+                 "\n");
+}
+
+}  // namespace nnbench::reporters
