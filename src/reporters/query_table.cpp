@@ -18,8 +18,8 @@ std::string ms(double s) {
 
 std::string inference_table(const std::vector<results::InferenceRun>& runs) {
   util::Table t({"model", "backend", "scenario", "copies x threads", "state",
-           "LoadGen", "p-latency ms", "95% interval ms", "samples/s",
-           "accuracy", "$ per 10k", "validity"});
+                 "LoadGen", "p-latency ms", "95% interval ms", "samples/s",
+                 "accuracy", "$ per 10k", "validity"});
   for (const auto& r : runs) {
     const bool failed = results::is_failure(r.state);
     const int p = static_cast<int>(std::lround(r.percentile * 100));

@@ -36,9 +36,9 @@ std::string batch_cell(const results::RunResult& r) {
 }  // namespace
 
 std::string results_table(const std::vector<results::RunResult>& runs) {
-  util::Table t({"model", "backend", "precision", "mode", "batch", "threads", "state",
-           "validity", "median ms", "median CI ms (coverage)", "cv %", "n",
-           "samples/s", "GFLOP/s", "% peak"});
+  util::Table t({"model", "backend", "precision", "mode", "batch", "threads",
+                 "state", "validity", "median ms", "median CI ms (coverage)",
+                 "cv %", "n", "samples/s", "GFLOP/s", "% peak"});
   for (const auto& r : runs) {
     std::vector<std::string> row = {
         r.model, r.backend, r.requested.options.precision,

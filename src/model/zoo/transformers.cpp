@@ -21,23 +21,35 @@ int mlp(Builder& b, int x, const Shape& s, int i, bool tanh_gelu) {
   return b.linear(b.gelu(up, tanh_gelu), s.width, block(i) + "mlp.c_proj");
 }
 
+// A model of token ids with its card; `embedding` names the token
+// embedding, which `b` adds first, to which the learned positions are
+// added: returns the positions' index.
+int embeddings(Model& m, Builder& b, const Shape& s, const std::string& name,
+               const std::string& source, const std::string& notes,
+               const std::string& embedding, const std::string& positions) {
+  m.name = name;
+  m.study = kStudyTransformers;
+  m.source = source;
+  m.notes = notes;
+  m.input = {{s.sequence}, DType::kInt64, s.vocab};
+  b.embedding(-1, s.vocab, s.width);
+  m.layers.back().name = embedding;
+  return b.positions(b.last(), s.positions, positions);
+}
+
 // GPT-2: token and learned position embeddings, pre-norm blocks (layer
 // norm, causal attention, residual; layer norm, MLP with GPT-2's tanh
 // GELU, residual), a final layer norm and the output tied to the token
 // embedding.
 Model gpt2(const std::string& name, const Shape& s, const std::string& notes) {
   Model m;
-  m.name = name;
-  m.study = kStudyTransformers;
-  m.source =
-      "Radford et al. 2019, Language Models are Unsupervised Multitask "
-      "Learners; layer names of Hugging Face's GPT2LMHeadModel";
-  m.notes = notes;
-  m.input = {{s.sequence}, DType::kInt64, s.vocab};
   Builder b(m);
-  const int wte = b.embedding(-1, s.vocab, s.width);
-  m.layers.back().name = "wte";
-  int x = b.positions(wte, s.positions, "wpe");
+  int x = embeddings(m, b, s, name,
+                     "Radford et al. 2019, Language Models are Unsupervised "
+                     "Multitask Learners; layer names of Hugging Face's "
+                     "GPT2LMHeadModel",
+                     notes, "wte", "wpe");
+  const int wte = 0;  // the token embedding: the first layer
   for (int i = 0; i < s.layers; ++i) {
     const int ln1 = b.layer_norm(x, 1e-5, block(i) + "ln_1");
     x = b.add_(x, b.attention(ln1, s.heads, true, block(i) + "attn"));
@@ -55,17 +67,11 @@ Model gpt2(const std::string& name, const Shape& s, const std::string& notes) {
 // head: sequence classification, the training step of a fine-tune.
 Model bert(const std::string& name, const Shape& s, const std::string& notes) {
   Model m;
-  m.name = name;
-  m.study = kStudyTransformers;
-  m.source =
-      "Devlin et al. 2019, BERT; layer names of Hugging Face's "
-      "BertForSequenceClassification";
-  m.notes = notes;
-  m.input = {{s.sequence}, DType::kInt64, s.vocab};
   Builder b(m);
-  b.embedding(-1, s.vocab, s.width);
-  m.layers.back().name = "word_embeddings";
-  const int pos = b.positions(b.last(), s.positions, "position_embeddings");
+  const int pos = embeddings(m, b, s, name,
+                             "Devlin et al. 2019, BERT; layer names of Hugging "
+                             "Face's BertForSequenceClassification",
+                             notes, "word_embeddings", "position_embeddings");
   int x = b.layer_norm(pos, 1e-12, "embeddings.LayerNorm");
   for (int i = 0; i < s.layers; ++i) {
     const int a = b.attention(x, s.heads, false, block(i) + "attention");
