@@ -90,6 +90,30 @@ int show_run(const ResultsArgs& a) {
   return kExitOk;
 }
 
+// A stored record of a kind this build cannot read (registered by another
+// build, or damaged): exported from the store's own columns, as they were
+// written.
+struct ColumnsOnly : results::Record {
+  nlohmann::json stored;
+  results::Headline figures;
+  nlohmann::json serialize() const override { return stored; }
+  results::Headline headline() const override { return figures; }
+};
+
+std::unique_ptr<results::Record> stored_record(const study::ResultRow& row) {
+  try {
+    return results::record_from_json(row.record);
+  } catch (const std::exception&) {
+    auto r = std::make_unique<ColumnsOnly>();
+    r->stored = row.record;
+    r->figures = {row.median_seconds, row.samples_per_second};
+    r->kind = row.scenario;
+    r->state = results::state_from_name(row.state);
+    if (!row.valid) r->validity.add("stored", "invalid in the results store");
+    return r;
+  }
+}
+
 int export_run(const ResultsArgs& a) {
   if (!a.out.empty()) util::check_writable(a.out);
   auto s = open(a);
@@ -114,7 +138,7 @@ int export_run(const ResultsArgs& a) {
     c.command = run.command;
     r.begin(c);
     for (const auto& row : rows) {
-      const auto record = results::record_from_json(row.record);
+      const auto record = stored_record(row);
       r.record(study::entry_of(row, *record));
     }
     results::Ending e;

@@ -284,20 +284,27 @@ study::SuiteEvents suite_events(SuiteArgs& a, const study::SuiteSpec& spec,
   return ev;
 }
 
-// The reporters a suite feeds as it goes: the tables, --out (or the file a
-// failing store chose), the store and --html.
+// The reporters a suite feeds as it goes: the store, the tables, --out (or
+// the file a failing store chose) and --html. The store comes first: when
+// it fails at the end, the file it chose is named before the results file
+// is written, and a results file that cannot be written does not keep the
+// run from being finished in the store.
 struct Feeds {
-  Feeds(SuiteArgs& a, study::Store* store, const study::SuiteEvents& ev)
+  // Wraps `ev`'s error: whoever finds the store failing (the runner reading
+  // a resumed run back, or the store's reporter), the store takes nothing
+  // more and every result goes to --out or the file chosen then.
+  Feeds(SuiteArgs& a, study::Store* store, study::SuiteEvents& ev)
       : json(a.out) {
-    if (store)
-      sqlite.emplace(*store, [this, &a, &ev](const std::string& why) {
-        ev.error(why);  // chooses a.out when none was given
-        json.set_path(a.out);
-      });
+    ev.error = [this, &a, say = ev.error](const std::string& why) {
+      say(why);  // chooses a.out when none was given
+      json.set_path(a.out);
+      if (sqlite) sqlite->give_up(why);
+    };
+    if (store) sqlite.emplace(*store, ev.error);
     if (!a.html.empty()) html.emplace(a.html);
+    all.add(sqlite ? &*sqlite : nullptr);
     all.add(&console);
     all.add(&json);
-    all.add(sqlite ? &*sqlite : nullptr);
     all.add(html ? &*html : nullptr);
   }
   Feeds(const Feeds&) = delete;
@@ -367,8 +374,8 @@ int suite_command(SuiteArgs& a, const CLI::App& app) {
   const machine::Peak peak = measure_peak(threads, &env.cpu);
   Progress progress(cases.size(), estimate(cases));
   std::string run_id;
-  const study::SuiteEvents ev = suite_events(a, spec, cases.size(), done.size(),
-                                             threads, peak, progress, run_id);
+  study::SuiteEvents ev = suite_events(a, spec, cases.size(), done.size(),
+                                       threads, peak, progress, run_id);
   // Framework workers forked from one zygote per engine and environment,
   // its import done once (engines/worker/zygote.h). Not while searching
   // for the largest batch that fits: the idle zygotes' memory would move

@@ -24,6 +24,11 @@ class Sqlite : public results::Reporter {
   void end(const results::Ending& e) override;
   // The first failure; "" none.
   const std::string& error() const { return error_; }
+  // The store failed elsewhere (reading a resumed run back): nothing more
+  // is stored. Says nothing (whoever found it did).
+  void give_up(const std::string& why) {
+    if (error_.empty()) error_ = why;
+  }
 
  private:
   template <typename F>

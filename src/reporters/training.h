@@ -51,7 +51,7 @@ class TrainingFile : public results::Reporter {
     environment_ = c.environment;
   }
   void record(const results::Entry& e) override;
-  // Written atomically, also when a signal ended the runs.
+  // Written atomically (an interrupt ends `nnbench train` before it).
   void end(const results::Ending& e) override;
 
  private:

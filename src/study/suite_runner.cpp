@@ -147,8 +147,10 @@ void run_cases(const std::vector<PlannedCase>& cases,
                const std::set<std::string>& done, const scenarios::Context& ctx,
                const SuiteRunOptions& o, Feed& f) {
   const SuiteEvents& events = f.events;
+  bool stopped = false;  // --on-contention fail: only stored cases go on
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
+    if (stopped && !done.count(c.key)) continue;
     if (done.count(c.key)) {
       const auto it = earlier.find(c.key);
       if (it == earlier.end()) continue;  // the store could not be read
@@ -174,7 +176,7 @@ void run_cases(const std::vector<PlannedCase>& cases,
     if (contended && c.c.request.contention.action ==
                          results::ContentionPolicy::Action::kFail) {
       if (events.note) events.note("stopping the suite (--on-contention fail)");
-      break;
+      stopped = true;  // the run's stored cases still reach the reporters
     }
   }
 }

@@ -94,6 +94,25 @@ TEST(TransformerOps, AttentionHeadsReadTheirOwnColumns) {
   expect_near(y.data, {s, 0.5, 0.5, s});
 }
 
+TEST(TransformerOps, AttentionTakesQueryKeyAndValueInThatOrder) {
+  // Width 1: q = x, k = 2x, v = 3x (rows of the in projection in order),
+  // x = [1, -1]. Scores q_i k_j = 2 x_i x_j: [2, -2] at position 0, [-2, 2]
+  // at 1, so each position weighs itself by p = sigmoid(4) and reads
+  // 3 (2p - 1) with its own sign. Any other order of the rows gives other
+  // numbers (v = 2x: 2 (2p' - 1)).
+  Tensor<double> x({1, 2, 1}), w_in({3, 1}), w_out({1, 1}, 1.0), y;
+  x.data = {1, -1};
+  w_in.data = {1, 2, 3};
+  ops::AttentionState<double> st;
+  const ops::AttentionParams<double> p{w_in, nullptr, w_out, nullptr};
+  const double v = 2.892082740227451;  // 3 (2 sigmoid(4) - 1)
+  ops::attention_forward(x, p, 1, false, st, y);
+  expect_near(y.data, {v, -v});
+  // Causal: position 0 reads only its own value, 3.
+  ops::attention_forward(x, p, 1, true, st, y);
+  expect_near(y.data, {3, -v});
+}
+
 TEST(TransformerOps, TiedLinearReadsTheEmbeddingTable) {
   model::Model m;
   m.name = "tied";
