@@ -275,11 +275,10 @@ results::Entry entry_of(const ResultRow& row, const results::Record& r) {
   return e;
 }
 
-std::string price_note_of(const RunRow& run) {
-  const auto c = run.options.find("cost");
-  if (c == run.options.end() || !c->is_object()) return "";
-  return c->value("price_source", std::string()) + "; relative to " +
-         c->value("baseline", std::string());
+std::string price_note_of(const nlohmann::json& cost) {
+  if (!cost.is_object()) return "";
+  return cost.value("price_source", std::string()) + "; relative to " +
+         cost.value("baseline", std::string());
 }
 
 ResultRow result_row(const results::Entry& e) {

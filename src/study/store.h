@@ -47,9 +47,13 @@ results::Entry entry_of(int index, const PlannedCase& p,
                         const results::Record& r);
 // A stored row as an entry of `r` (its record read back).
 results::Entry entry_of(const ResultRow& row, const results::Record& r);
-// "<price source>; relative to <baseline>" for a run priced when it ran;
-// "" for one that was not.
-std::string price_note_of(const RunRow& run);
+// "<price source>; relative to <baseline>" from a run's recorded `cost`
+// options ({price_source, baseline, ...}); "" for a run not priced.
+std::string price_note_of(const nlohmann::json& cost);
+inline std::string price_note_of(const RunRow& run) {
+  const auto c = run.options.find("cost");
+  return c == run.options.end() ? "" : price_note_of(*c);
+}
 // The row the store keeps for an entry (its record serialized).
 ResultRow result_row(const results::Entry& e);
 

@@ -212,9 +212,7 @@ std::string plan_hash(const std::vector<PlannedCase>& cases) {
 }
 
 std::string price_note(const CostRule& c, const cost::Instance& i) {
-  const auto j = cost_json(c, i);
-  return j.value("price_source", "") + "; relative to " +
-         j.value("baseline", "");
+  return price_note_of(cost_json(c, i));  // as the store reads it back
 }
 
 std::set<std::string> resumable(Store* store, const std::string& resume,

@@ -114,11 +114,12 @@ int Builder::zero_pad_shortcut(int x, int64_t out, int64_t stride) {
   return add(l, {x});
 }
 
-int Builder::embedding(int x, int64_t vocab, int64_t dim) {
+int Builder::embedding(int x, int64_t vocab, int64_t dim,
+                       const std::string& name) {
   Layer l = simple(Op::kEmbedding);
   l.vocab = vocab;
   l.out = dim;
-  return add(l, {x});
+  return add(l, {x}, name);
 }
 
 int Builder::one_hot(int x, int64_t vocab) {

@@ -45,7 +45,8 @@ class Builder {
   int lrn(int x, int64_t size, double alpha, double beta, double k = 1.0);
   // ResNet option A shortcut: parameter-free, so it takes no conv settings.
   int zero_pad_shortcut(int x, int64_t out, int64_t stride);
-  int embedding(int x, int64_t vocab, int64_t dim);
+  int embedding(int x, int64_t vocab, int64_t dim,
+                const std::string& name = "");
   int one_hot(int x, int64_t vocab);
   int seq_mean(int x);
   int lstm(int x, int64_t hidden, LstmOptions o = {},

@@ -21,20 +21,23 @@ int mlp(Builder& b, int x, const Shape& s, int i, bool tanh_gelu) {
   return b.linear(b.gelu(up, tanh_gelu), s.width, block(i) + "mlp.c_proj");
 }
 
-// A model of token ids with its card; `embedding` names the token
-// embedding, which `b` adds first, to which the learned positions are
-// added: returns the positions' index.
-int embeddings(Model& m, Builder& b, const Shape& s, const std::string& name,
-               const std::string& source, const std::string& notes,
-               const std::string& embedding, const std::string& positions) {
+struct Embedded {
+  int tokens, positions;  // layer indices
+};
+
+// A model of token ids with its card: the token embedding (named
+// `embedding`) and the learned positions added to it (named `positions`).
+Embedded embeddings(Model& m, Builder& b, const Shape& s,
+                    const std::string& name, const std::string& source,
+                    const std::string& notes, const std::string& embedding,
+                    const std::string& positions) {
   m.name = name;
   m.study = kStudyTransformers;
   m.source = source;
   m.notes = notes;
   m.input = {{s.sequence}, DType::kInt64, s.vocab};
-  b.embedding(-1, s.vocab, s.width);
-  m.layers.back().name = embedding;
-  return b.positions(b.last(), s.positions, positions);
+  const int tokens = b.embedding(-1, s.vocab, s.width, embedding);
+  return {tokens, b.positions(tokens, s.positions, positions)};
 }
 
 // GPT-2: token and learned position embeddings, pre-norm blocks (layer
@@ -44,19 +47,19 @@ int embeddings(Model& m, Builder& b, const Shape& s, const std::string& name,
 Model gpt2(const std::string& name, const Shape& s, const std::string& notes) {
   Model m;
   Builder b(m);
-  int x = embeddings(m, b, s, name,
-                     "Radford et al. 2019, Language Models are Unsupervised "
-                     "Multitask Learners; layer names of Hugging Face's "
-                     "GPT2LMHeadModel",
-                     notes, "wte", "wpe");
-  const int wte = 0;  // the token embedding: the first layer
+  const Embedded e = embeddings(m, b, s, name,
+                                "Radford et al. 2019, Language Models are "
+                                "Unsupervised Multitask Learners; layer names "
+                                "of Hugging Face's GPT2LMHeadModel",
+                                notes, "wte", "wpe");
+  int x = e.positions;
   for (int i = 0; i < s.layers; ++i) {
     const int ln1 = b.layer_norm(x, 1e-5, block(i) + "ln_1");
     x = b.add_(x, b.attention(ln1, s.heads, true, block(i) + "attn"));
     const int ln2 = b.layer_norm(x, 1e-5, block(i) + "ln_2");
     x = b.add_(x, mlp(b, ln2, s, i, true));
   }
-  b.tied_linear(b.layer_norm(x, 1e-5, "ln_f"), wte, "lm_head");
+  b.tied_linear(b.layer_norm(x, 1e-5, "ln_f"), e.tokens, "lm_head");
   m.loss = Loss::kSoftmaxCrossEntropy;  // the next token at every position
   return m;
 }
@@ -68,11 +71,12 @@ Model gpt2(const std::string& name, const Shape& s, const std::string& notes) {
 Model bert(const std::string& name, const Shape& s, const std::string& notes) {
   Model m;
   Builder b(m);
-  const int pos = embeddings(m, b, s, name,
-                             "Devlin et al. 2019, BERT; layer names of Hugging "
-                             "Face's BertForSequenceClassification",
-                             notes, "word_embeddings", "position_embeddings");
-  int x = b.layer_norm(pos, 1e-12, "embeddings.LayerNorm");
+  const Embedded e =
+      embeddings(m, b, s, name,
+                 "Devlin et al. 2019, BERT; layer names of "
+                 "Hugging Face's BertForSequenceClassification",
+                 notes, "word_embeddings", "position_embeddings");
+  int x = b.layer_norm(e.positions, 1e-12, "embeddings.LayerNorm");
   for (int i = 0; i < s.layers; ++i) {
     const int a = b.attention(x, s.heads, false, block(i) + "attention");
     x = b.layer_norm(b.add_(x, a), 1e-12, block(i) + "attention.LayerNorm");
