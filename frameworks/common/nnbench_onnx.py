@@ -9,9 +9,22 @@ ones, mean 0 and variance 1, unless the parameters carry others).
 LSTMs become ONNX LSTM nodes, sequence-major (transposed around): PyTorch's gate
 order i, f, g, o is moved to ONNX's i, o, f, c, and the two biases are
 ONNX's Wb and Rb (one bias: Rb is zero).
+
+The transformer ops, as the reference oracle defines them
+(src/engines/reference/ops/transformer.h): layer norm is ONNX's
+LayerNormalization (an opset-17 op); GELU is written out (ONNX's Gelu is
+opset 20), x/2 (1 + erf(x/sqrt 2)) or, `approximate`, the tanh form;
+learned positions add the table's first T rows; attention is MatMuls,
+Reshapes and Transposes around a Softmax (q, k and v are the row blocks of
+in_weight, heads consecutive blocks of F/heads, scores scaled by
+1/sqrt(F/heads), a causal mask of float32's lowest value added above the
+diagonal: exp gives 0 there, as for -inf); the tied output multiplies by
+the transpose of the embedding's own table (one initializer for both);
+seq_first gathers position 0.
 """
 from __future__ import annotations
 
+import math
 from typing import Dict, List, NoReturn
 
 import numpy as np
@@ -44,6 +57,7 @@ class Graph:
         self.nodes: List[onnx.NodeProto] = []
         self.inits: List[onnx.TensorProto] = []
         self.count = 0
+        self.tables: Dict[str, str] = {}  # embedding layer -> its table's name
 
     def name(self, base: str) -> str:
         self.count += 1
@@ -51,7 +65,8 @@ class Graph:
 
     def const(self, base: str, value: np.ndarray) -> str:
         n = self.name(base)
-        self.inits.append(numpy_helper.from_array(np.ascontiguousarray(value), n))
+        # C order, a scalar kept 0-d (ascontiguousarray makes it [1])
+        self.inits.append(numpy_helper.from_array(np.require(value, requirements="C"), n))
         return n
 
     def param(self, key: str) -> np.ndarray:
@@ -161,8 +176,9 @@ class Graph:
             y = self.node("Pad", [sub, self.const("pads", pads)])
             return y, [l["out"], -(-s[1] // st[0]), -(-s[2] // st[1])]
         if op == "embedding":
-            y = self.node("Gather", [self.const("table", self.param(f"{name}.weight")), x])
-            return y, s + [l["out"]]
+            table = self.const("table", self.param(f"{name}.weight"))
+            self.tables[name] = table
+            return self.node("Gather", [table, x]), s + [l["out"]]
         if op == "one_hot":
             y = self.node("OneHot", [x, self.const("depth", np.array(l["vocab"], np.int64)),
                                      self.const("values", np.array([0, 1], np.float32))],
@@ -170,7 +186,82 @@ class Graph:
             return y, s + [l["vocab"]]
         if op == "lstm":
             return self.lstm(l, x, s)
+        if op == "layer_norm":
+            y = self.node("LayerNormalization",
+                          [x, self.const("scale", self.param(f"{name}.weight")),
+                           self.const("bias", self.param(f"{name}.bias"))],
+                          axis=-1, epsilon=attr(l, "eps", 1e-5))
+            return y, s
+        if op == "gelu":
+            return self.gelu(x, attr(l, "approximate", False)), s
+        if op == "positions":
+            rows = self.param(f"{name}.weight")[:s[0]]  # [T, F] of [P, F]
+            return self.node("Add", [x, self.const("positions", rows)]), s
+        if op == "attention":
+            return self.attention(l, x, s), s
+        if op == "tied_linear":
+            emb = self.model["layers"][l["tied"]]
+            shared = self.tables.get(emb["name"])
+            if shared is None:
+                shared = self.const("table", self.param(f"{emb['name']}.weight"))
+            y = self.node("MatMul", [x, self.node("Transpose", [shared], perm=[1, 0])])
+            return y, s[:-1] + [emb["vocab"]]
+        if op == "seq_first":
+            return self.node("Gather", [x, self.const("first", np.array(0, np.int64))],
+                             axis=1), [s[1]]
         raise NotImplementedError(f"layer '{name}' ({op})")
+
+    def scalar(self, v: float) -> str:
+        return self.const("c", np.array(v, np.float32))
+
+    def gelu(self, x: str, approximate: bool) -> str:
+        """(x (1 + erf(x/sqrt 2))) 0.5, or GPT-2's
+        (x 0.5) (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): in the node order
+        ONNX Runtime fuses into its Gelu and FastGelu kernels."""
+        if approximate:
+            cube = self.node("Pow", [x, self.scalar(3.0)])
+            inner = self.node("Add", [x, self.node("Mul", [cube, self.scalar(0.044715)])])
+            t = self.node("Tanh", [self.node("Mul", [inner,
+                                                     self.scalar(math.sqrt(2 / math.pi))])])
+            half = self.node("Mul", [x, self.scalar(0.5)])
+            return self.node("Mul", [half, self.node("Add", [t, self.scalar(1.0)])])
+        t = self.node("Erf", [self.node("Div", [x, self.scalar(math.sqrt(2))])])
+        y = self.node("Mul", [x, self.node("Add", [t, self.scalar(1.0)])])
+        return self.node("Mul", [y, self.scalar(0.5)])
+
+    def attention(self, l: dict, x: str, s: list) -> str:
+        """Multi-head self-attention on x [N, T, F]: per head (columns
+        h*D..(h+1)*D of q, k and v, D = F/H) softmax(q k^T / sqrt(D)) v,
+        position i seeing positions <= i only when causal; the heads side
+        by side, projected out."""
+        name, (t, f) = l["name"], s
+        h = attr(l, "heads", 1)
+        d = f // h
+        bias = attr(l, "bias", True)
+        w_in = self.param(f"{name}.in_weight")  # [3F, F]: q, k, v row blocks
+        b_in = self.param(f"{name}.in_bias") if bias else None
+        split = self.const("shape", np.array([0, 0, h, d], np.int64))
+        heads = []  # q, k, v as [N, H, T, D], k as [N, H, D, T]
+        for j, perm in enumerate(([0, 2, 1, 3], [0, 2, 3, 1], [0, 2, 1, 3])):
+            y = self.node("MatMul", [x, self.const("w", w_in[j * f:(j + 1) * f].T)])
+            if b_in is not None:
+                y = self.node("Add", [y, self.const("b", b_in[j * f:(j + 1) * f])])
+            heads.append(self.node("Transpose", [self.node("Reshape", [y, split])],
+                                   perm=perm))
+        scores = self.node("Mul", [self.node("MatMul", heads[:2]),
+                                   self.scalar(1 / math.sqrt(d))])
+        if attr(l, "causal", False):
+            # float32's lowest rather than -inf: the same softmax (exp gives
+            # 0 exactly) without infinities for int8 calibration's ranges
+            mask = np.triu(np.full((t, t), np.finfo(np.float32).min, np.float32), 1)
+            scores = self.node("Add", [scores, self.const("mask", mask)])
+        ctx = self.node("MatMul", [self.node("Softmax", [scores], axis=-1), heads[2]])
+        ctx = self.node("Reshape", [self.node("Transpose", [ctx], perm=[0, 2, 1, 3]),
+                                    self.const("shape", np.array([0, 0, f], np.int64))])
+        y = self.node("MatMul", [ctx, self.const("w", self.param(f"{name}.out_weight").T)])
+        if bias:
+            y = self.node("Add", [y, self.const("b", self.param(f"{name}.out_bias"))])
+        return y
 
     def lstm(self, l: dict, x: str, s: list):
         name, h = l["name"], l["out"]

@@ -6,12 +6,16 @@ runs nnbench's optimizers as torch.optim's own where the formula is the
 same (sgd, adam, rmsprop) and Adadelta with learning_rate scaling the
 update, as nnbench defines it. Each step is timed with perf_counter around
 the step and the loss read to the host (training) or one output element
-read to the host (inference).
+read to the host (inference). The transformer ops are written as LibTorch's
+engine writes them (src/engines/torch/network.cpp): attention and the
+learned positions as small modules holding nnbench's parameters under
+their own names, the tied output as a linear map by the embedding's table.
 """
 from __future__ import annotations
 
+import math
 import platform
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -19,6 +23,52 @@ import torch.nn.functional as F
 
 import scores
 from description import attr, layer_inputs, shapes
+
+
+class Attention(torch.nn.Module):
+    """Multi-head self-attention as the description defines it (oracle:
+    src/engines/reference/ops/transformer.h): q, k and v from one [3F, F]
+    projection (row blocks q, k, v), head h in columns h*D..(h+1)*D of each
+    (D = F/heads), softmax(q k^T / sqrt(D)) v with position i seeing only
+    positions <= i when causal, the heads side by side projected out."""
+
+    def __init__(self, f: int, heads: int, causal: bool, bias: bool):
+        super().__init__()
+        self.heads, self.causal = heads, causal
+        self.in_weight = torch.nn.Parameter(torch.empty(3 * f, f))
+        self.in_bias: Optional[torch.nn.Parameter] = (
+            torch.nn.Parameter(torch.empty(3 * f)) if bias else None)
+        self.out_weight = torch.nn.Parameter(torch.empty(f, f))
+        self.out_bias: Optional[torch.nn.Parameter] = (
+            torch.nn.Parameter(torch.empty(f)) if bias else None)
+
+    def forward(self, x):
+        n, t, f = x.shape
+        d = f // self.heads
+        q, k, v = F.linear(x, self.in_weight, self.in_bias).chunk(3, -1)
+
+        def split(y):  # [N, T, F] -> [N, H, T, D]
+            return y.reshape(n, t, self.heads, d).transpose(1, 2)
+
+        scores = torch.matmul(split(q), split(k).transpose(-2, -1)) / math.sqrt(d)
+        if self.causal:
+            mask = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
+            scores = scores.masked_fill(mask, float("-inf"))
+        ctx = torch.matmul(torch.softmax(scores, -1), split(v))
+        return F.linear(ctx.transpose(1, 2).reshape(n, t, f),
+                        self.out_weight, self.out_bias)
+
+
+class Positions(torch.nn.Module):
+    """A learned table of positions [P, F], its first T rows added to
+    [N, T, F]."""
+
+    def __init__(self, positions: int, f: int):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.empty(positions, f))
+
+    def forward(self, x):
+        return x + self.weight[:x.shape[1]]
 
 
 class Net(torch.nn.Module):
@@ -62,6 +112,13 @@ class Net(torch.nn.Module):
             return torch.nn.Dropout(attr(l, "p", 0.0))
         if op == "embedding":
             return torch.nn.Embedding(l["vocab"], l["out"])
+        if op == "layer_norm":
+            return torch.nn.LayerNorm(shape[-1], eps=attr(l, "eps", 1e-5))
+        if op == "positions":
+            return Positions(l["vocab"], shape[1])
+        if op == "attention":
+            return Attention(shape[1], attr(l, "heads", 1), attr(l, "causal", False),
+                             attr(l, "bias", True))
         if op == "lstm":
             m = torch.nn.LSTM(shape[1], l["out"],
                               num_layers=attr(l, "num_layers", 1),
@@ -141,6 +198,16 @@ class Net(torch.nn.Module):
             return F.pad(y, (0, 0, 0, 0, lo, extra - lo))
         if op == "one_hot":
             return F.one_hot(x, l["vocab"]).to(torch.float32)
+        if op == "gelu":
+            return F.gelu(x, approximate="tanh" if attr(l, "approximate", False) else "none")
+        if op == "tied_linear":
+            # The embedding's table, shared: no parameter of its own, the
+            # gradient adds into the embedding's.
+            table = self.mods[str(l["tied"])]
+            assert isinstance(table, torch.nn.Embedding), "tied: not an embedding"
+            return F.linear(x, table.weight)
+        if op == "seq_first":
+            return x[:, 0]
         if op == "lstm":
             seq, (h, _) = self.mods[str(i)](x)
             if attr(l, "sequences", True):

@@ -131,6 +131,8 @@ struct FrameworkEpoch {
 };
 
 class SelfTimed;
+class Generator;
+struct GenerationShape;
 
 class Executable {
  public:
@@ -287,6 +289,14 @@ class Backend {
   virtual std::string write_model(const model::Model& m, uint64_t seed,
                                   const std::string& format) const {
     throw Unimplemented(name() + " writes no " + format + " files");
+  }
+  // A generator for `m` (model::generation_problem(m) is ""), its weights
+  // as compile's, its cache sized for `shape`; Unimplemented for a backend
+  // that does not generate.
+  virtual std::unique_ptr<Generator> generator(const model::Model& m,
+                                               const Options& options,
+                                               const GenerationShape& shape) {
+    throw Unimplemented("generation (token by token) on " + name());
   }
 };
 

@@ -95,6 +95,11 @@ int main(int argc, char** argv) {
       "Inference under MLPerf's LoadGen: its four scenarios, VALID "
       "or not, accuracy mode");
   actions[infer] = add_infer(*infer);
+  auto* generate = app.add_subcommand(
+      "generate",
+      "Generation token by token: time to first token, per output token, "
+      "fraction of the memory-bandwidth ceiling");
+  actions[generate] = add_generate(*generate);
   auto* verify = app.add_subcommand(
       "verify", "Check backends against the reference on the same batch");
   actions[verify] = add_verify(*verify);

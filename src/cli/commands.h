@@ -15,6 +15,7 @@ Action add_env(CLI::App& app);
 Action add_verify(CLI::App& app);
 Action add_train(CLI::App& app);
 Action add_infer(CLI::App& app);
+Action add_generate(CLI::App& app);
 Action add_results(CLI::App& app);
 Action add_compare(CLI::App& app);
 Action add_report(CLI::App& app);

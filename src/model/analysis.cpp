@@ -92,6 +92,51 @@ Shape concat_shape(const Layer& l, const std::vector<Shape>& in) {
   return out;
 }
 
+// Token ids [T] to rows: an embedding's [T, out], a one-hot's [T, vocab].
+Shape token_shape(const Layer& l, const Shape& x) {
+  switch (l.op) {
+    case Op::kEmbedding:
+      require_rank(l, x, 1, "token ids [T]");
+      require(l.vocab > 0 && l.out > 0, l, "vocab and out must be > 0");
+      return {x[0], l.out};
+    case Op::kOneHot:
+      require_rank(l, x, 1, "token ids [T]");
+      require(l.vocab > 0, l, "vocab must be > 0");
+      return {x[0], l.vocab};
+    default:
+      fail(l, "not a token op");
+  }
+}
+
+// The transformer's ops on [T, F] (layer norm and GELU on any shape).
+Shape transformer_shape(const Layer& l, const Shape& x) {
+  switch (l.op) {
+    case Op::kLayerNorm:
+      require(!x.empty(), l, "needs a non-scalar input");
+      require(l.eps > 0, l, "eps must be > 0");
+      return x;
+    case Op::kGelu:
+      return x;
+    case Op::kPositions:
+      require_rank(l, x, 2, "[T,F]");
+      require(l.vocab >= x[0], l,
+              "vocab (the positions learned) " + std::to_string(l.vocab) +
+                  " is less than the sequence length " + std::to_string(x[0]));
+      return x;
+    case Op::kAttention:
+      require_rank(l, x, 2, "[T,F]");
+      require(l.heads > 0 && x[1] % l.heads == 0, l,
+              "heads " + std::to_string(l.heads) + " must divide the width " +
+                  std::to_string(x[1]));
+      return x;
+    case Op::kSeqFirst:
+      require_rank(l, x, 2, "[T,F]");
+      return {x[1]};
+    default:
+      fail(l, "not a transformer op");
+  }
+}
+
 Shape infer_one(const Layer& l, const std::vector<Shape>& in) {
   const bool many = l.op == Op::kAdd || l.op == Op::kConcat;
   require(many || in.size() == 1, l, "takes exactly one input");
@@ -147,38 +192,18 @@ Shape infer_one(const Layer& l, const std::vector<Shape>& in) {
       return {l.out, (x[1] + l.stride[0] - 1) / l.stride[0],
               (x[2] + l.stride[1] - 1) / l.stride[1]};
     case Op::kEmbedding:
-      require_rank(l, x, 1, "token ids [T]");
-      require(l.vocab > 0 && l.out > 0, l, "vocab and out must be > 0");
-      return {x[0], l.out};
     case Op::kOneHot:
-      require_rank(l, x, 1, "token ids [T]");
-      require(l.vocab > 0, l, "vocab must be > 0");
-      return {x[0], l.vocab};
+      return token_shape(l, x);
     case Op::kLstm:
       return lstm_shape(l, x);
     case Op::kLayerNorm:
-      require(!x.empty(), l, "needs a non-scalar input");
-      require(l.eps > 0, l, "eps must be > 0");
-      return x;
     case Op::kGelu:
-      return x;
     case Op::kPositions:
-      require_rank(l, x, 2, "[T,F]");
-      require(l.vocab >= x[0], l,
-              "vocab (the positions learned) " + std::to_string(l.vocab) +
-                  " is less than the sequence length " + std::to_string(x[0]));
-      return x;
     case Op::kAttention:
-      require_rank(l, x, 2, "[T,F]");
-      require(l.heads > 0 && x[1] % l.heads == 0, l,
-              "heads " + std::to_string(l.heads) + " must divide the width " +
-                  std::to_string(x[1]));
-      return x;
+    case Op::kSeqFirst:
+      return transformer_shape(l, x);
     case Op::kTiedLinear:
       fail(l, "needs its model (infer_shapes)");
-    case Op::kSeqFirst:
-      require_rank(l, x, 2, "[T,F]");
-      return {x[1]};
   }
   fail(l, "unhandled op");
 }

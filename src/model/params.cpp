@@ -1,5 +1,6 @@
 #include "model/params.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -106,6 +107,9 @@ void fill(const ParamSpec& s, uint64_t seed, std::vector<float>& v) {
       case Init::kNormal:
         x = normal(rng);
         break;
+      case Init::kNormalSmall:
+        x = 0.02f * normal(rng);
+        break;
       case Init::kOnes:
         x = 1.f;
         break;
@@ -124,6 +128,17 @@ std::vector<ParamSpec> param_specs(const Model& m) {
   for (int i = 0; i < static_cast<int>(m.layers.size()); ++i) {
     const int first = layer_inputs(m, i)[0];
     layer_specs(out, m.layers[i], i, first < 0 ? m.input.shape : shapes[first]);
+  }
+  // A transformer's tables start as GPT-2's and BERT's do (N(0, 0.02)):
+  // at N(0, 1) GPT-2's tied head gave logits of standard deviation about
+  // 28, every greedy choice decided by the input token's own row.
+  const bool transformer =
+      std::any_of(m.layers.begin(), m.layers.end(),
+                  [](const Layer& l) { return l.op == Op::kAttention; });
+  for (ParamSpec& p : out) {
+    const Op op = m.layers[p.layer].op;
+    if (transformer && (op == Op::kEmbedding || op == Op::kPositions))
+      p.init = Init::kNormalSmall;
   }
   return out;
 }

@@ -23,6 +23,7 @@ namespace nnbench::model {
 enum class Init {
   kUniformFanIn,  // U(-1/sqrt(fan_in), 1/sqrt(fan_in)): PyTorch's defaults
   kNormal,        // N(0, 1): embeddings
+  kNormalSmall,   // N(0, 0.02): a transformer's embeddings and positions
   kOnes,          // batch-norm scale
   kZeros,         // batch-norm shift
 };

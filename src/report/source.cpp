@@ -16,6 +16,9 @@ void add_record(Source& s, const results::Record& r) {
     case results::Measure::kQueries:
       s.inference.push_back(results::as<results::InferenceRun>(r));
       break;
+    case results::Measure::kGeneration:
+      s.generation.push_back(results::as<results::GenerationRun>(r));
+      break;
     case results::Measure::kOther:
       break;
   }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "results/generation.h"
 #include "results/inference.h"
 #include "results/reporter.h"
 #include "results/result.h"
@@ -21,6 +22,7 @@ struct Source {
   std::vector<results::RunResult> runs;
   std::vector<results::TrainRun> training;
   std::vector<results::InferenceRun> inference;  // LoadGen's scenarios
+  std::vector<results::GenerationRun> generation;
   std::vector<Figure> derived;  // a suite's (its run or its --out file)
   std::string price_note;       // how costs were priced, when they were
 };

@@ -13,11 +13,13 @@ void Console::record(const results::Entry& e) {
 std::string Console::text() const {
   std::string out;
   if (!seen_.runs.empty() ||
-      (seen_.training.empty() && seen_.inference.empty()))
+      (seen_.training.empty() && seen_.inference.empty() &&
+       seen_.generation.empty()))
     out += results_table(seen_.runs) + not_run_lines(seen_.runs) +
            verdict_lines(seen_.runs);
   if (!seen_.training.empty()) out += training_table(seen_.training);
   if (!seen_.inference.empty()) out += inference_table(seen_.inference);
+  if (!seen_.generation.empty()) out += generation_table(seen_.generation);
   return out;
 }
 

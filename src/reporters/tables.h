@@ -1,9 +1,11 @@
 #pragma once
 // The console's tables, one per kind of measure (results/kinds.h): step
-// loops (throughput, latency), training runs and LoadGen's queries.
+// loops (throughput, latency), training runs, LoadGen's queries and
+// generation.
 #include <string>
 #include <vector>
 
+#include "results/generation.h"
 #include "results/inference.h"
 #include "results/result.h"
 
@@ -26,5 +28,10 @@ std::string training_table(const std::vector<results::TrainRun>& runs);
 // One row per LoadGen run: the scenario's figure (p90/p99 latency with its
 // interval, or samples/s), LoadGen's verdict, accuracy where scored.
 std::string inference_table(const std::vector<results::InferenceRun>& runs);
+
+// One row per generation: time to first token and per output token with
+// their intervals, the inter-token p90, tokens/s of prefill and of
+// generation, and the fraction of the bandwidth ceiling.
+std::string generation_table(const std::vector<results::GenerationRun>& runs);
 
 }  // namespace nnbench::reporters

@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 
+#include "results/generation.h"
 #include "results/inference.h"
 #include "results/result.h"
 #include "results/training.h"
@@ -33,7 +34,9 @@ struct Table {
     for (Kind k :
          {kind_of("throughput", run_result_from_json, {Measure::kSteps}),
           kind_of("latency", run_result_from_json, {Measure::kLatency}),
-          kind_of("training", train_run_from_json, {Measure::kTraining})})
+          kind_of("training", train_run_from_json, {Measure::kTraining}),
+          kind_of("generation", generation_run_from_json,
+                  {Measure::kGeneration})})
       kinds.emplace(k.name, std::move(k));
     for (const auto& [name, traits] : inference_kinds()) {
       Kind k = kind_of(name, inference_run_from_json, traits);

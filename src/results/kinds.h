@@ -20,11 +20,12 @@ namespace nnbench::results {
 // (src/scenarios/) decides the rest; tests/unit/scenarios/kind_names_test.cpp
 // fails on a kind name compared anywhere else.
 enum class Measure {
-  kOther,     // a kind registered from elsewhere: keyed by its name
-  kSteps,     // time per step at a batch, train or infer (throughput)
-  kLatency,   // batch-1 requests one at a time, percentiles (latency)
-  kQueries,   // LoadGen's queries under its scenario's rules
-  kTraining,  // a training run: seconds to a target or for its epochs
+  kOther,       // a kind registered from elsewhere: keyed by its name
+  kSteps,       // time per step at a batch, train or infer (throughput)
+  kLatency,     // batch-1 requests one at a time, percentiles (latency)
+  kQueries,     // LoadGen's queries under its scenario's rules
+  kTraining,    // a training run: seconds to a target or for its epochs
+  kGeneration,  // tokens one at a time after a prompt (generation)
 };
 
 struct Traits {

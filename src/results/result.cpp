@@ -93,9 +93,7 @@ RunRequest request_from_json(const json& j) {
   return r;
 }
 
-namespace {
-
-json stats_json(const Summary& s) {
+json to_json(const Summary& s) {
   return {{"n", s.n},
           {"median", s.median},
           {"mean", s.mean},
@@ -110,7 +108,7 @@ json stats_json(const Summary& s) {
           {"median_ci_coverage", s.median_ci.coverage}};
 }
 
-Summary stats_from_json(const json& j) {
+Summary summary_from_json(const json& j) {
   Summary s;
   s.n = j.at("n");
   s.median = j.at("median");
@@ -126,8 +124,6 @@ Summary stats_from_json(const json& j) {
                  j.at("median_ci_coverage")};
   return s;
 }
-
-}  // namespace
 
 json to_json(const RunResult& r) {
   json j;
@@ -145,7 +141,7 @@ json to_json(const RunResult& r) {
   j["warmup"] = {{"iterations", r.warmup_iterations},
                  {"seconds", r.warmup_seconds}};
   j["samples_seconds"] = r.samples;
-  j["stats_seconds"] = stats_json(r.stats);
+  j["stats_seconds"] = to_json(r.stats);
   j["stopping"] = {{"criterion", r.stop_criterion},
                    {"parameters", r.stop_parameters},
                    {"ended_by", r.stopped_by}};
@@ -186,7 +182,7 @@ RunResult run_result_from_json(const json& j) {
   r.warmup_iterations = j.at("warmup").at("iterations");
   r.warmup_seconds = j.at("warmup").at("seconds");
   r.samples = j.at("samples_seconds").get<std::vector<double>>();
-  r.stats = stats_from_json(j.at("stats_seconds"));
+  r.stats = summary_from_json(j.at("stats_seconds"));
   if (const auto s = j.find("stopping"); s != j.end()) {
     r.stop_criterion = s->at("criterion");
     r.stop_parameters =

@@ -1,5 +1,6 @@
 #pragma once
 // A run's per-iteration times summarised (bench/statistics.h computes it).
+#include <nlohmann/json.hpp>
 
 namespace nnbench::results {
 
@@ -21,5 +22,11 @@ struct Summary {
   // Asked at 95 %; `coverage` says what it is (lower for n < 6).
   Interval median_ci;
 };
+
+// As records write it: the fields above, the interval as median_ci_lo,
+// median_ci_hi and median_ci_coverage, a p90 or p99 that is not finite as
+// null (read back as NaN).
+nlohmann::json to_json(const Summary& s);
+Summary summary_from_json(const nlohmann::json& j);
 
 }  // namespace nnbench::results

@@ -116,6 +116,7 @@ void register_scenario(const std::string& name, ScenarioFactory factory);
 std::unique_ptr<Scenario> make_throughput();
 std::unique_ptr<Scenario> make_latency();
 std::unique_ptr<Scenario> make_training();
+std::unique_ptr<Scenario> make_generation();
 // LoadGen's: single-stream multi-stream server offline.
 std::unique_ptr<Scenario> make_loadgen(const std::string& name);
 

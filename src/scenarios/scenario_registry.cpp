@@ -16,6 +16,7 @@ Table builtins() {
   };
   for (const auto& [name, traits] : results::inference_kinds())
     t.emplace_back(name, [name = name] { return make_loadgen(name); });
+  t.emplace_back("generation", make_generation);
   return t;
 }
 

@@ -10,6 +10,7 @@
 #include "model/params.h"
 #include "util/error.h"
 #include "util/temp_dir.h"
+#include "verify/greedy.h"
 
 namespace nnbench::verify {
 namespace {
@@ -228,6 +229,13 @@ Verification verify(backend::Backend& oracle, backend::Backend& candidate,
   }
   compare(v, got, observe(oracle, plain, batch, vo, "fp32", "cpu"), initial,
           train);
+  backend::Options o;
+  o.seed = vo.seed;
+  o.threads = machine::resolve_threads(vo.threads);
+  o.precision = vo.precision;
+  o.device = vo.device;
+  if (auto c = check_greedy_tokens(oracle, candidate, plain, o))
+    v.checks.push_back(*c);
   conclude(v);
   return v;
 }

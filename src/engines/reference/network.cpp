@@ -5,6 +5,7 @@
 #include "backend/backend.h"
 #include "engines/reference/ops/loss.h"
 #include "model/analysis.h"
+#include "model/generation.h"
 #include "util/error.h"
 
 namespace nnbench::engines::reference {
@@ -39,6 +40,18 @@ Network<T>::Network(const model::Model& m, uint64_t seed,
   }
   outs_.resize(layers);
   d_outs_.resize(layers);
+}
+
+template <typename T>
+void Network<T>::set_sequence_length(int64_t tokens) {
+  if (model_.input.shape == model::Shape{tokens}) return;
+  model_ = model::with_sequence(model_, tokens);
+  shapes_ = model::infer_shapes(model_);
+  for (size_t i = 0; i < model_.layers.size(); ++i) {
+    const int first = inputs_[i][0];
+    init_state(model_.layers[i],
+               first < 0 ? model_.input.shape : shapes_[first], states_[i]);
+  }
 }
 
 template <typename T>

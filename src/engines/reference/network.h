@@ -39,6 +39,11 @@ class Network {
   // for the (float) model input.
   void backward(bool input_grad = false);
 
+  // Token models: the sequences forward() takes from now on are `tokens`
+  // long (generation grows them). Throws nnbench::Error naming a layer
+  // that cannot take that many.
+  void set_sequence_length(int64_t tokens);
+
   const Tensor<T>& output() const { return outs_.back(); }
   std::vector<Tensor<T>>& params() { return params_; }
   const std::vector<Tensor<T>>& params() const { return params_; }

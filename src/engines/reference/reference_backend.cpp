@@ -6,6 +6,7 @@
 #include <string>
 
 #include "backend/optimizer.h"
+#include "engines/reference/generator.h"
 #include "engines/reference/network.h"
 #include "engines/reference/update.h"
 #include "util/error.h"
@@ -159,6 +160,13 @@ class ReferenceBackend : public backend::Backend {
     check_options(o);
     if (o.threads > 0) omp_set_num_threads(o.threads);
     return std::make_unique<ReferenceExecutable>(m, o);
+  }
+  std::unique_ptr<backend::Generator> generator(
+      const model::Model& m, const Options& o,
+      const backend::GenerationShape& shape) override {
+    check_options(o);
+    if (o.threads > 0) omp_set_num_threads(o.threads);
+    return make_generator(m, o, shape);
   }
 };
 

@@ -52,6 +52,37 @@ struct AttentionImpl : torch::nn::Module {
                          .reshape({n, t, f});
     return F::linear(ctx, out_weight, out_bias);
   }
+  // The same on new tokens x [N, t, F] at positions offset.. of a sequence
+  // whose earlier keys and values `k` and `v` ([N, H, capacity, D],
+  // allocated on first use) hold; this call's are written after them.
+  torch::Tensor forward_cached(const torch::Tensor& x, torch::Tensor& k,
+                               torch::Tensor& v, int64_t offset,
+                               int64_t capacity) {
+    const int64_t n = x.size(0), t = x.size(1), f = x.size(2), d = f / heads;
+    const auto qkv = F::linear(x, in_weight, in_bias).chunk(3, -1);
+    const auto split = [&](const torch::Tensor& y) {
+      return y.reshape({n, t, heads, d}).transpose(1, 2);  // [N, H, t, D]
+    };
+    if (!k.defined()) {
+      k = torch::zeros({n, heads, capacity, d}, x.options());
+      v = torch::zeros({n, heads, capacity, d}, x.options());
+    }
+    k.narrow(2, offset, t).copy_(split(qkv[1]));
+    v.narrow(2, offset, t).copy_(split(qkv[2]));
+    const int64_t seen = offset + t;
+    auto scores =
+        torch::matmul(split(qkv[0]), k.narrow(2, 0, seen).transpose(-2, -1)) /
+        std::sqrt(static_cast<double>(d));
+    if (t > 1)  // a new token sees the cache and the new ones up to itself
+      scores = scores.masked_fill(
+          torch::ones({t, seen}, torch::kBool).triu(offset + 1).to(x.device()),
+          -std::numeric_limits<float>::infinity());
+    const auto ctx =
+        torch::matmul(torch::softmax(scores, -1), v.narrow(2, 0, seen))
+            .transpose(1, 2)
+            .reshape({n, t, f});
+    return F::linear(ctx, out_weight, out_bias);
+  }
   int64_t heads;
   bool causal;
   torch::Tensor in_weight, in_bias, out_weight, out_bias;
@@ -63,8 +94,10 @@ struct PositionsImpl : torch::nn::Module {
   PositionsImpl(int64_t positions, int64_t f) {
     weight = register_parameter("weight", torch::empty({positions, f}));
   }
-  torch::Tensor forward(const torch::Tensor& x) {
-    return x + weight.slice(0, 0, x.size(1));
+  torch::Tensor forward(const torch::Tensor& x) { return forward_at(x, 0); }
+  // Rows offset.. for tokens that follow `offset` earlier ones.
+  torch::Tensor forward_at(const torch::Tensor& x, int64_t offset) {
+    return x + weight.slice(0, offset, offset + x.size(1));
   }
   torch::Tensor weight;
 };
@@ -232,6 +265,32 @@ torch::Tensor NetworkImpl::forward(const torch::Tensor& input) {
     for (int j : inputs_[i]) in.push_back(j < 0 ? input : outs[j]);
     outs[i] = run_layer(i, in);
   }
+  return outs.back();
+}
+
+torch::Tensor NetworkImpl::forward_cached(const torch::Tensor& ids,
+                                          KvCache& cache) {
+  const int64_t t = ids.size(1);
+  if (cache.length + t > cache.capacity)
+    throw Error("generation: " + std::to_string(cache.length + t) +
+                " tokens exceed the cache's " + std::to_string(cache.capacity));
+  cache.k.resize(model_.layers.size());
+  cache.v.resize(model_.layers.size());
+  std::vector<torch::Tensor> outs(model_.layers.size());
+  std::vector<torch::Tensor> in;
+  for (size_t i = 0; i < model_.layers.size(); ++i) {
+    in.clear();
+    for (int j : inputs_[i]) in.push_back(j < 0 ? ids : outs[j]);
+    const Layer& l = model_.layers[i];
+    if (l.op == Op::kAttention)
+      outs[i] = modules_[i].get<Attention>()->forward_cached(
+          in[0], cache.k[i], cache.v[i], cache.length, cache.capacity);
+    else if (l.op == Op::kPositions)
+      outs[i] = modules_[i].get<Positions>()->forward_at(in[0], cache.length);
+    else
+      outs[i] = run_layer(i, in);
+  }
+  cache.length += t;
   return outs.back();
 }
 

@@ -11,10 +11,21 @@
 
 namespace nnbench::engines::torch_backend {
 
+// Generation's keys and values, per attention layer (by layer index;
+// undefined elsewhere and until first used), for `capacity` positions.
+struct KvCache {
+  std::vector<torch::Tensor> k, v;
+  int64_t length = 0, capacity = 0;
+};
+
 class NetworkImpl : public torch::nn::Module {
  public:
   explicit NetworkImpl(const model::Model& m);
   torch::Tensor forward(const torch::Tensor& input);
+  // The model on token ids [N, t] that follow the cache's `length` tokens
+  // (model::generation_problem(m) is ""): each position's logits
+  // [N, t, vocab], the cache then holding all length + t.
+  torch::Tensor forward_cached(const torch::Tensor& ids, KvCache& cache);
   // Parameters that the optimizer updates (excludes the frozen second LSTM
   // bias under the one-bias convention).
   std::vector<torch::Tensor> trainable_parameters();

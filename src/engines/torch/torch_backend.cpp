@@ -4,6 +4,8 @@
 #include <torch/version.h>
 
 #include "backend/optimizer.h"
+#include "engines/torch/errors.h"
+#include "engines/torch/generator.h"
 #include "engines/torch/network.h"
 #include "engines/torch/optimizer.h"
 #include "util/error.h"
@@ -13,42 +15,6 @@ namespace {
 
 using backend::Options;
 using host::Batch;
-
-torch::Device parse_device(const std::string& name) {
-  std::unique_ptr<torch::Device> d;
-  try {
-    d = std::make_unique<torch::Device>(name);
-  } catch (const c10::Error&) {
-    throw Error("unknown device '" + name + "'; use cpu or cuda[:N]");
-  }
-  if (d->is_cuda() && !torch::cuda::is_available())
-    throw Error("device '" + name +
-                "' requested, but this LibTorch has no CUDA support or no GPU "
-                "is visible; use --device cpu");
-  if (!d->is_cpu() && !d->is_cuda())
-    throw Error("device '" + name + "' is not supported; use cpu or cuda");
-  return *d;
-}
-
-// LibTorch reports allocation failures as c10::Error with these texts.
-bool is_oom(const std::string& what) {
-  return what.find("can't allocate memory") != std::string::npos ||
-         what.find("out of memory") != std::string::npos ||
-         what.find("DefaultCPUAllocator") != std::string::npos;
-}
-
-template <typename F>
-auto translate_errors(F&& f) {
-  try {
-    return f();
-  } catch (const std::bad_alloc& e) {
-    throw backend::OutOfMemory(e.what());
-  } catch (const c10::Error& e) {
-    const std::string what = e.what_without_backtrace();
-    if (is_oom(what)) throw backend::OutOfMemory(what);
-    throw std::runtime_error(what);
-  }
-}
 
 torch::Tensor to_tensor(const host::Tensor& t, torch::Device device) {
   if (t.dtype == model::DType::kFloat32)
@@ -283,6 +249,11 @@ class TorchBackend : public backend::Backend {
     if (o.threads > 0) torch::set_num_threads(o.threads);
     return translate_errors(
         [&] { return std::make_unique<TorchExecutable>(m, o); });
+  }
+  std::unique_ptr<backend::Generator> generator(
+      const model::Model& m, const Options& o,
+      const backend::GenerationShape& shape) override {
+    return make_generator(m, o, shape);
   }
 };
 

@@ -1,0 +1,33 @@
+#pragma once
+// Autoregressive generation, greedy: a prompt through the model once
+// (prefill, filling the KV cache), then one token at a time on the cache
+// (decode). The harness (bench/generation.h) owns the clock; a generator
+// only computes. Which models generate: model/generation.h.
+#include <cstdint>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace nnbench::backend {
+
+// The most a run will ask, known before its clock starts so that the cache
+// is sized once: `batch` rows of `prompt` tokens, then up to `new_tokens`.
+struct GenerationShape {
+  int64_t batch = 1, prompt = 0, new_tokens = 0;
+};
+
+class Generator {
+ public:
+  virtual ~Generator() = default;
+  // Starts a generation: the prompts ([batch][prompt] token ids) through
+  // the model; returns each row's next token (the argmax of its last
+  // position's logits), computed and on the host.
+  virtual std::vector<int64_t> prefill(
+      const std::vector<std::vector<int64_t>>& prompts) = 0;
+  // The token given for each row appended; returns each row's next one.
+  virtual std::vector<int64_t> decode(const std::vector<int64_t>& tokens) = 0;
+  // What ran (threads, precision, the cache's layout), as Executable's.
+  virtual Effective effective() const = 0;
+};
+
+}  // namespace nnbench::backend

@@ -1,0 +1,51 @@
+#pragma once
+// The harness of generation: prompts made untimed, warm-up generations,
+// then timed ones: each prefill's time is a time to first token, each
+// decoding step's an inter-token latency. Statistics as everywhere
+// (bench/statistics.h); the ceiling from the machine's memory bandwidth.
+#include <functional>
+#include <optional>
+
+#include "backend/backend.h"
+#include "backend/generator.h"
+#include "machine/bandwidth.h"
+#include "model/model.h"
+#include "results/generation.h"
+
+namespace nnbench::bench {
+
+// Seconds on a monotonic clock; tests pass a fake one.
+using Seconds = std::function<double()>;
+double steady_seconds();
+
+// `batch` prompts of `prompt` token ids in [0, vocab), seeded.
+std::vector<std::vector<int64_t>> make_prompts(int64_t batch, int64_t prompt,
+                                               int64_t vocab, uint64_t seed);
+
+// Runs `out.asked`'s generations on `g`, filling the raw times and row 0's
+// tokens. Throws results::RunError (failed) when a repetition's tokens
+// differ from the first's: greedy decoding of the same prompts must repeat.
+void time_generation(backend::Generator& g,
+                     const std::vector<std::vector<int64_t>>& prompts,
+                     results::GenerationRun& out,
+                     const Seconds& now = steady_seconds);
+
+// The figures from the raw times (summaries, percentiles with intervals,
+// tokens/s) and, with a bandwidth, the ceiling and the fraction of it.
+void summarize_generation(results::GenerationRun& r,
+                          const std::optional<machine::Bandwidth>& bw);
+
+// The machine's bandwidth at a thread count, asked once the generations
+// are timed (none when it is not measured).
+using BandwidthAt = std::function<std::optional<machine::Bandwidth>(int)>;
+
+// The whole case: the generator compiled, prompts made, timed, judged for
+// contention, summarised. Never throws for a failure of the run: it
+// becomes the record's state.
+results::GenerationRun run_generation(backend::Backend& b,
+                                      const model::Model& m,
+                                      const results::RunRequest& request,
+                                      const results::GenerationRequest& g,
+                                      const BandwidthAt& bandwidth);
+
+}  // namespace nnbench::bench

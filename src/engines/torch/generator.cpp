@@ -1,0 +1,88 @@
+#include "engines/torch/generator.h"
+
+#include <torch/torch.h>
+
+#include "engines/torch/errors.h"
+#include "engines/torch/network.h"
+#include "model/generation.h"
+
+namespace nnbench::engines::torch_backend {
+namespace {
+
+class TorchGenerator : public backend::Generator {
+ public:
+  TorchGenerator(const model::Model& m, const backend::Options& o,
+                 const backend::GenerationShape& shape)
+      : device_(parse_device(o.device)), shape_(shape) {
+    net_ = Network(m);
+    net_->load_initial(o.seed, o.weights);
+    net_->to(device_);
+    net_->eval();
+  }
+
+  std::vector<int64_t> prefill(
+      const std::vector<std::vector<int64_t>>& prompts) override {
+    return translate_errors([&] {
+      torch::InferenceMode guard;
+      cache_ = KvCache{};
+      cache_.capacity = shape_.prompt + shape_.new_tokens;
+      const int64_t n = static_cast<int64_t>(prompts.size());
+      const int64_t t = n ? static_cast<int64_t>(prompts[0].size()) : 0;
+      auto ids = torch::empty({n, t}, torch::kInt64);
+      for (int64_t i = 0; i < n; ++i)
+        std::copy(prompts[i].begin(), prompts[i].end(),
+                  ids.data_ptr<int64_t>() + i * t);
+      return next(net_->forward_cached(ids.to(device_), cache_));
+    });
+  }
+
+  std::vector<int64_t> decode(const std::vector<int64_t>& tokens) override {
+    return translate_errors([&] {
+      torch::InferenceMode guard;
+      auto ids = torch::tensor(tokens, torch::kInt64)
+                     .reshape({static_cast<int64_t>(tokens.size()), 1});
+      return next(net_->forward_cached(ids.to(device_), cache_));
+    });
+  }
+
+  backend::Effective effective() const override {
+    return {
+        torch::get_num_threads(),
+        device_.str(),
+        "fp32",
+        "",
+        {{"interop_threads", std::to_string(torch::get_num_interop_threads())},
+         {"kv_cache", "[N, heads, " + std::to_string(cache_.capacity) +
+                          ", head width] per attention layer, fp32"}}};
+  }
+
+ private:
+  // Each row's argmax at its last position, on the host.
+  static std::vector<int64_t> next(const torch::Tensor& logits) {
+    const auto ids = logits.select(1, -1).argmax(-1).to(torch::kCPU);
+    return {ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel()};
+  }
+
+  torch::Device device_;
+  backend::GenerationShape shape_;
+  Network net_{nullptr};
+  KvCache cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<backend::Generator> make_generator(
+    const model::Model& m, const backend::Options& o,
+    const backend::GenerationShape& shape) {
+  if (o.precision != "fp32")
+    throw backend::Unimplemented("generation at precision " + o.precision +
+                                 " (the LibTorch backend runs fp32)");
+  if (const std::string why = model::generation_problem(m); !why.empty())
+    throw backend::Unimplemented("generation: " + why);
+  model::with_sequence(m, shape.prompt + shape.new_tokens);
+  if (o.threads > 0) torch::set_num_threads(o.threads);
+  return translate_errors(
+      [&] { return std::make_unique<TorchGenerator>(m, o, shape); });
+}
+
+}  // namespace nnbench::engines::torch_backend

@@ -1,0 +1,119 @@
+#include "results/generation.h"
+
+#include "results/result.h"
+
+namespace nnbench::results {
+namespace {
+
+using nlohmann::json;
+
+json percentile_json(const Percentile& p) {
+  return {{"seconds", p.value},
+          {"ci_lo", p.ci.lo},
+          {"ci_hi", p.ci.hi},
+          {"ci_coverage", p.ci.coverage}};
+}
+
+Percentile percentile_from_json(const json& j) {
+  return {j.at("seconds"), {j.at("ci_lo"), j.at("ci_hi"), j.at("ci_coverage")}};
+}
+
+}  // namespace
+
+std::string generation_request_problem(const GenerationRequest& r) {
+  const auto outside = [](const char* field, int64_t v, int64_t lo,
+                          int64_t hi) -> std::string {
+    if (v >= lo && v <= hi) return "";
+    return std::string(field) + " " + std::to_string(v) + " is outside [" +
+           std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  };
+  for (const std::string& why :
+       {outside("batch", r.batch, 1, kMaxGenerationBatch),
+        outside("prompt", r.prompt, 1, kMaxGenerationTokens),
+        outside("new_tokens", r.new_tokens, 2, kMaxGenerationTokens),
+        outside("warmup", r.warmup, 0, kMaxGenerationWarmup),
+        outside("repetitions", r.repetitions, 1, kMaxGenerationRepetitions)})
+    if (!why.empty()) return why;
+  return "";
+}
+
+json to_json(const GenerationRequest& r) {
+  return {{"batch", r.batch},
+          {"prompt_tokens", r.prompt},
+          {"new_tokens", r.new_tokens},
+          {"warmup", r.warmup},
+          {"repetitions", r.repetitions}};
+}
+
+GenerationRequest generation_request_from_json(const json& j) {
+  GenerationRequest r;
+  r.batch = j.at("batch");
+  r.prompt = j.at("prompt_tokens");
+  r.new_tokens = j.at("new_tokens");
+  r.warmup = j.at("warmup");
+  r.repetitions = j.at("repetitions");
+  return r;
+}
+
+Headline GenerationRun::headline() const {
+  if (state != State::kOk) return {};
+  return {tpot.median, generation_tokens_per_second};
+}
+
+json GenerationRun::serialize() const {
+  json j;
+  write_record(*this, j);
+  j["requested"] = request_json(requested);
+  j["generation"] = to_json(asked);
+  const bool measured = state == State::kOk && !ttft_seconds.empty();
+  j["ttft_seconds_raw"] = ttft_seconds;
+  j["itl_seconds_raw"] = itl_seconds;
+  j["weight_bytes"] = weight_bytes;
+  j["tokens"] = tokens;
+  if (!measured) return j;
+  j["ttft_seconds"] = to_json(ttft);
+  j["tpot_seconds"] = to_json(tpot);
+  j["itl"] = {{"p50", percentile_json(itl_p50)},
+              {"p90", percentile_json(itl_p90)},
+              {"p99", percentile_json(itl_p99)}};
+  j["prefill_tokens_per_second"] = finite_or_null(prefill_tokens_per_second);
+  j["generation_tokens_per_second"] =
+      finite_or_null(generation_tokens_per_second);
+  if (ceiling)
+    j["bandwidth_ceiling"] = {{"bandwidth_gbs", ceiling->bandwidth_gbs},
+                              {"threads", ceiling->threads},
+                              {"steps_per_second", ceiling->steps_per_second},
+                              {"fraction", ceiling->fraction}};
+  return j;
+}
+
+GenerationRun generation_run_from_json(const json& j) {
+  GenerationRun r;
+  read_record(j, r);
+  r.requested = request_from_json(j.at("requested"));
+  r.asked = generation_request_from_json(j.at("generation"));
+  r.ttft_seconds = j.at("ttft_seconds_raw").get<std::vector<double>>();
+  r.itl_seconds =
+      j.at("itl_seconds_raw").get<std::vector<std::vector<double>>>();
+  r.weight_bytes = j.at("weight_bytes");
+  r.tokens = j.at("tokens").get<std::vector<int64_t>>();
+  if (!j.contains("ttft_seconds")) return r;
+  r.ttft = summary_from_json(j.at("ttft_seconds"));
+  r.tpot = summary_from_json(j.at("tpot_seconds"));
+  const json& itl = j.at("itl");
+  r.itl_p50 = percentile_from_json(itl.at("p50"));
+  r.itl_p90 = percentile_from_json(itl.at("p90"));
+  r.itl_p99 = percentile_from_json(itl.at("p99"));
+  r.prefill_tokens_per_second =
+      number_or_nan(j.at("prefill_tokens_per_second"));
+  r.generation_tokens_per_second =
+      number_or_nan(j.at("generation_tokens_per_second"));
+  if (j.contains("bandwidth_ceiling")) {
+    const json& c = j["bandwidth_ceiling"];
+    r.ceiling = Ceiling{c.at("bandwidth_gbs"), c.at("threads"),
+                        c.at("steps_per_second"), c.at("fraction")};
+  }
+  return r;
+}
+
+}  // namespace nnbench::results
