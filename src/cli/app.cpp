@@ -50,6 +50,51 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+// Every subcommand with its one-line help, in the order --help lists them.
+std::map<CLI::App*, Action> add_commands(CLI::App& app) {
+  const struct {
+    const char* name;
+    const char* help;
+    Action (*add)(CLI::App&);
+  } commands[] = {
+      {"run", "Benchmark one model on one backend", add_run},
+      {"suite", "Run a study: a grid of cases from a suite file, each isolated",
+       add_suite},
+      {"models", "List the model zoo", add_models},
+      {"train", "Train on real data: time to accuracy, whole runs, cost",
+       add_train},
+      {"infer",
+       "Inference under MLPerf's LoadGen: its four scenarios, VALID or not, "
+       "accuracy mode",
+       add_infer},
+      {"generate",
+       "Generation token by token: time to first token, per output token, "
+       "fraction of the memory-bandwidth ceiling",
+       add_generate},
+      {"verify", "Check backends against the reference on the same batch",
+       add_verify},
+      {"env", "Show the measured environment", add_env},
+      {"results", "What the results store holds", add_results},
+      {"compare", "Compare two runs or results files, case by case",
+       add_compare},
+      {"report", "Write an HTML report (charts and tables) of runs or files",
+       add_report},
+      {"slurm", "Run a study as a Slurm job array and gather its shards",
+       add_slurm},
+      {"data", "The training datasets: where each is, and a checked download",
+       add_data},
+  };
+  std::map<CLI::App*, Action> actions;
+  for (const auto& c : commands) {
+    CLI::App* sub = app.add_subcommand(c.name, c.help);
+    actions[sub] = c.add(*sub);
+  }
+  CLI::App* one_case = app.add_subcommand("case", "");  // the suite's child
+  one_case->group("");
+  actions[one_case] = add_case(*one_case);
+  return actions;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -79,49 +124,7 @@ int main(int argc, char** argv) {
   app.add_flag("--anonymous", anonymous,
                "Record no host name, not even hashed (runs otherwise record "
                "the SHA-256 of the host name, to tell machines apart)");
-  std::map<CLI::App*, Action> actions;
-  auto* run = app.add_subcommand("run", "Benchmark one model on one backend");
-  actions[run] = add_run(*run);
-  auto* suite = app.add_subcommand(
-      "suite", "Run a study: a grid of cases from a suite file, each isolated");
-  actions[suite] = add_suite(*suite);
-  auto* models = app.add_subcommand("models", "List the model zoo");
-  actions[models] = add_models(*models);
-  auto* train = app.add_subcommand(
-      "train", "Train on real data: time to accuracy, whole runs, cost");
-  actions[train] = add_train(*train);
-  auto* infer = app.add_subcommand(
-      "infer",
-      "Inference under MLPerf's LoadGen: its four scenarios, VALID "
-      "or not, accuracy mode");
-  actions[infer] = add_infer(*infer);
-  auto* generate = app.add_subcommand(
-      "generate",
-      "Generation token by token: time to first token, per output token, "
-      "fraction of the memory-bandwidth ceiling");
-  actions[generate] = add_generate(*generate);
-  auto* verify = app.add_subcommand(
-      "verify", "Check backends against the reference on the same batch");
-  actions[verify] = add_verify(*verify);
-  auto* env = app.add_subcommand("env", "Show the measured environment");
-  actions[env] = add_env(*env);
-  auto* results = app.add_subcommand("results", "What the results store holds");
-  actions[results] = add_results(*results);
-  auto* compare = app.add_subcommand(
-      "compare", "Compare two runs or results files, case by case");
-  actions[compare] = add_compare(*compare);
-  auto* report = app.add_subcommand(
-      "report", "Write an HTML report (charts and tables) of runs or files");
-  actions[report] = add_report(*report);
-  auto* slurm = app.add_subcommand(
-      "slurm", "Run a study as a Slurm job array and gather its shards");
-  actions[slurm] = add_slurm(*slurm);
-  auto* data = app.add_subcommand(
-      "data", "The training datasets: where each is, and a checked download");
-  actions[data] = add_data(*data);
-  auto* one_case = app.add_subcommand("case", "");  // the suite's child
-  one_case->group("");
-  actions[one_case] = add_case(*one_case);
+  const std::map<CLI::App*, Action> actions = add_commands(app);
   if (const std::string why = unknown_command(app, argc, argv); !why.empty()) {
     fmt::print(stderr, "nnbench: error: {}\n", why);
     return kExitUsage;

@@ -56,6 +56,11 @@ std::vector<Chart> scaling(const std::vector<Source>& sources,
 std::vector<Chart> process_scaling(const std::vector<Source>& sources,
                                    Palette& palette);
 
+// Generation: time per output token with its interval, and a table with
+// time to first token, tokens/s and the bandwidth share
+// (generation_charts.cpp).
+Chart generation(const std::vector<Source>& sources);
+
 // LoadGen's runs: latency percentiles with the scenario percentile's
 // interval, and the server's p99 against QPS (inference_charts.cpp).
 std::vector<Chart> inference(const std::vector<Source>& sources,

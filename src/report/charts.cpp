@@ -405,6 +405,7 @@ std::vector<Chart> charts(const std::vector<Source>& sources) {
   add(accuracy_vs_time(sources, palette));
   add({latency(sources)});
   add(inference(sources, palette));
+  add({generation(sources)});
   return out;
 }
 
@@ -430,6 +431,10 @@ std::vector<std::string> invalid_results(const std::vector<Source>& sources) {
         out.push_back(r.model + " " + r.backend + " " + r.kind + " " +
                       r.requested.options.precision + " [" + s.label +
                       "]: " + reasons(r.validity));
+    for (const auto& r : s.generation)
+      if (!r.validity.valid())
+        out.push_back(r.model + " " + r.backend + " " + r.kind + " [" +
+                      s.label + "]: " + reasons(r.validity));
   }
   return out;
 }

@@ -254,6 +254,7 @@ std::string summary(const std::vector<Source>& sources) {
     for (const auto& r : s.runs) count(r);
     for (const auto& r : s.training) count(r);
     for (const auto& r : s.inference) count(r);
+    for (const auto& r : s.generation) count(r);
   }
   std::string states, missing;
   for (const auto& [k, v] : other) states += fmt::format(", {} {}", v, k);

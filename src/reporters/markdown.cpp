@@ -26,6 +26,21 @@ bool training(const study::ResultRow& r) {
   return results::traits_of(r.scenario).measure == results::Measure::kTraining;
 }
 
+// The figure in the cells, by the first row's measure (a suite runs one
+// scenario).
+const char* what_cells_hold(const std::vector<study::ResultRow>& rows) {
+  if (rows.empty()) return "median ms per mini-batch";
+  switch (results::traits_of(rows[0].scenario).measure) {
+    case results::Measure::kTraining:
+      return "seconds per training run (time to target, or all epochs)";
+    case results::Measure::kGeneration:
+      return "median ms per output token (time to first token and more: "
+             "the results file)";
+    default:
+      return "median ms per mini-batch";
+  }
+}
+
 bool measured(const study::ResultRow& r) {
   return r.state == "ok" ||
          (training(r) && (r.state == "completed" || r.state == "converged"));
@@ -103,9 +118,7 @@ std::string rows_md(const std::string& suite, const std::string& run_id,
       "Suite {} (run {}): {}; OOM: out of memory; (invalid: reasons): "
       "contended or otherwise untrustworthy.\n\n",
       suite, run_id,
-      !rows.empty() && training(rows[0])
-          ? "seconds per training run (time to target, or all epochs)"
-          : "median ms per mini-batch");
+      what_cells_hold(rows));
   std::vector<std::string> head{"model", "backend", "precision", "mode"};
   if (axes.scenario_key) head.push_back("scenario");
   if (axes.batch_key) head.push_back("batch");

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The Python side's checks, as ctest runs them: `run.sh pytest|ruff|mypy`,
+# The Python side's checks, as ctest runs them: `run.sh pytest|ruff|mypy`
+# (and `pytest-torch`, the PyTorch engine's tests in Debian's python3),
 # in the tools environment that `scripts/setup test` makes from
 # tests/python/requirements.txt (in the same folder as the frameworks'
 # environments). A missing environment fails, saying how to make it.
@@ -18,6 +19,18 @@ case "${1:-}" in
     cd "$root/tests/python"
     exec "$py" -m pytest -q -p no:cacheprovider .
     ;;
+  pytest-torch)
+    # The PyTorch engine's tests need torch, which the tools environment
+    # lacks: Debian's python3 with python3-torch and python3-pytest.
+    # Without torch the file would skip itself: here that is a failure.
+    /usr/bin/python3 -c "import torch" || {
+      echo "no torch in /usr/bin/python3: run scripts/setup test" >&2
+      exit 1
+    }
+    cd "$root/tests/python"
+    exec /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+      test_pytorch_transformer.py
+    ;;
   ruff)
     cd "$root"
     exec "$py" -m ruff check --no-cache frameworks tests perf
@@ -33,7 +46,7 @@ case "${1:-}" in
     done
     ;;
   *)
-    echo "usage: tests/python/run.sh pytest|ruff|mypy" >&2
+    echo "usage: tests/python/run.sh pytest|pytest-torch|ruff|mypy" >&2
     exit 2
     ;;
 esac
