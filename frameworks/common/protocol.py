@@ -59,6 +59,7 @@ class Hello(TypedDict, total=False):
     exports: List[str]        # formats `export` writes
     checks_shapes: bool       # `check` names gaps that depend on shapes
     unsupported: List[Dict[str, str]]  # {"op", "attribute", "value", "precision", "why"}
+    generates: bool           # prefill and decode (generation)
 
 
 class FitEpoch(TypedDict):
@@ -77,7 +78,11 @@ class Engine(Protocol):
     the last step's time of each request) and fit(tensors), which prepares
     an epoch of batches for the framework's own training loop outside the
     clock and returns the loop: a call worker.py times whole, giving a
-    FitEpoch."""
+    FitEpoch. Generation, where the engine has it: prefill(rows, capacity)
+    (the prompts through the compiled model, a KV cache sized for
+    `capacity` tokens; each row's next token, greedy) and decode(tokens)
+    (one token per row; each row's next), each done when it returns;
+    hello's `generates` says the engine has them."""
 
     def hello(self) -> Hello: ...
 

@@ -59,6 +59,14 @@ def state_of(e: BaseException) -> str:
     return "oom" if "out of memory" in str(e).lower() else "failed"
 
 
+def rows_of(prompts: dict) -> List[List[int]]:
+    """{"rows": [[id, ...], ...]}: prompts of one length."""
+    rows = [[int(t) for t in r] for r in prompts["rows"]]
+    if not rows or len({len(r) for r in rows}) != 1 or not rows[0]:
+        raise ValueError("prompts: rows of one length, at least one token")
+    return rows
+
+
 def finite(x: Optional[float]) -> Optional[float]:
     return x if x is not None and math.isfinite(x) else None
 
@@ -129,6 +137,45 @@ class Worker:
         return {"seconds": seconds, "loss": finite(epoch.get("loss")),
                 "accuracy": finite(epoch.get("accuracy")),
                 "loop": str(epoch["loop"])}
+
+    def op_prefill(self, req: dict) -> dict:
+        rows = rows_of(req["prompts"])
+        return {"next": self.optional("prefill")(rows, int(req["capacity"]))}
+
+    def op_decode(self, req: dict) -> dict:
+        return {"next": self.optional("decode")([int(t) for t in req["tokens"]])}
+
+    def op_generate(self, req: dict) -> dict:
+        """Generations timed here, as steps are: the prefill (time to first
+        token), then each decoding step (an inter-token latency); the
+        cache holds the prompt and the new tokens."""
+        rows = rows_of(req["prompts"])
+        n, warmup = int(req["new_tokens"]), int(req["warmup"])
+        reps = int(req["repetitions"])
+        if n < 2 or warmup < 0 or reps < 1 or not rows:
+            raise ValueError(f"generate: new_tokens {n}, warmup {warmup}, "
+                             f"repetitions {reps}, {len(rows)} prompts")
+        prefill, decode = self.optional("prefill"), self.optional("decode")
+        capacity = len(rows[0]) + n
+        ttft: List[float] = []
+        itl: List[List[float]] = []
+        tokens: List[List[int]] = []
+        for rep in range(warmup + reps):
+            t0 = time.perf_counter()
+            nxt = prefill(rows, capacity)
+            t1 = time.perf_counter()
+            first, times, row0 = t1 - t0, [], [int(nxt[0])]
+            for _ in range(1, n):
+                t0 = t1
+                nxt = decode(nxt)
+                t1 = time.perf_counter()
+                times.append(t1 - t0)
+                row0.append(int(nxt[0]))
+            if rep >= warmup:
+                ttft.append(first)
+                itl.append(times)
+                tokens.append(row0)
+        return {"ttft": ttft, "itl": {"rows": itl}, "tokens": {"rows": tokens}}
 
     def op_effective(self, req: dict) -> dict:
         return {"effective": self.optional("effective")()}

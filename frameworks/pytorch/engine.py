@@ -58,6 +58,43 @@ class Attention(torch.nn.Module):
         return F.linear(ctx.transpose(1, 2).reshape(n, t, f),
                         self.out_weight, self.out_bias)
 
+    def cached(self, x, cache: "Cache", i: int):
+        """The same on new tokens x [N, t, F] after the cache's `length`
+        earlier ones, whose keys and values cache.k[i], cache.v[i]
+        ([N, H, capacity, D], made on first use) hold; these are added."""
+        n, t, f = x.shape
+        d, at = f // self.heads, cache.length
+        q, k, v = F.linear(x, self.in_weight, self.in_bias).chunk(3, -1)
+
+        def split(y):  # [N, t, F] -> [N, H, t, D]
+            return y.reshape(n, t, self.heads, d).transpose(1, 2)
+
+        if i not in cache.k:
+            # Only positions [0, length + t) are ever read: no need to zero.
+            cache.k[i] = x.new_empty(n, self.heads, cache.capacity, d)
+            cache.v[i] = x.new_empty(n, self.heads, cache.capacity, d)
+        cache.k[i][:, :, at:at + t] = split(k)
+        cache.v[i][:, :, at:at + t] = split(v)
+        keys, values = cache.k[i][:, :, :at + t], cache.v[i][:, :, :at + t]
+        scores = torch.matmul(split(q), keys.transpose(-2, -1)) / math.sqrt(d)
+        if t > 1:  # new token j sees the cache and the new ones up to itself
+            mask = torch.ones(t, at + t, dtype=torch.bool,
+                              device=x.device).triu(at + 1)
+            scores = scores.masked_fill(mask, float("-inf"))
+        ctx = torch.matmul(torch.softmax(scores, -1), values)
+        return F.linear(ctx.transpose(1, 2).reshape(n, t, f),
+                        self.out_weight, self.out_bias)
+
+
+class Cache:
+    """Generation's keys and values per attention layer, for `capacity`
+    positions, `length` of them filled."""
+
+    def __init__(self, capacity: int, rows: int):
+        self.capacity, self.rows, self.length = capacity, rows, 0
+        self.k: Dict[int, torch.Tensor] = {}
+        self.v: Dict[int, torch.Tensor] = {}
+
 
 class Positions(torch.nn.Module):
     """A learned table of positions [P, F], its first T rows added to
@@ -67,8 +104,8 @@ class Positions(torch.nn.Module):
         super().__init__()
         self.weight = torch.nn.Parameter(torch.empty(positions, f))
 
-    def forward(self, x):
-        return x + self.weight[:x.shape[1]]
+    def forward(self, x, offset: int = 0):
+        return x + self.weight[offset:offset + x.shape[1]]
 
 
 class Net(torch.nn.Module):
@@ -158,6 +195,24 @@ class Net(torch.nn.Module):
         for i, l in enumerate(self.layers):
             ins = [x if j < 0 else outs[j] for j in layer_inputs(self.model, i)]
             outs.append(self._run(i, l, ins))
+        return outs[-1]
+
+    def cached(self, ids, cache: Cache):
+        """Token ids [N, t] after the cache's `length` tokens: each
+        position's logits [N, t, vocab]; the cache then holds all."""
+        if cache.length + ids.shape[1] > cache.capacity:
+            raise ValueError(f"generation: {cache.length + ids.shape[1]} "
+                             f"tokens exceed the cache's {cache.capacity}")
+        outs: List[torch.Tensor] = []
+        for i, l in enumerate(self.layers):
+            ins = [ids if j < 0 else outs[j] for j in layer_inputs(self.model, i)]
+            if l["op"] == "attention":
+                outs.append(self.mods[str(i)].cached(ins[0], cache, i))
+            elif l["op"] == "positions":
+                outs.append(self.mods[str(i)](ins[0], cache.length))
+            else:
+                outs.append(self._run(i, l, ins))
+        cache.length += ids.shape[1]
         return outs[-1]
 
     def _run(self, i: int, l: dict, ins):
@@ -293,7 +348,35 @@ class Engine:
         return {"framework": "PyTorch", "version": torch.__version__,
                 "python": platform.python_version(), "devices": devices,
                 "precisions": ["fp32"],
-                "optimizers": ["sgd", "adam", "rmsprop", "adadelta"]}
+                "optimizers": ["sgd", "adam", "rmsprop", "adadelta"],
+                "generates": True}
+
+    def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
+        """Greedy generation with a KV cache, as a plain PyTorch decoding
+        loop runs it under inference_mode."""
+        self.net.eval()
+        # The cache's tensors, made by the first generation (a warm-up's),
+        # are kept: a new one only starts over.
+        c: Optional[Cache] = getattr(self, "cache", None)
+        if c is None or c.capacity != capacity or c.rows != len(rows):
+            self.cache = Cache(capacity, len(rows))
+        else:
+            c.length = 0
+        ids = torch.tensor(rows, dtype=torch.int64, device=self.device)
+        return self._next(ids)
+
+    def decode(self, tokens: List[int]) -> List[int]:
+        if len(tokens) != self.cache.rows:
+            raise ValueError(f"generation: {len(tokens)} tokens to decode for "
+                             f"{self.cache.rows} rows")
+        ids = torch.tensor(tokens, dtype=torch.int64,
+                           device=self.device).reshape(-1, 1)
+        return self._next(ids)
+
+    def _next(self, ids) -> List[int]:
+        with torch.inference_mode():
+            logits = self.net.cached(ids, self.cache)
+            return logits[:, -1].argmax(-1).tolist()
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
         if options["precision"] != "fp32":

@@ -4,6 +4,7 @@
 // (decode). The harness (bench/generation.h) owns the clock; a generator
 // only computes. Which models generate: model/generation.h.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "backend/backend.h"
@@ -14,6 +15,15 @@ namespace nnbench::backend {
 // is sized once: `batch` rows of `prompt` tokens, then up to `new_tokens`.
 struct GenerationShape {
   int64_t batch = 1, prompt = 0, new_tokens = 0;
+};
+
+// Whole generations timed where they ran (a framework worker's clock), per
+// timed repetition: the time to first token, each later token's time, and
+// row 0's tokens.
+struct GenerationTimes {
+  std::vector<double> ttft;
+  std::vector<std::vector<double>> itl;
+  std::vector<std::vector<int64_t>> tokens;
 };
 
 class Generator {
@@ -28,6 +38,18 @@ class Generator {
   virtual std::vector<int64_t> decode(const std::vector<int64_t>& tokens) = 0;
   // What ran (threads, precision, the cache's layout), as Executable's.
   virtual Effective effective() const = 0;
+  // The processes doing its work besides this one (a framework worker's),
+  // whose CPU time is the run's own for the contention judgement.
+  virtual std::vector<int> processes() const { return {}; }
+  // A generator in another process times whole generations there (each
+  // call across a pipe would add its crossing to every token): `warmup`
+  // untimed, then `repetitions` timed, each of `new_tokens`. Null for one
+  // the harness times call by call.
+  virtual std::optional<GenerationTimes> timed(
+      const std::vector<std::vector<int64_t>>& prompts, int64_t new_tokens,
+      int warmup, int repetitions) {
+    return std::nullopt;
+  }
 };
 
 }  // namespace nnbench::backend

@@ -5,7 +5,9 @@
 
 #include "bench/cpu_usage.h"
 #include "bench/statistics.h"
+#include "machine/environment.h"
 #include "machine/threads.h"
+#include "model/analysis.h"
 #include "model/generation.h"
 
 namespace nnbench::bench {
@@ -13,6 +15,64 @@ namespace {
 
 results::Percentile percentile(const std::vector<double>& x, double q) {
   return {quantile(x, q), quantile_ci(x, q)};
+}
+
+// One timed repetition; greedy decoding of the same prompts must give the
+// first repetition's tokens again.
+void add_repetition(double ttft, std::vector<double> itl,
+                    std::vector<int64_t> tokens, results::GenerationRun& out) {
+  const size_t rep = out.ttft_seconds.size() + 1;
+  if (itl.size() + 1 != static_cast<size_t>(out.asked.new_tokens) ||
+      tokens.size() != static_cast<size_t>(out.asked.new_tokens))
+    throw results::RunError(
+        results::State::kFailed,
+        "repetition " + std::to_string(rep) + " gave " +
+            std::to_string(tokens.size()) + " tokens and " +
+            std::to_string(itl.size()) + " inter-token times, not " +
+            std::to_string(out.asked.new_tokens) + " and one fewer");
+  if (out.tokens.empty())
+    out.tokens = tokens;
+  else if (tokens != out.tokens)
+    throw results::RunError(results::State::kFailed,
+                            "greedy decoding gave other tokens in repetition " +
+                                std::to_string(rep) + " than in the first");
+  out.ttft_seconds.push_back(ttft);
+  out.itl_seconds.push_back(std::move(itl));
+}
+
+void take_times(backend::GenerationTimes t, results::GenerationRun& out) {
+  const size_t reps = static_cast<size_t>(out.asked.repetitions);
+  if (t.ttft.size() != reps || t.itl.size() != reps || t.tokens.size() != reps)
+    throw results::RunError(results::State::kFailed,
+                            "the generator timed " +
+                                std::to_string(t.ttft.size()) +
+                                " repetitions, not " + std::to_string(reps));
+  for (size_t i = 0; i < reps; ++i)
+    add_repetition(t.ttft[i], std::move(t.itl[i]), std::move(t.tokens[i]), out);
+}
+
+// The KV cache (keys and values of every attention layer for every row and
+// position) and the weights against the memory available, before anything
+// is allocated: an engine that allocates its cache with malloc's overcommit
+// would otherwise be killed in the middle of filling it.
+void check_memory(const model::Model& m, const results::GenerationRequest& g,
+                  const results::RunRequest& request) {
+  if (!request.memory_check) return;
+  double cache = 0;
+  const auto shapes = model::infer_shapes(m);
+  for (size_t i = 0; i < m.layers.size(); ++i)
+    if (m.layers[i].op == model::Op::kAttention)
+      cache += 2.0 * 4.0 * double(g.batch) * double(g.prompt + g.new_tokens) *
+               double(shapes[i].back());
+  const double need = cache + 4.0 * double(model::analyze(m).params);
+  const double have = machine::available_memory_bytes();
+  if (have > 0 && need > have)
+    throw results::RunError(results::State::kOom,
+                            "estimated " + std::to_string(need / 1e9) +
+                                " GB (KV cache " + std::to_string(cache / 1e9) +
+                                " GB and the weights) exceed the " +
+                                std::to_string(have / 1e9) + " GB available",
+                            "estimate");
 }
 
 }  // namespace
@@ -37,6 +97,10 @@ void time_generation(backend::Generator& g,
                      const std::vector<std::vector<int64_t>>& prompts,
                      results::GenerationRun& out, const Seconds& now) {
   const results::GenerationRequest& a = out.asked;
+  if (auto t = g.timed(prompts, a.new_tokens, a.warmup, a.repetitions)) {
+    take_times(std::move(*t), out);
+    return;
+  }
   const int runs = a.warmup + a.repetitions;
   for (int rep = 0; rep < runs; ++rep) {
     const bool timed = rep >= a.warmup;
@@ -55,15 +119,7 @@ void time_generation(backend::Generator& g,
       row0.push_back(next.at(0));
     }
     if (!timed) continue;
-    if (out.tokens.empty())
-      out.tokens = row0;
-    else if (row0 != out.tokens)
-      throw results::RunError(
-          results::State::kFailed,
-          "greedy decoding gave other tokens in repetition " +
-              std::to_string(rep - a.warmup + 1) + " than in the first");
-    out.ttft_seconds.push_back(ttft);
-    out.itl_seconds.push_back(std::move(itl));
+    add_repetition(ttft, std::move(itl), std::move(row0), out);
   }
 }
 
@@ -110,20 +166,32 @@ results::GenerationRun run_generation(backend::Backend& b,
         !why.empty())
       throw results::RunError(results::State::kInvalidArgs, why);
     r.weight_bytes = model::weight_bytes(m, 4);  // fp32
+    check_memory(m, g, request);
     backend::Options o = request.options;
     o.threads = machine::resolve_threads(o.threads);
-    auto gen = b.generator(m, o, {g.batch, g.prompt, g.new_tokens});
-    const auto prompts = make_prompts(g.batch, g.prompt, m.input.vocab, o.seed);
-    UsageProbe probe;  // over the warm-up too: one interval per case
-    probe.start();
-    time_generation(*gen, prompts, r);
-    r.effective = gen->effective();
-    r.cpu_usage =
-        probe.stop(r.effective.threads > 0 ? r.effective.threads : o.threads);
+    int threads = o.threads;
+    {
+      auto gen = b.generator(m, o, {g.batch, g.prompt, g.new_tokens});
+      const auto prompts =
+          make_prompts(g.batch, g.prompt, m.input.vocab, o.seed);
+      UsageProbe probe(gen->processes());  // over the warm-up too
+      probe.start();
+      time_generation(*gen, prompts, r);
+      r.effective = gen->effective();
+      if (r.effective.threads > 0) threads = r.effective.threads;
+      r.cpu_usage = probe.stop(threads);
+    }  // the generator's memory freed before the bandwidth's arrays
     judge_contention(r.cpu_usage, request.contention.rule, r.validity);
-    summarize_generation(
-        r,
-        bandwidth(r.effective.threads > 0 ? r.effective.threads : o.threads));
+    // The host's bandwidth bounds a generation on the host only.
+    std::optional<machine::Bandwidth> bw;
+    if (r.effective.device.empty() || r.effective.device == "cpu") {
+      try {
+        bw = bandwidth(threads);
+      } catch (const std::exception&) {
+        bw.reset();  // no ceiling rather than no record
+      }
+    }
+    summarize_generation(r, bw);
     r.state = results::State::kOk;
   } catch (...) {
     r.fail(results::classify(std::current_exception()));

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
+#include "model/generation.h"
 #include "reporters/console.h"
 #include "reporters/json_file.h"
 #include "results/generation.h"
@@ -40,7 +41,11 @@ int generate_command(GenerateArgs& a) {
                 {"repetitions", std::to_string(a.g.repetitions)}};
   if (const auto why = results::generation_request_problem(a.g); !why.empty())
     throw Error(why);
-  resolve_model(a.model, a.model_file);  // a usage error before anything runs
+  // What cannot run is a usage error before anything runs.
+  const model::Model m = resolve_model(a.model, a.model_file);
+  if (const std::string why = model::generation_problem(m); !why.empty())
+    throw Error("cannot generate: " + why);
+  model::with_sequence(m, a.g.prompt + a.g.new_tokens);
   auto b = backend::make_ready_backend(a.request.backend);
   if (!a.out.empty()) util::check_writable(a.out);
   const machine::Environment env = capture_and_warn();

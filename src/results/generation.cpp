@@ -68,7 +68,7 @@ json GenerationRun::serialize() const {
   const bool measured = state == State::kOk && !ttft_seconds.empty();
   j["ttft_seconds_raw"] = ttft_seconds;
   j["itl_seconds_raw"] = itl_seconds;
-  j["weight_bytes"] = weight_bytes;
+  j["weight_bytes"] = weight_bytes > 0 ? json(weight_bytes) : json();
   j["tokens"] = tokens;
   if (!measured) return j;
   j["ttft_seconds"] = to_json(ttft);
@@ -80,10 +80,11 @@ json GenerationRun::serialize() const {
   j["generation_tokens_per_second"] =
       finite_or_null(generation_tokens_per_second);
   if (ceiling)
-    j["bandwidth_ceiling"] = {{"bandwidth_gbs", ceiling->bandwidth_gbs},
-                              {"threads", ceiling->threads},
-                              {"steps_per_second", ceiling->steps_per_second},
-                              {"fraction", ceiling->fraction}};
+    j["bandwidth_ceiling"] = {
+        {"bandwidth_gbs", ceiling->bandwidth_gbs},
+        {"threads", ceiling->threads},
+        {"steps_per_second", finite_or_null(ceiling->steps_per_second)},
+        {"fraction", finite_or_null(ceiling->fraction)}};
   return j;
 }
 
@@ -95,7 +96,8 @@ GenerationRun generation_run_from_json(const json& j) {
   r.ttft_seconds = j.at("ttft_seconds_raw").get<std::vector<double>>();
   r.itl_seconds =
       j.at("itl_seconds_raw").get<std::vector<std::vector<double>>>();
-  r.weight_bytes = j.at("weight_bytes");
+  r.weight_bytes =
+      j.at("weight_bytes").is_number() ? j["weight_bytes"].get<double>() : 0.0;
   r.tokens = j.at("tokens").get<std::vector<int64_t>>();
   if (!j.contains("ttft_seconds")) return r;
   r.ttft = summary_from_json(j.at("ttft_seconds"));
@@ -111,7 +113,8 @@ GenerationRun generation_run_from_json(const json& j) {
   if (j.contains("bandwidth_ceiling")) {
     const json& c = j["bandwidth_ceiling"];
     r.ceiling = Ceiling{c.at("bandwidth_gbs"), c.at("threads"),
-                        c.at("steps_per_second"), c.at("fraction")};
+                        number_or_nan(c.at("steps_per_second")),
+                        number_or_nan(c.at("fraction"))};
   }
   return r;
 }

@@ -39,6 +39,14 @@ int64_t whole(const std::string& text, const std::string& field) {
   return v;
 }
 
+// A count that must fit its bound before it is narrowed to an int.
+int small(int64_t v, const std::string& field, int lo, int hi) {
+  if (v < lo || v > hi)
+    throw Error(field + " " + std::to_string(v) + " is outside [" +
+                std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return static_cast<int>(v);
+}
+
 // The request a case's settings and batch make; throws nnbench::Error
 // naming an unknown setting, a bad value or one out of bounds.
 results::GenerationRequest request_of(
@@ -51,11 +59,10 @@ results::GenerationRequest request_of(
     else if (k == "new_tokens")
       g.new_tokens = whole(v, k);
     else if (k == "warmup")
-      g.warmup = static_cast<int>(std::clamp<int64_t>(
-          whole(v, k), -1, results::kMaxGenerationWarmup + 1));
+      g.warmup = small(whole(v, k), k, 0, results::kMaxGenerationWarmup);
     else if (k == "repetitions")
-      g.repetitions = static_cast<int>(std::clamp<int64_t>(
-          whole(v, k), 0, results::kMaxGenerationRepetitions + 1));
+      g.repetitions =
+          small(whole(v, k), k, 1, results::kMaxGenerationRepetitions);
     else
       throw Error("setting '" + k +
                   "' is not one the generation scenario takes (prompt, "

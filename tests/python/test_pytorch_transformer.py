@@ -203,3 +203,40 @@ def test_tied_linear_trains_the_one_table() -> None:
                                rtol=1e-5, atol=1e-6)
     trainable = [q for q in e.net.parameters() if q.requires_grad]
     assert len(trainable) == 1  # the optimizer steps the shared table once
+
+
+def test_generation_with_the_cache_gives_the_whole_sequences_logits() -> None:
+    """prefill then decode on the KV cache: each step's next token is the
+    argmax of the last row of a full forward over the whole sequence so
+    far, with the tables scaled as GPT-2's (N(0, 0.02)) so that the
+    choice depends on every position."""
+    rng = np.random.default_rng(3)
+    v, f, heads, t = 23, 8, 2, 12
+    layers = [{"name": "wte", "op": "embedding", "vocab": v, "out": f, "shape": [t, f]},
+              {"name": "wpe", "op": "positions", "vocab": t, "shape": [t, f]},
+              {"name": "attn", "op": "attention", "heads": heads, "causal": True,
+               "shape": [t, f]},
+              {"name": "ln", "op": "layer_norm", "eps": 1e-5, "shape": [t, f]},
+              {"name": "head", "op": "tied_linear", "tied": 0, "shape": [t, v]}]
+    params = {"wte.weight": (0.02 * rng.standard_normal((v, f))).astype(np.float32),
+              "wpe.weight": (0.02 * rng.standard_normal((t, f))).astype(np.float32),
+              "attn.in_weight": rng.standard_normal((3 * f, f)).astype(np.float32),
+              "attn.in_bias": rng.standard_normal(3 * f).astype(np.float32),
+              "attn.out_weight": rng.standard_normal((f, f)).astype(np.float32),
+              "attn.out_bias": rng.standard_normal(f).astype(np.float32),
+              "ln.weight": np.ones(f, np.float32), "ln.bias": np.zeros(f, np.float32)}
+    e = compiled(model(layers, [t], "int64"), params)
+    rows = [[3, 9, 1, 14], [20, 2, 2, 7]]
+    got = [e.prefill(rows, capacity=9)]
+    for _ in range(5):
+        got.append(e.decode(got[-1]))
+    seqs = [list(r) for r in rows]
+    for step in got:
+        with torch.no_grad():
+            logits = e.net(torch.tensor(seqs, dtype=torch.int64))
+        want = logits[:, -1].argmax(-1).tolist()
+        assert step == want
+        for s, tok in zip(seqs, step):
+            s.append(tok)
+    with pytest.raises(ValueError, match="exceed"):
+        e.decode(got[-1])  # 9 of 9 positions held: a tenth is refused

@@ -214,3 +214,55 @@ def test_the_loop_over_real_pipes(tmp_path) -> None:
     to.write(json.dumps({"op": "quit"}) + "\n")
     to.flush()
     assert p.wait(timeout=30) == 0
+
+
+class Generating:
+    """An engine whose prefill and decode advance a fake clock by known
+    times: prefill 0.3 s, the k-th decode of a generation 0.01 * k s."""
+
+    def __init__(self, clock: List[float]) -> None:
+        self.clock = clock
+        self.prefills: List[tuple] = []
+        self.k = 0
+
+    def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
+        self.prefills.append((len(rows), len(rows[0]), capacity))
+        self.k = 0
+        self.clock[0] += 0.3
+        return [7] * len(rows)
+
+    def decode(self, tokens: List[int]) -> List[int]:
+        self.k += 1
+        self.clock[0] += 0.01 * self.k
+        return [self.k] * len(tokens)
+
+
+def test_generations_are_timed_here_token_by_token(monkeypatch) -> None:
+    clock = [50.0]
+    monkeypatch.setattr(worker.time, "perf_counter", lambda: clock[0])
+    e = Generating(clock)
+    w = worker.Worker(e)  # type: ignore[arg-type]
+    r = w.op_generate({"prompts": {"rows": [[1, 2, 3], [4, 5, 6]]}, "new_tokens": 4,
+                       "warmup": 2, "repetitions": 3})
+    # Two untimed generations, then three timed, each with a cache for the
+    # 3 prompt tokens and the 4 new ones.
+    assert e.prefills == [(2, 3, 7)] * 5
+    assert r["ttft"] == pytest.approx([0.3] * 3)
+    assert len(r["itl"]["rows"]) == 3
+    for times in r["itl"]["rows"]:
+        assert times == pytest.approx([0.01, 0.02, 0.03])
+    assert r["tokens"]["rows"] == [[7, 1, 2, 3]] * 3
+
+
+def test_generation_requests_are_checked(monkeypatch) -> None:
+    w = worker.Worker(Generating([0.0]))  # type: ignore[arg-type]
+    good = {"prompts": {"rows": [[1, 2]]}, "new_tokens": 2, "warmup": 0, "repetitions": 1}
+    bad: dict
+    for bad in ({"new_tokens": 1}, {"repetitions": 0}, {"prompts": {"rows": [[1], [2, 3]]}},
+                {"prompts": {"rows": []}}):
+        with pytest.raises(ValueError):
+            w.op_generate({**good, **bad})
+    assert w.op_decode({"tokens": [4, 4]}) == {"next": [1, 1]}
+    # An engine without generation is unimplemented, naming the method.
+    with pytest.raises(NotImplementedError, match="prefill"):
+        worker.Worker(Scripted()).op_prefill({"prompts": {"rows": [[1]]}, "capacity": 2})

@@ -63,9 +63,10 @@ struct AttentionImpl : torch::nn::Module {
     const auto split = [&](const torch::Tensor& y) {
       return y.reshape({n, t, heads, d}).transpose(1, 2);  // [N, H, t, D]
     };
-    if (!k.defined()) {
-      k = torch::zeros({n, heads, capacity, d}, x.options());
-      v = torch::zeros({n, heads, capacity, d}, x.options());
+    if (!k.defined() || k.size(0) != n || k.size(2) != capacity) {
+      // Only positions [0, offset + t) are ever read: no need to zero.
+      k = torch::empty({n, heads, capacity, d}, x.options());
+      v = torch::empty({n, heads, capacity, d}, x.options());
     }
     k.narrow(2, offset, t).copy_(split(qkv[1]));
     v.narrow(2, offset, t).copy_(split(qkv[2]));

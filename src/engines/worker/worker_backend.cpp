@@ -7,12 +7,14 @@
 #include <map>
 #include <mutex>
 
+#include "backend/generator.h"
 #include "backend/optimizer.h"
 #include "engines/worker/hello.h"
 #include "engines/worker/process.h"
 #include "engines/worker/start.h"
 #include "host/tensor_file.h"
 #include "model/analysis.h"
+#include "model/generation.h"
 #include "model/model_file.h"
 #include "model/params.h"
 #include "util/child_env.h"
@@ -208,6 +210,11 @@ class WorkerExecutable : public backend::Executable, public backend::SelfTimed {
     return fetch("running_stats");
   }
 
+  // A request of another op to this worker (generation's), its reply.
+  json call(const std::string& op, const json& fields) {
+    return process_->request(op, fields, timeout_seconds());
+  }
+
  private:
   void write_batches(const std::vector<host::Batch>& batches) {
     std::map<std::string, host::Tensor> t;
@@ -229,6 +236,48 @@ class WorkerExecutable : public backend::Executable, public backend::SelfTimed {
   mutable backend::Effective effective_;
   mutable bool rate_changed_ = false;
   double loss_ = std::nan("");
+};
+
+json prompts_json(const std::vector<std::vector<int64_t>>& rows) {
+  return {{"rows", rows}};
+}
+
+// Generation in the worker: the engine's prefill and decode, one request
+// each, and whole generations timed by worker.py (op generate).
+class WorkerGenerator : public backend::Generator {
+ public:
+  WorkerGenerator(std::unique_ptr<WorkerExecutable> e, int64_t capacity)
+      : e_(std::move(e)), capacity_(capacity) {}
+  std::vector<int64_t> prefill(
+      const std::vector<std::vector<int64_t>>& prompts) override {
+    return e_
+        ->call("prefill", {{"prompts", prompts_json(prompts)},
+                           {"capacity", capacity_}})["next"]
+        .get<std::vector<int64_t>>();
+  }
+  std::vector<int64_t> decode(const std::vector<int64_t>& tokens) override {
+    return e_->call("decode", {{"tokens", tokens}})["next"]
+        .get<std::vector<int64_t>>();
+  }
+  backend::Effective effective() const override { return e_->effective(); }
+  std::vector<int> processes() const override { return e_->processes(); }
+  std::optional<backend::GenerationTimes> timed(
+      const std::vector<std::vector<int64_t>>& prompts, int64_t new_tokens,
+      int warmup, int repetitions) override {
+    const json r = e_->call("generate", {{"prompts", prompts_json(prompts)},
+                                         {"new_tokens", new_tokens},
+                                         {"warmup", warmup},
+                                         {"repetitions", repetitions}});
+    backend::GenerationTimes t;
+    t.ttft = r["ttft"].get<std::vector<double>>();
+    t.itl = r["itl"].at("rows").get<std::vector<std::vector<double>>>();
+    t.tokens = r["tokens"].at("rows").get<std::vector<std::vector<int64_t>>>();
+    return t;
+  }
+
+ private:
+  std::unique_ptr<WorkerExecutable> e_;
+  int64_t capacity_;
 };
 
 class WorkerBackend : public backend::Backend {
@@ -348,6 +397,26 @@ class WorkerBackend : public backend::Backend {
       if (const auto s = supports(l, o); !s)
         throw backend::Unimplemented(s.why);
     return std::make_unique<WorkerExecutable>(f_, h.python, m, o, shapes);
+  }
+  // An engine whose hello says it generates: the model compiled for
+  // inference at the batch, then its prefill and decode.
+  std::unique_ptr<backend::Generator> generator(
+      const model::Model& m, const backend::Options& o,
+      const backend::GenerationShape& shape) override {
+    const Hello& h = hello(f_);
+    if (!h.unavailable.empty()) throw backend::Unavailable(h.unavailable);
+    if (!h.reply.value("generates", false))
+      return backend::Backend::generator(m, o, shape);
+    if (const std::string why = model::generation_problem(m); !why.empty())
+      throw backend::Unimplemented("generation: " + why);
+    model::with_sequence(m, shape.prompt + shape.new_tokens);
+    for (const auto& l : m.layers)
+      if (const auto s = supports(l, o); !s)
+        throw backend::Unimplemented(s.why);
+    return std::make_unique<WorkerGenerator>(
+        std::make_unique<WorkerExecutable>(f_, h.python, m, o,
+                                           backend::Shapes::infer(shape.batch)),
+        shape.prompt + shape.new_tokens);
   }
 
  private:
