@@ -117,8 +117,7 @@ std::string rows_md(const std::string& suite, const std::string& run_id,
   std::string out = fmt::format(
       "Suite {} (run {}): {}; OOM: out of memory; (invalid: reasons): "
       "contended or otherwise untrustworthy.\n\n",
-      suite, run_id,
-      what_cells_hold(rows));
+      suite, run_id, what_cells_hold(rows));
   std::vector<std::string> head{"model", "backend", "precision", "mode"};
   if (axes.scenario_key) head.push_back("scenario");
   if (axes.batch_key) head.push_back("batch");
