@@ -198,14 +198,20 @@ class Net(torch.nn.Module):
         return outs[-1]
 
     def cached(self, ids, cache: Cache):
-        """Token ids [N, t] after the cache's `length` tokens: each
-        position's logits [N, t, vocab]; the cache then holds all."""
+        """Token ids [N, t] after the cache's `length` tokens: the last
+        position's logits [N, 1, vocab]; the cache then holds all."""
         if cache.length + ids.shape[1] > cache.capacity:
             raise ValueError(f"generation: {cache.length + ids.shape[1]} "
                              f"tokens exceed the cache's {cache.capacity}")
         outs: List[torch.Tensor] = []
+        last = len(self.layers) - 1
         for i, l in enumerate(self.layers):
             ins = [ids if j < 0 else outs[j] for j in layer_inputs(self.model, i)]
+            # Only the last position's logits choose the next token, and the
+            # head works on each position alone: the prompt's other rows
+            # skip it.
+            if i == last and l["op"] != "attention" and ins[0].shape[1] > 1:
+                ins[0] = ins[0][:, -1:]
             if l["op"] == "attention":
                 outs.append(self.mods[str(i)].cached(ins[0], cache, i))
             elif l["op"] == "positions":

@@ -52,4 +52,9 @@ class Generator {
   }
 };
 
+// What every generator checks before it allocates: the model generates
+// (model::generation_problem; Unimplemented naming why) and takes
+// prompt + new_tokens positions (nnbench::Error naming the layer).
+void check_generates(const model::Model& m, const GenerationShape& shape);
+
 }  // namespace nnbench::backend

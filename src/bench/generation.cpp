@@ -1,10 +1,10 @@
 #include "bench/generation.h"
 
 #include <chrono>
-#include <random>
 
 #include "bench/cpu_usage.h"
 #include "bench/statistics.h"
+#include "data/synthetic.h"
 #include "machine/environment.h"
 #include "machine/threads.h"
 #include "model/analysis.h"
@@ -81,16 +81,6 @@ double steady_seconds() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-std::vector<std::vector<int64_t>> make_prompts(int64_t batch, int64_t prompt,
-                                               int64_t vocab, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int64_t> id(0, vocab - 1);
-  std::vector<std::vector<int64_t>> out(batch);
-  for (auto& row : out)
-    for (int64_t i = 0; i < prompt; ++i) row.push_back(id(rng));
-  return out;
 }
 
 void time_generation(backend::Generator& g,
@@ -173,7 +163,7 @@ results::GenerationRun run_generation(backend::Backend& b,
     {
       auto gen = b.generator(m, o, {g.batch, g.prompt, g.new_tokens});
       const auto prompts =
-          make_prompts(g.batch, g.prompt, m.input.vocab, o.seed);
+          data::synthetic_prompts(g.batch, g.prompt, m.input.vocab, o.seed);
       UsageProbe probe(gen->processes());  // over the warm-up too
       probe.start();
       time_generation(*gen, prompts, r);

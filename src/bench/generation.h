@@ -18,10 +18,6 @@ namespace nnbench::bench {
 using Seconds = std::function<double()>;
 double steady_seconds();
 
-// `batch` prompts of `prompt` token ids in [0, vocab), seeded.
-std::vector<std::vector<int64_t>> make_prompts(int64_t batch, int64_t prompt,
-                                               int64_t vocab, uint64_t seed);
-
 // Runs `out.asked`'s generations on `g`, filling the raw times and row 0's
 // tokens. Throws results::RunError (failed) when a repetition's tokens
 // differ from the first's: greedy decoding of the same prompts must repeat.

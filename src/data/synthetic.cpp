@@ -55,4 +55,16 @@ double batch_bytes(const model::Model& m, int64_t batch) {
          static_cast<double>(model::numel(m.input.shape));
 }
 
+std::vector<std::vector<int64_t>> synthetic_prompts(int64_t batch,
+                                                    int64_t prompt,
+                                                    int64_t vocab,
+                                                    uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> id(0, vocab - 1);
+  std::vector<std::vector<int64_t>> out(batch);
+  for (auto& row : out)
+    for (int64_t i = 0; i < prompt; ++i) row.push_back(id(rng));
+  return out;
+}
+
 }  // namespace nnbench::data

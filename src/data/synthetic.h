@@ -16,6 +16,13 @@ namespace nnbench::data {
 host::Batch synthetic_batch(const model::Model& m, int64_t batch,
                             uint64_t seed);
 
+// Generation's prompts: `batch` rows of `prompt` token ids uniform in
+// [0, vocab), seeded.
+std::vector<std::vector<int64_t>> synthetic_prompts(int64_t batch,
+                                                    int64_t prompt,
+                                                    int64_t vocab,
+                                                    uint64_t seed);
+
 // Bytes one batch of this model occupies on the host.
 double batch_bytes(const model::Model& m, int64_t batch);
 

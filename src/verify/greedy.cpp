@@ -1,8 +1,7 @@
 #include "verify/greedy.h"
 
-#include <random>
-
 #include "backend/generator.h"
+#include "data/synthetic.h"
 #include "model/generation.h"
 #include "util/error.h"
 
@@ -54,11 +53,8 @@ std::optional<results::TensorCheck> check_greedy_tokens(
            " prompts of " + std::to_string(kPrompt) + ", " +
            std::to_string(kNew) + " new; error: the fraction that differ)";
   c.tolerance = 0;
-  std::mt19937_64 rng(options.seed);
-  std::uniform_int_distribution<int64_t> id(0, m.input.vocab - 1);
-  std::vector<std::vector<int64_t>> prompts(kRows);
-  for (auto& row : prompts)
-    for (int64_t i = 0; i < kPrompt; ++i) row.push_back(id(rng));
+  const auto prompts =
+      data::synthetic_prompts(kRows, kPrompt, m.input.vocab, options.seed);
   backend::Options plain = options;
   plain.device = "cpu";
   const auto want = generate(*oracle.generator(m, plain, shape), prompts);

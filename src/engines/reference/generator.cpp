@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "engines/reference/network.h"
-#include "model/generation.h"
 
 namespace nnbench::engines::reference {
 namespace {
@@ -65,9 +64,7 @@ class ReferenceGenerator : public backend::Generator {
 std::unique_ptr<backend::Generator> make_generator(
     const model::Model& m, const backend::Options& o,
     const backend::GenerationShape& shape) {
-  if (const std::string why = model::generation_problem(m); !why.empty())
-    throw backend::Unimplemented("generation: " + why);
-  model::with_sequence(m, shape.prompt + shape.new_tokens);
+  backend::check_generates(m, shape);
   return std::make_unique<ReferenceGenerator>(m, o);
 }
 

@@ -4,7 +4,6 @@
 
 #include "engines/torch/errors.h"
 #include "engines/torch/network.h"
-#include "model/generation.h"
 
 namespace nnbench::engines::torch_backend {
 namespace {
@@ -91,9 +90,7 @@ std::unique_ptr<backend::Generator> make_generator(
   if (o.precision != "fp32")
     throw backend::Unimplemented("generation at precision " + o.precision +
                                  " (the LibTorch backend runs fp32)");
-  if (const std::string why = model::generation_problem(m); !why.empty())
-    throw backend::Unimplemented("generation: " + why);
-  model::with_sequence(m, shape.prompt + shape.new_tokens);
+  backend::check_generates(m, shape);
   if (o.threads > 0) torch::set_num_threads(o.threads);
   return translate_errors(
       [&] { return std::make_unique<TorchGenerator>(m, o, shape); });

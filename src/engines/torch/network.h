@@ -23,8 +23,8 @@ class NetworkImpl : public torch::nn::Module {
   explicit NetworkImpl(const model::Model& m);
   torch::Tensor forward(const torch::Tensor& input);
   // The model on token ids [N, t] that follow the cache's `length` tokens
-  // (model::generation_problem(m) is ""): each position's logits
-  // [N, t, vocab], the cache then holding all length + t.
+  // (model::generation_problem(m) is ""): the last position's logits
+  // [N, 1, vocab], the cache then holding all length + t.
   torch::Tensor forward_cached(const torch::Tensor& ids, KvCache& cache);
   // Parameters that the optimizer updates (excludes the frozen second LSTM
   // bias under the one-bias convention).

@@ -14,7 +14,6 @@
 #include "engines/worker/start.h"
 #include "host/tensor_file.h"
 #include "model/analysis.h"
-#include "model/generation.h"
 #include "model/model_file.h"
 #include "model/params.h"
 #include "util/child_env.h"
@@ -407,9 +406,7 @@ class WorkerBackend : public backend::Backend {
     if (!h.unavailable.empty()) throw backend::Unavailable(h.unavailable);
     if (!h.reply.value("generates", false))
       return backend::Backend::generator(m, o, shape);
-    if (const std::string why = model::generation_problem(m); !why.empty())
-      throw backend::Unimplemented("generation: " + why);
-    model::with_sequence(m, shape.prompt + shape.new_tokens);
+    backend::check_generates(m, shape);
     for (const auto& l : m.layers)
       if (const auto s = supports(l, o); !s)
         throw backend::Unimplemented(s.why);

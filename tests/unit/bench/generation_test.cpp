@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "data/synthetic.h"
 #include "results/kinds.h"
 
 namespace nnbench::bench {
@@ -52,7 +53,8 @@ TEST(Generation, TimesEachTokenOnTheClock) {
   double clock = 100;
   FakeGenerator g(clock, false);
   auto r = asked();
-  time_generation(g, make_prompts(2, 16, 50, 1), r, [&] { return clock; });
+  time_generation(g, data::synthetic_prompts(2, 16, 50, 1), r,
+                  [&] { return clock; });
   EXPECT_EQ(g.prefills, 4);  // one warm-up, three timed
   ASSERT_EQ(r.ttft_seconds.size(), 3u);
   ASSERT_EQ(r.itl_seconds.size(), 3u);
@@ -69,7 +71,8 @@ TEST(Generation, FiguresFromTheTimes) {
   double clock = 0;
   FakeGenerator g(clock, false);
   auto r = asked();
-  time_generation(g, make_prompts(2, 16, 50, 1), r, [&] { return clock; });
+  time_generation(g, data::synthetic_prompts(2, 16, 50, 1), r,
+                  [&] { return clock; });
   r.weight_bytes = 4e9;
   machine::Bandwidth bw;
   bw.triad_gbs = 20;
@@ -100,7 +103,8 @@ TEST(Generation, TokensThatChangeBetweenRepetitionsFail) {
   FakeGenerator g(clock, true);
   auto r = asked();
   try {
-    time_generation(g, make_prompts(2, 16, 50, 1), r, [&] { return clock; });
+    time_generation(g, data::synthetic_prompts(2, 16, 50, 1), r,
+                    [&] { return clock; });
     FAIL() << "expected a RunError";
   } catch (const results::RunError& e) {
     EXPECT_EQ(e.state, results::State::kFailed);
@@ -110,9 +114,10 @@ TEST(Generation, TokensThatChangeBetweenRepetitionsFail) {
 }
 
 TEST(Generation, PromptsAreSeededAndInTheVocabulary) {
-  const auto a = make_prompts(3, 40, 7, 5), b = make_prompts(3, 40, 7, 5);
+  const auto a = data::synthetic_prompts(3, 40, 7, 5),
+             b = data::synthetic_prompts(3, 40, 7, 5);
   EXPECT_EQ(a, b);
-  EXPECT_NE(a, make_prompts(3, 40, 7, 6));
+  EXPECT_NE(a, data::synthetic_prompts(3, 40, 7, 6));
   ASSERT_EQ(a.size(), 3u);
   for (const auto& row : a) {
     ASSERT_EQ(row.size(), 40u);
@@ -127,7 +132,8 @@ TEST(Generation, RecordRoundTripsThroughItsKind) {
   r.model = "m";
   r.backend = "b";
   r.state = results::State::kOk;
-  time_generation(g, make_prompts(2, 16, 50, 1), r, [&] { return clock; });
+  time_generation(g, data::synthetic_prompts(2, 16, 50, 1), r,
+                  [&] { return clock; });
   r.weight_bytes = 4e9;
   machine::Bandwidth bw;
   bw.triad_gbs = 20;
