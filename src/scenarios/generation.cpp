@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
 #include <map>
 #include <mutex>
 
@@ -17,26 +18,18 @@
 #include "model/zoo/zoo.h"
 #include "scenarios/scenario.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace nnbench::scenarios {
 namespace {
 
-const char* const kSettings[] = {"prompt", "new_tokens", "warmup",
-                                 "repetitions"};
-
 // A setting's whole-number value; `field` names it in the error.
 int64_t whole(const std::string& text, const std::string& field) {
-  size_t used = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size())
+  double x = 0;
+  if (!util::parse_number(text, x) || x != std::floor(x) || std::fabs(x) > 9e15)
     throw Error("setting '" + field + "' must be a whole number, not '" + text +
                 "'");
-  return v;
+  return static_cast<int64_t>(x);
 }
 
 // A count that must fit its bound before it is narrowed to an int.
