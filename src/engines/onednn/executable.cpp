@@ -5,6 +5,7 @@
 
 #include "backend/optimizer.h"
 #include "engines/onednn/cpu_isa.h"
+#include "engines/onednn/errors.h"
 #include "engines/onednn/graph.h"
 #include "engines/onednn/threads.h"
 #include "model/analysis.h"
@@ -16,20 +17,6 @@ namespace {
 
 using backend::Options;
 using host::Batch;
-
-// oneDNN's allocation failures and unsupported cases become result states.
-template <typename F>
-auto translate_errors(F&& f) {
-  try {
-    return f();
-  } catch (const std::bad_alloc& e) {
-    throw backend::OutOfMemory(e.what());
-  } catch (const dnnl::error& e) {
-    if (e.status == dnnl_out_of_memory) throw backend::OutOfMemory(e.what());
-    if (e.status == dnnl_unimplemented) throw backend::Unimplemented(e.what());
-    throw std::runtime_error(std::string("oneDNN: ") + e.what());
-  }
-}
 
 class OnednnExecutable : public backend::Executable {
  public:

@@ -69,6 +69,27 @@ void dispatch(LayerCtx& c) {
     case Op::kLstm:
       return build_lstm(c);
     default:
+      break;
+  }
+  if (c.infer == nullptr)
+    unimplemented(c.l,
+                  "training: the oneDNN backend runs transformer layers in "
+                  "inference and generation only (their backward is not "
+                  "implemented)");
+  switch (c.l.op) {
+    case Op::kGelu:
+      return build_eltwise(c);
+    case Op::kLayerNorm:
+      return build_layer_norm(c);
+    case Op::kPositions:
+      return build_positions(c);
+    case Op::kSeqFirst:
+      return build_seq_first(c);
+    case Op::kAttention:
+      return build_attention(c);
+    case Op::kTiedLinear:
+      return build_tied_linear(c);
+    default:
       unimplemented(c.l, "not implemented by the oneDNN backend");
   }
 }
@@ -135,28 +156,12 @@ std::vector<int> fuse_relus(const model::Model& m, Net& net,
 
 }  // namespace
 
-bool implemented(Op op) {
-  switch (op) {
-    case Op::kLayerNorm:
-    case Op::kGelu:
-    case Op::kPositions:
-    case Op::kAttention:
-    case Op::kTiedLinear:
-    case Op::kSeqFirst:
-      return false;
-    default:
-      return true;
-  }
-}
-
 void check_supported(const model::Model& m) {
   const auto shapes = model::infer_shapes(m);
   for (int i = 0; i < static_cast<int>(m.layers.size()); ++i) {
     const model::Layer& l = m.layers[i];
     const int first = model::layer_inputs(m, i)[0];
     const model::Shape& in = first < 0 ? m.input.shape : shapes[first];
-    if (!implemented(l.op))
-      unimplemented(l, "not implemented by the oneDNN backend");
     switch (l.op) {
       case Op::kLinear:
         if (in.size() > 2)
@@ -192,6 +197,10 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
     inputs[i] = model::layer_inputs(m, i);
     net.value(i).dims = with_batch(batch, shapes[i]);
   }
+  // A generation build's output head reads the last position only.
+  if (infer != nullptr && infer->kv_capacity > 0 &&
+      m.layers.back().op == Op::kTiedLinear)
+    net.value(n - 1).dims.at(1) = 1;
   count_uses(m, net, inputs, infer == nullptr);
   std::vector<bool> skip(n, false);
   std::vector<int> out = fuse_relus(m, net, inputs, &skip);
@@ -208,6 +217,7 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
                i,      inputs[i],
                out[i], out[i] != i && m.layers[out[i]].op == Op::kRelu};
     c.infer = infer;
+    c.model = &m;
     c.int8_out = passes.int8_out[i];
     g.int8_values += c.int8_out;
     if (passes.sum_from[i] != kNoSum) {

@@ -26,8 +26,6 @@ struct Graph {
 // Throws backend::Unimplemented naming the first layer this backend cannot
 // run, before anything is built.
 void check_supported(const model::Model& m);
-// Whether the engine has the op at all (the transformer ops are not yet).
-bool implemented(model::Op op);
 
 // `infer`: an inference-only build (no train_step), which folds batch
 // norms into the layer before them and may quantize; null for one that

@@ -6,6 +6,7 @@
 #include "backend/optimizer.h"
 #include "engines/onednn/cpu_isa.h"
 #include "engines/onednn/executable.h"
+#include "engines/onednn/generator.h"
 #include "engines/onednn/gemm_rate.h"
 #include "engines/onednn/graph.h"
 #include "engines/onednn/threads.h"
@@ -71,11 +72,8 @@ class OnednnBackend : public backend::Backend {
     if (auto s = backend::supports_options(describe(), o); !s) return s;
     // The gaps check_supported finds from attributes alone; those that
     // depend on shapes (linear on more than [T, F], average pooling in ceil
-    // mode with padding) are found by compile.
-    if (!implemented(l.op))
-      return backend::Support::no("layer '" + l.name + "' (" +
-                                  std::string(model::op_name(l.op)) +
-                                  "): not implemented by the oneDNN backend");
+    // mode with padding) or on the run (transformer layers in a build that
+    // trains) are found by compile.
     if (l.op == model::Op::kLrn && l.size % 2 == 0)
       return backend::Support::no("layer '" + l.name + "' (lrn): even size " +
                                   std::to_string(l.size));
@@ -102,6 +100,12 @@ class OnednnBackend : public backend::Backend {
       return backend::Support::no(e.what());
     }
     return backend::Support::yes();
+  }
+  std::unique_ptr<backend::Generator> generator(
+      const model::Model& m, const backend::Options& o,
+      const backend::GenerationShape& shape) override {
+    check_supported(m);
+    return make_generator(m, o, shape);
   }
   std::vector<backend::GemmRate> time_gemms(int threads, int n) override {
     return time_matmuls(threads, n);

@@ -11,7 +11,7 @@
 
 #include "engines/onednn/net.h"
 #include "engines/onednn/param_store.h"
-#include "model/layer.h"
+#include "model/model.h"
 
 namespace nnbench::engines::onednn {
 
@@ -24,6 +24,13 @@ struct RunState {
   uint64_t seed = 1;
   uint64_t steps = 0;  // train steps so far: each draws new dropout masks
   const int64_t* tokens = nullptr;  // the bound batch's token ids, if any
+  // Generation: the position of the bound tokens' first (learned positions
+  // are read from there) and each attention layer's KV cache.
+  int64_t position = 0;
+  struct Cache {
+    std::vector<float> k, v;  // [N, heads, capacity, head width]
+  };
+  std::map<int, Cache> caches;  // by attention layer
 };
 
 // The batch-norm statistics of layer `layer`, created (mean 0, variance 1,
@@ -43,6 +50,10 @@ struct InferPlan {
   bool int8 = false;
   bool vnni = true;             // weight_levels() below
   std::map<int, Range> ranges;  // by value id: the inputs of quantized layers
+  // Generation (engines/onednn/generator.h): attention layers keep their
+  // keys and values in RunState::caches, `kv_capacity` positions each, and
+  // the output head reads only the last position. 0: a plain build.
+  int64_t kv_capacity = 0;
 };
 
 // The levels each side a layer's weights are quantized to: 127 with VNNI.
@@ -70,6 +81,7 @@ struct LayerCtx {
   bool int8_out = false;  // only quantized layers read the output
   bool sum = false;       // a fused add: the output starts as value sum_from
   int sum_from = 0;
+  const model::Model* model = nullptr;  // the layers others name (tied)
 
   Value& src(size_t k = 0) { return net.value(in.at(k)); }
   Value& dst() { return net.value(out); }
@@ -152,5 +164,11 @@ void build_seq_mean(LayerCtx& c);
 void build_lstm(LayerCtx& c);
 // A linear layer on every step of a [T, F] sequence.
 void build_seq_linear(LayerCtx& c);
+// Transformers (inference-only builds: their backward is not implemented).
+void build_layer_norm(LayerCtx& c);
+void build_positions(LayerCtx& c);
+void build_seq_first(LayerCtx& c);
+void build_attention(LayerCtx& c);
+void build_tied_linear(LayerCtx& c);
 
 }  // namespace nnbench::engines::onednn

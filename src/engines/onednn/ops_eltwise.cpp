@@ -13,8 +13,11 @@ using dnnl::prop_kind;
 
 // The *_use_dst_for_bwd variants compute the same forward; their backward
 // needs only the output, so the input need not stay valid.
-algorithm eltwise_algorithm(model::Op op) {
-  switch (op) {
+algorithm eltwise_algorithm(const model::Layer& l) {
+  switch (l.op) {
+    case model::Op::kGelu:  // no *_use_dst_for_bwd form: backward reads src
+      return l.approximate ? algorithm::eltwise_gelu_tanh
+                           : algorithm::eltwise_gelu_erf;
     case model::Op::kSigmoid:
       return algorithm::eltwise_logistic_use_dst_for_bwd;
     case model::Op::kTanh:
@@ -66,7 +69,7 @@ void draw_mask(const memory& mask, double p, uint64_t key) {
 
 void build_eltwise(LayerCtx& c) {
   Net& net = c.net;
-  const algorithm alg = eltwise_algorithm(c.l.op);
+  const algorithm alg = eltwise_algorithm(c.l);
   const Md md = net.md_or_plain(c.in[0]);
   const dnnl::eltwise_forward::primitive_desc pd(
       {prop_kind::forward_training, alg, md, 0.f, 0.f}, net.attr(),

@@ -1,8 +1,9 @@
 // A linear layer on every step of a sequence ([N, T, F] -> [N, T, O], the
 // output layer of a language model): oneDNN's inner product on the N*T rows
 // of the plain buffers, viewed as [N*T, F] and [N*T, O]. Inference-only
-// builds run it in the net's floating type: nothing is folded into it and
-// int8 builds do not quantize it.
+// builds run it in the net's floating type: a residual add after it may be
+// fused into it (a sum post-op), no batch norm is folded into it, and int8
+// builds do not quantize it.
 #include "engines/onednn/ops.h"
 
 namespace nnbench::engines::onednn {
@@ -11,10 +12,10 @@ using dnnl::prop_kind;
 
 void build_seq_linear(LayerCtx& c) {
   const model::Layer& l = c.l;
-  if (c.norm != nullptr || c.sum)
+  if (c.norm != nullptr)
     throw backend::Unimplemented(
         "layer '" + l.name +
-        "' (linear): a batch norm or add folded into a linear on [T, F] "
+        "' (linear): a batch norm folded into a linear on [T, F] "
         "(not implemented)");
   Net& net = c.net;
   const Dt dt = net.dt();
@@ -25,10 +26,17 @@ void build_seq_linear(LayerCtx& c) {
   const Md dst(Dims{rows, l.out}, dt, Tag::ab);
   const Dims w_dims{l.out, in[2]};
   const Md bias = l.bias ? Md({l.out}, Dt::f32, Tag::a) : Md();
+  // A residual add fused into an inference build (infer_passes.h): the
+  // output starts as the other addend, and the sum post-op adds to it.
+  dnnl::primitive_attr attr = net.attr();
+  dnnl::post_ops po;
+  if (c.sum) po.append_sum(1.f);
+  if (c.fuse_relu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0, 0);
+  attr.set_post_ops(po);
   const dnnl::inner_product_forward::primitive_desc pd(
       {train ? prop_kind::forward_training : prop_kind::forward_inference, src,
        any_md(w_dims, dt), bias, dst},
-      relu_attr(net, c.fuse_relu), net.engine());
+      attr, net.engine());
   const memory x = net.src_as(c.in[0], net.plain(c.in[0], dt));
   net.define(c.out, net.plain(c.out, dt));
   const Md canonical(w_dims, Dt::f32, Tag::ab);
@@ -43,6 +51,11 @@ void build_seq_linear(LayerCtx& c) {
     if (l.bias)
       args[DNNL_ARG_BIAS] =
           c.params.add(l.name + ".bias", bias, pd.bias_desc(), bias).weights;
+    if (c.sum) {
+      const memory y = net.src_as(c.sum_from, net.plain(c.sum_from, dt));
+      net.fwd(When::kAlways, make_reorder(y, c.dst().mem),
+              {{DNNL_ARG_FROM, y}, {DNNL_ARG_TO, c.dst().mem}});
+    }
     net.fwd(When::kAlways, dnnl::inner_product_forward(pd), args);
     return;
   }

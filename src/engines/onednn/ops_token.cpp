@@ -1,4 +1,5 @@
-// Ops on token ids and sequences, written by hand on plain layouts: oneDNN
+// Ops on token ids and sequences (learned positions, the first position
+// too), written by hand on plain layouts: oneDNN
 // has no gather, and these are small next to the dense layers after them.
 #include <algorithm>
 #include <cstring>
@@ -127,6 +128,53 @@ void build_seq_mean(LayerCtx& c) {
     });
   });
   net.grad_commit(c.in[0], diff_src);
+}
+
+void build_positions(LayerCtx& c) {
+  Net& net = c.net;
+  const Dims& in = c.src().dims;  // [N, T, F]
+  const int64_t n = in[0], t = in[1], f = in[2], rows = c.l.vocab;
+  const memory src = net.src_as(c.in[0], net.plain(c.in[0], net.dt()));
+  net.define(c.out, net.plain(c.out, net.dt()));
+  const Md canonical({rows, f}, Dt::f32, Tag::ab);
+  const memory table =
+      c.params
+          .add(c.l.name + ".weight", canonical, Md({rows, f}, net.dt(), Tag::ab),
+               canonical)
+          .weights;
+  const memory dst = c.dst().mem;
+  const RunState* state = &c.state;
+  const std::string name = c.l.name;
+  by_type(net.dt(), [&](auto zero) {
+    using T = decltype(zero);
+    net.fwd(When::kAlways, [=] {
+      // Tokens that follow `first` earlier ones (generation) read the
+      // table from there.
+      const int64_t first = state->position;
+      if (first < 0 || first + t > rows)
+        throw Error("oneDNN backend: layer '" + name + "' has " +
+                    std::to_string(rows) + " positions, asked for " +
+                    std::to_string(first) + ".." + std::to_string(first + t));
+      const T* x = data<T>(src);
+      const T* p = data<T>(table) + first * f;
+      T* y = data<T>(dst);
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t i = 0; i < t * f; ++i)
+          store(y, b * t * f + i, load(x, b * t * f + i) + load(p, i));
+    });
+  });
+}
+
+void build_seq_first(LayerCtx& c) {
+  Net& net = c.net;
+  const Dims& in = c.src().dims;  // [N, T, F]
+  const int64_t n = in[0], t = in[1], f = in[2];
+  const memory src = net.src_as(c.in[0], net.plain(c.in[0], net.dt()));
+  net.define(c.out, net.plain(c.out, net.dt()));
+  // Row 0 of each sample: a strided view the reorder gathers.
+  const memory from = fwd_view(net, src, Md({n, f}, net.dt(), Dims{t * f, 1}));
+  net.fwd(When::kAlways, make_reorder(from, c.dst().mem),
+          {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, c.dst().mem}});
 }
 
 }  // namespace nnbench::engines::onednn

@@ -43,6 +43,17 @@ ParamStore::Ref ParamStore::add(const std::string& name, const Md& canonical,
   return {slot.weights, slot.grad};
 }
 
+memory ParamStore::shared(const std::string& name, const Md& weights) const {
+  for (const auto& slot : slots_)
+    if (slot.name == name) {
+      if (slot.weights.get_desc() != weights)
+        throw Error("oneDNN backend: parameter " + name +
+                    " is shared in another layout");
+      return slot.weights;
+    }
+  throw Error("oneDNN backend: parameter " + name + " is read before its layer");
+}
+
 void ParamStore::finalize(dnnl::stream& s, int state_arrays) {
   const Md flat({static_cast<memory::dim>(std::max<size_t>(total_, 1))},
                 Dt::f32, Tag::a);

@@ -42,6 +42,9 @@ class ParamStore {
   // grouped convs); weights, grad: what the primitives want.
   Ref add(const std::string& name, const Md& canonical, const Md& weights,
           const Md& grad);
+  // The weights another op added under `name`, for an op that reads the
+  // same tensor (a tied output layer); they must be in layout `weights`.
+  memory shared(const std::string& name, const Md& weights) const;
   // Allocates the flat buffers (with `state_arrays` optimizer state arrays)
   // and loads the values from the states.
   void finalize(dnnl::stream& s, int state_arrays);

@@ -1,0 +1,152 @@
+#include "engines/onednn/generator.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "engines/onednn/cpu_isa.h"
+#include "engines/onednn/errors.h"
+#include "engines/onednn/graph.h"
+#include "engines/onednn/threads.h"
+#include "model/generation.h"
+#include "model/params.h"
+#include "util/error.h"
+
+namespace nnbench::engines::onednn {
+namespace {
+
+class OnednnGenerator : public backend::Generator {
+ public:
+  OnednnGenerator(const model::Model& m, const backend::Options& o,
+                  const backend::GenerationShape& shape)
+      : model_(m), shape_(shape), eng_(dnnl::engine::kind::cpu, 0) {
+    for (auto& v : backend::initial_params(m, o.seed, o.weights))
+      params_[v.spec.name] = {v.spec.shape, std::move(v.data), {}};
+    plan_.kv_capacity = shape.prompt + shape.new_tokens;
+    // Both builds now: none inside a timed generation.
+    step_ = build(1);
+    prompt(shape.prompt);
+  }
+
+  std::vector<int64_t> prefill(
+      const std::vector<std::vector<int64_t>>& prompts) override {
+    const int64_t n = static_cast<int64_t>(prompts.size());
+    const int64_t t = n ? static_cast<int64_t>(prompts[0].size()) : 0;
+    if (n != shape_.batch || t < 1 || t > shape_.prompt)
+      throw Error("generation: " + std::to_string(n) + " prompts of " +
+                  std::to_string(t) + " tokens, the generator was sized for " +
+                  std::to_string(shape_.batch) + " of at most " +
+                  std::to_string(shape_.prompt));
+    ids_.clear();
+    for (const auto& row : prompts) {
+      if (static_cast<int64_t>(row.size()) != t)
+        throw Error("generation: prompts of different lengths");
+      ids_.insert(ids_.end(), row.begin(), row.end());
+    }
+    return translate_errors([&] {
+      state_.position = 0;
+      auto next = run(prompt(t));
+      length_ = t;
+      return next;
+    });
+  }
+
+  std::vector<int64_t> decode(const std::vector<int64_t>& tokens) override {
+    if (static_cast<int64_t>(tokens.size()) != shape_.batch)
+      throw Error("generation: " + std::to_string(tokens.size()) +
+                  " tokens to decode for " + std::to_string(shape_.batch) +
+                  " rows");
+    if (length_ == 0 || length_ >= plan_.kv_capacity)
+      throw Error("generation: decode " +
+                  std::string(length_ == 0 ? "before a prefill"
+                                           : "past the cache's " +
+                                                 std::to_string(length_) +
+                                                 " positions"));
+    ids_ = tokens;
+    return translate_errors([&] {
+      state_.position = length_;
+      auto next = run(step_);
+      ++length_;
+      return next;
+    });
+  }
+
+  backend::Effective effective() const override {
+    const Graph& g = prompts_.at(shape_.prompt);
+    return {max_threads(),
+            "cpu",
+            "fp32",
+            "",
+            {{"cpu_isa", cpu_isa_name()},
+             {"kv_cache", "[N, heads, " + std::to_string(plan_.kv_capacity) +
+                              ", head width] per attention layer, fp32"},
+             {"builds",
+              "a prompt's and a token's, each with its own copy of the "
+              "weights in the layouts its primitives chose"},
+             {"kernels", g.net->kernels() + "; one token: " +
+                             step_.net->kernels()},
+             {"reference_kernels", g.net->reference_kernels() +
+                                       "; one token: " +
+                                       step_.net->reference_kernels()}}};
+  }
+
+ private:
+  Graph build(int64_t tokens) {
+    return translate_errors([&] {
+      return build_graph(model::with_sequence(model_, tokens), shape_.batch,
+                         Dt::f32, eng_, &params_, &state_, 0, &plan_);
+    });
+  }
+
+  Graph& prompt(int64_t t) {
+    auto it = prompts_.find(t);
+    if (it == prompts_.end()) it = prompts_.emplace(t, build(t)).first;
+    return it->second;
+  }
+
+  // Runs a build on the bound tokens; each row's argmax of its logits.
+  std::vector<int64_t> run(Graph& g) {
+    state_.tokens = ids_.data();
+    Net& net = *g.net;
+    net.run_forward(false);
+    net.stream().wait();
+    const memory& out = net.value(static_cast<int>(model_.layers.size()) - 1).mem;
+    const int64_t vocab = out.get_desc().dims().back();
+    const float* logits = static_cast<const float*>(out.get_data_handle());
+    std::vector<int64_t> next(shape_.batch);
+    for (int64_t b = 0; b < shape_.batch; ++b) {
+      const float* row = logits + b * vocab;
+      next[b] = std::max_element(row, row + vocab) - row;
+    }
+    return next;
+  }
+
+  model::Model model_;
+  backend::GenerationShape shape_;
+  dnnl::engine eng_;
+  ParamStates params_;
+  RunState state_;
+  InferPlan plan_;
+  Graph step_;
+  std::map<int64_t, Graph> prompts_;
+  std::vector<int64_t> ids_;
+  int64_t length_ = 0;  // positions in the cache
+};
+
+}  // namespace
+
+std::unique_ptr<backend::Generator> make_generator(
+    const model::Model& m, const backend::Options& o,
+    const backend::GenerationShape& shape) {
+  if (o.precision != "fp32")
+    throw backend::Unimplemented(
+        "generation at precision " + o.precision +
+        " on the oneDNN backend (its KV cache is fp32)");
+  if (o.device != "cpu")
+    throw backend::Unimplemented("device " + o.device + " (onednn has: cpu)");
+  backend::check_generates(m, shape);
+  if (o.threads > 0) set_threads(o.threads);
+  return std::make_unique<OnednnGenerator>(m, o, shape);
+}
+
+}  // namespace nnbench::engines::onednn

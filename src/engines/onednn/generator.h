@@ -1,0 +1,18 @@
+#pragma once
+// Generation on nnbench's oneDNN engine: two inference-only builds of the
+// model sharing one KV cache per attention layer (InferPlan::kv_capacity),
+// one for the prompt, one for a single token per row, both with the output
+// head on the last position only.
+#include <memory>
+
+#include "backend/generator.h"
+
+namespace nnbench::engines::onednn {
+
+// Throws Unimplemented for a precision other than fp32 or a model that
+// does not generate, nnbench::Error for a shape the model cannot take.
+std::unique_ptr<backend::Generator> make_generator(
+    const model::Model& m, const backend::Options& o,
+    const backend::GenerationShape& shape);
+
+}  // namespace nnbench::engines::onednn
