@@ -35,7 +35,7 @@ void build_seq_linear(LayerCtx& c) {
   attr.set_post_ops(po);
   const dnnl::inner_product_forward::primitive_desc pd(
       {train ? prop_kind::forward_training : prop_kind::forward_inference, src,
-       any_md(w_dims, dt), bias, dst},
+       linear_weights_md(c, w_dims, in[1]), bias, dst},
       attr, net.engine());
   const memory x = net.src_as(c.in[0], net.plain(c.in[0], dt));
   net.define(c.out, net.plain(c.out, dt));

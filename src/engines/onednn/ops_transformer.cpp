@@ -24,7 +24,7 @@ float* floats(const memory& m) { return static_cast<float*>(m.get_data_handle())
 // dst [rows, out] = src [rows, in] x W^T + b: an inner product whose
 // weights (canonical [out, in]) are stored in the layout it prefers.
 void project(LayerCtx& c, const memory& src, const memory& dst, int64_t rows,
-             int64_t in, int64_t out, const std::string& weight,
+             int64_t tokens, int64_t in, int64_t out, const std::string& weight,
              const std::string& bias) {
   Net& net = c.net;
   const Dt dt = net.dt();
@@ -32,8 +32,9 @@ void project(LayerCtx& c, const memory& src, const memory& dst, int64_t rows,
   const Dims w_dims{out, in};
   const Md b = c.l.bias ? Md({out}, Dt::f32, Tag::a) : Md();
   const dnnl::inner_product_forward::primitive_desc pd(
-      {prop_kind::forward_inference, s, any_md(w_dims, dt), b, d}, net.attr(),
-      net.engine());
+      {prop_kind::forward_inference, s, linear_weights_md(c, w_dims, tokens), b,
+       d},
+      net.attr(), net.engine());
   const Md canonical(w_dims, Dt::f32, Tag::ab);
   Args args{
       {DNNL_ARG_SRC, fwd_view(net, src, s)},
@@ -134,6 +135,30 @@ void store_kv(LayerCtx& c, const memory& qkv, RunState::Cache* cache,
   });
 }
 
+// One head of one row against the cache: scores of query q over the `seen`
+// keys, their softmax (in s), the weighted sum of the values (in o). Built
+// for three ISA levels, chosen when loaded, as the engine's kernels are.
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+void attend_head(const float* q, const float* k, const float* v, int64_t seen,
+                 int64_t d, float scale, float* s, float* o) {
+  float top = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < seen; ++j) {
+    float dot = 0;
+#pragma omp simd reduction(+ : dot)
+    for (int64_t e = 0; e < d; ++e) dot += q[e] * k[j * d + e];
+    s[j] = dot * scale;
+    top = std::max(top, s[j]);
+  }
+  float sum = 0;
+  for (int64_t j = 0; j < seen; ++j) sum += s[j] = std::exp(s[j] - top);
+  std::fill_n(o, d, 0.f);
+  for (int64_t j = 0; j < seen; ++j) {
+    const float w = s[j] / sum;
+#pragma omp simd
+    for (int64_t e = 0; e < d; ++e) o[e] += w * v[j * d + e];
+  }
+}
+
 // One new token per row against the cache: each head's query, scores over
 // the positions seen so far (causal by construction), their softmax and
 // the weighted values. Small next to the projections (heads x seen x D
@@ -147,29 +172,18 @@ void attend_cached(LayerCtx& c, const memory& qkv, const memory& ctx,
     const int64_t seen = state->position + 1;
     const float* x = floats(qkv);
     float* out = floats(ctx);
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t b = 0; b < n; ++b)
-      for (int64_t hh = 0; hh < h; ++hh) {
-        const float* q = x + b * 3 * f + hh * d;
-        const float* k = cache->k.data() + (b * h + hh) * cap * d;
-        const float* v = cache->v.data() + (b * h + hh) * cap * d;
-        std::vector<float> s(seen);
-        float top = -std::numeric_limits<float>::infinity();
-        for (int64_t j = 0; j < seen; ++j) {
-          float dot = 0;
-          for (int64_t e = 0; e < d; ++e) dot += q[e] * k[j * d + e];
-          s[j] = dot * scale;
-          top = std::max(top, s[j]);
+#pragma omp parallel
+    {
+      std::vector<float> s(seen);
+#pragma omp for collapse(2) schedule(static)
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t hh = 0; hh < h; ++hh) {
+          const int64_t at = (b * h + hh) * cap * d;
+          attend_head(x + b * 3 * f + hh * d, cache->k.data() + at,
+                      cache->v.data() + at, seen, d, scale, s.data(),
+                      out + b * f + hh * d);
         }
-        float sum = 0;
-        for (int64_t j = 0; j < seen; ++j) sum += s[j] = std::exp(s[j] - top);
-        float* o = out + b * f + hh * d;
-        std::fill_n(o, d, 0.f);
-        for (int64_t j = 0; j < seen; ++j) {
-          const float w = s[j] / sum;
-          for (int64_t e = 0; e < d; ++e) o[e] += w * v[j * d + e];
-        }
-      }
+    }
   });
 }
 
@@ -214,7 +228,7 @@ void build_attention(LayerCtx& c) {
   const memory ctx = net.alloc(Md({n * t, f}, net.dt(), Tag::ab));
   if (c.infer->int8)
     net.note("fp32_in_int8 " + c.l.name, c.l.name + " (attention)");
-  project(c, x, qkv, n * t, f, 3 * f, ".in_weight", ".in_bias");
+  project(c, x, qkv, n * t, t, f, 3 * f, ".in_weight", ".in_bias");
   if (!cached) {
     attend(c, qkv, ctx, n, t, h, d);
   } else {
@@ -226,7 +240,7 @@ void build_attention(LayerCtx& c) {
     else
       attend_cached(c, qkv, ctx, cache, n, h, d);
   }
-  project(c, ctx, c.dst().mem, n * t, f, f, ".out_weight", ".out_bias");
+  project(c, ctx, c.dst().mem, n * t, t, f, f, ".out_weight", ".out_bias");
 }
 
 void build_tied_linear(LayerCtx& c) {
