@@ -19,7 +19,9 @@ std::string Console::text() const {
            verdict_lines(seen_.runs);
   if (!seen_.training.empty()) out += training_table(seen_.training);
   if (!seen_.inference.empty()) out += inference_table(seen_.inference);
-  if (!seen_.generation.empty()) out += generation_table(seen_.generation);
+  if (!seen_.generation.empty())
+    out += generation_table(seen_.generation) +
+           generation_verdict(seen_.generation);
   return out;
 }
 

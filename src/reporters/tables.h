@@ -33,5 +33,10 @@ std::string inference_table(const std::vector<results::InferenceRun>& runs);
 // their intervals, the inter-token p90, tokens/s of prefill and of
 // generation, and the fraction of the bandwidth ceiling.
 std::string generation_table(const std::vector<results::GenerationRun>& runs);
+// Under it, per cell (model, batch, prompt and new tokens, threads asked):
+// the engine with the lowest median time per output token, ahead of the
+// runner-up by how much or tied (overlapping 95 % intervals), and the
+// engines with no time and why; "" when no engine has a time.
+std::string generation_verdict(const std::vector<results::GenerationRun>& runs);
 
 }  // namespace nnbench::reporters

@@ -1,0 +1,95 @@
+// The verdict under a suite's generation table: per cell (model, batch,
+// prompt and new tokens, threads), the engine with the lowest median time
+// per output token, and whether its 95 % interval clears the runner-up's.
+// A run that is not ok and valid has no time to compare: it is named with
+// its state instead.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "reporters/tables.h"
+
+namespace nnbench::reporters {
+namespace {
+
+std::string ms(double s) { return fmt::format("{:.4g} ms", s * 1e3); }
+
+std::string interval(const results::Summary& s) {
+  return fmt::format("[{:.4g}, {:.4g}]", s.median_ci.lo * 1e3,
+                     s.median_ci.hi * 1e3);
+}
+
+bool timed(const results::GenerationRun& r) {
+  return r.state == results::State::kOk && r.validity.valid() &&
+         r.tpot.n > 0;
+}
+
+std::string cell_line(const std::string& cell,
+                      const std::vector<const results::GenerationRun*>& runs) {
+  std::vector<const results::GenerationRun*> ranked;
+  std::string others;
+  for (const auto* r : runs) {
+    if (timed(*r)) {
+      ranked.push_back(r);
+    } else {
+      const std::string state = r->state == results::State::kOk
+                                    ? r->validity.summary()
+                                    : results::state_name(r->state);
+      others += fmt::format("{}{} {}", others.empty() ? "" : ", ", r->backend,
+                            state);
+    }
+  }
+  if (ranked.empty()) return "";
+  std::stable_sort(ranked.begin(), ranked.end(), [](auto* a, auto* b) {
+    return a->tpot.median < b->tpot.median;
+  });
+  const auto& first = *ranked[0];
+  std::string line = fmt::format(
+      "{}: fastest per output token {} {} {}", cell, first.backend,
+      ms(first.tpot.median), interval(first.tpot));
+  if (ranked.size() > 1) {
+    const auto& second = *ranked[1];
+    // Overlapping intervals: the medians are not told apart.
+    const bool tie = first.tpot.median_ci.hi >= second.tpot.median_ci.lo;
+    line += tie ? fmt::format(", tied with {} {} {}", second.backend,
+                              ms(second.tpot.median), interval(second.tpot))
+                : fmt::format(", {:.2f}x ahead of {} {} {}",
+                              second.tpot.median / first.tpot.median,
+                              second.backend, ms(second.tpot.median),
+                              interval(second.tpot));
+  } else {
+    line += ", the only engine timed";
+  }
+  line += fmt::format("; first token {} {}", first.backend,
+                      ms(first.ttft.median));
+  if (!others.empty()) line += "; no time: " + others;
+  return line + "\n";
+}
+
+}  // namespace
+
+std::string generation_verdict(const std::vector<results::GenerationRun>& runs) {
+  using Cell = std::tuple<std::string, int64_t, int64_t, int64_t, int>;
+  std::map<Cell, std::vector<const results::GenerationRun*>> cells;
+  std::vector<Cell> order;
+  for (const auto& r : runs) {
+    const Cell c{r.model, r.asked.batch, r.asked.prompt, r.asked.new_tokens,
+                 r.requested.options.threads};
+    if (!cells.count(c)) order.push_back(c);
+    cells[c].push_back(&r);
+  }
+  std::string out;
+  for (const auto& c : order) {
+    const auto& [model, batch, prompt, new_tokens, threads] = c;
+    const std::string name = fmt::format(
+        "{}, batch {}, pp{}/tg{}, {}", model, batch, prompt, new_tokens,
+        threads > 0 ? fmt::format("{} thread{}", threads, threads > 1 ? "s" : "")
+                    : "all threads");
+    out += cell_line(name, cells[c]);
+  }
+  return out;
+}
+
+}  // namespace nnbench::reporters
