@@ -82,7 +82,11 @@ std::string generation_verdict(const std::vector<results::GenerationRun>& runs) 
   }
   std::string out;
   for (const auto& c : order) {
-    const auto& [model, batch, prompt, new_tokens, threads] = c;
+    const auto& [model, batch, prompt, new_tokens, asked] = c;
+    // Every CPU asked (0): named by what ran.
+    int threads = asked;
+    for (const auto* r : cells[c])
+      if (threads == 0 && r->effective.threads > 0) threads = r->effective.threads;
     const std::string name = fmt::format(
         "{}, batch {}, pp{}/tg{}, {}", model, batch, prompt, new_tokens,
         threads > 0 ? fmt::format("{} thread{}", threads, threads > 1 ? "s" : "")

@@ -59,6 +59,14 @@ TEST(GenerationVerdict, AnInvalidRunHasNoTimeAndCellsStayApart) {
             std::string::npos)
       << text;
   EXPECT_EQ(generation_verdict({contended}), "");
+  // Every CPU asked: the cell is named by the threads that ran.
+  auto all = run("torch", 0.044, 0.043, 0.046);
+  all.requested.options.threads = 0;
+  all.effective.threads = 4;
+  EXPECT_EQ(generation_verdict({all}).rfind("gpt2-small, batch 1, pp512/tg128, "
+                                            "4 threads: fastest",
+                                            0),
+            0u);
 }
 
 }  // namespace
