@@ -1,5 +1,5 @@
-// The oneDNN engine's transformer layers (inference-only builds) against
-// the oracle, and its KV-cache generation against the oracle's, which
+// The oneDNN engine's transformer layers against the oracle (inference
+// builds, a training step), and its KV-cache generation against the oracle's, which
 // recomputes the whole sequence for every token.
 #include <gtest/gtest.h>
 
@@ -12,6 +12,7 @@
 #include "model/zoo/zoo.h"
 #include "util/error.h"
 #include "verify/greedy.h"
+#include "verify/verify.h"
 
 namespace nnbench {
 namespace {
@@ -71,15 +72,17 @@ TEST(OnednnTransformer, Bf16InferenceStaysNearTheOracle) {
   EXPECT_LT(e, 5e-2);
 }
 
-TEST(OnednnTransformer, TrainingIsRefusedNamingTheLayer) {
-  backend::Options o;
-  try {
-    backend::make_backend("onednn")->compile(model::zoo::get("gpt2-tiny"), o,
-                                             backend::Shapes::train(2));
-    ADD_FAILURE() << "compiled a transformer for training";
-  } catch (const backend::Unimplemented& e) {
-    EXPECT_NE(std::string(e.what()).find("training"), std::string::npos)
-        << e.what();
+TEST(OnednnTransformer, TrainingStepMatchesTheOracle) {
+  // Outputs, loss, every parameter's gradient (the tied table's summed
+  // over both its uses) and the updated parameters, against the oracle's.
+  for (const char* name : {"gpt2-tiny", "bert-tiny"}) {
+    verify::VerifyOptions o;
+    o.threads = 2;
+    auto oracle = backend::make_backend("reference");
+    auto onednn = backend::make_backend("onednn");
+    const auto v = verify::verify(*oracle, *onednn, model::zoo::get(name), o);
+    EXPECT_EQ(v.verdict, verify::Verdict::kPass) << name << ": " << v.message;
+    EXPECT_GT(v.checks.size(), 3u) << name;
   }
 }
 

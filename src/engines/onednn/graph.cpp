@@ -26,7 +26,9 @@ Dims with_batch(int64_t batch, const model::Shape& s) {
 
 bool has_params(Op op) {
   return op == Op::kConv2d || op == Op::kLinear || op == Op::kBatchNorm ||
-         op == Op::kEmbedding || op == Op::kLstm;
+         op == Op::kEmbedding || op == Op::kLstm || op == Op::kLayerNorm ||
+         op == Op::kPositions || op == Op::kAttention ||
+         op == Op::kTiedLinear;  // the embedding's table
 }
 
 void dispatch(LayerCtx& c) {
@@ -68,15 +70,6 @@ void dispatch(LayerCtx& c) {
       return build_seq_mean(c);
     case Op::kLstm:
       return build_lstm(c);
-    default:
-      break;
-  }
-  if (c.infer == nullptr)
-    unimplemented(c.l,
-                  "training: the oneDNN backend runs transformer layers in "
-                  "inference and generation only (their backward is not "
-                  "implemented)");
-  switch (c.l.op) {
     case Op::kGelu:
       return build_eltwise(c);
     case Op::kLayerNorm:

@@ -74,18 +74,21 @@ void build_eltwise(LayerCtx& c) {
   const dnnl::eltwise_forward::primitive_desc pd(
       {prop_kind::forward_training, alg, md, 0.f, 0.f}, net.attr(),
       net.engine());
+  const memory src = net.src_as(c.in[0], pd.src_desc());
   net.define(c.out, pd.dst_desc());
   net.fwd(When::kAlways, dnnl::eltwise_forward(pd),
-          {{DNNL_ARG_SRC, net.src_as(c.in[0], pd.src_desc())},
-           {DNNL_ARG_DST, c.dst().mem}});
+          {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, c.dst().mem}});
   if (!c.src_needs_grad()) return;
   net.begin_layer(c.index);
   const dnnl::eltwise_backward::primitive_desc pb(
       {alg, pd.dst_desc(), pd.dst_desc(), 0.f, 0.f}, net.attr(), net.engine(),
       pd);
   const memory diff_src = net.grad_out(c.in[0], pb.diff_src_desc());
+  // GELU's backward reads its input, the others their output.
+  const bool reads_src = c.l.op == model::Op::kGelu;
   net.bwd(dnnl::eltwise_backward(pb),
-          {{DNNL_ARG_DST, c.dst().mem},
+          {{reads_src ? DNNL_ARG_SRC : DNNL_ARG_DST,
+            reads_src ? src : c.dst().mem},
            {DNNL_ARG_DIFF_DST, net.bwd_as(c.dst().diff, pb.diff_dst_desc())},
            {DNNL_ARG_DIFF_SRC, diff_src}});
   net.grad_commit(c.in[0], diff_src);

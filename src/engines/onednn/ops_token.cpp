@@ -51,6 +51,9 @@ void build_embedding(LayerCtx& c) {
                               Md({vocab, dim}, net.dt(), Tag::ab), canonical);
   const memory dst = c.dst().mem, diff = c.dst().diff;
   const RunState* state = &c.state;
+  // Gradients of the table from layers that read it too (a tied output).
+  const std::vector<memory>* tied =
+      c.params.contributions(c.l.name + ".weight");
   by_type(net.dt(), [&](auto zero) {
     using T = decltype(zero);
     net.fwd(When::kAlways, [=] {
@@ -69,6 +72,10 @@ void build_embedding(LayerCtx& c) {
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t k = 0; k < dim; ++k)
           grad[ids[r] * dim + k] += load(d, r * dim + k);
+      for (const memory& m : *tied) {
+        const float* g = data<float>(m);
+        for (int64_t k = 0; k < vocab * dim; ++k) grad[k] += g[k];
+      }
     });
   });
 }
@@ -137,11 +144,9 @@ void build_positions(LayerCtx& c) {
   const memory src = net.src_as(c.in[0], net.plain(c.in[0], net.dt()));
   net.define(c.out, net.plain(c.out, net.dt()));
   const Md canonical({rows, f}, Dt::f32, Tag::ab);
-  const memory table =
-      c.params
-          .add(c.l.name + ".weight", canonical, Md({rows, f}, net.dt(), Tag::ab),
-               canonical)
-          .weights;
+  const auto param = c.params.add(c.l.name + ".weight", canonical,
+                                  Md({rows, f}, net.dt(), Tag::ab), canonical);
+  const memory table = param.weights, table_grad = param.grad;
   const memory dst = c.dst().mem;
   const RunState* state = &c.state;
   const std::string name = c.l.name;
@@ -163,6 +168,23 @@ void build_positions(LayerCtx& c) {
           store(y, b * t * f + i, load(x, b * t * f + i) + load(p, i));
     });
   });
+  if (c.infer != nullptr) return;
+  net.begin_layer(c.index);
+  // The table's rows 0..T get the gradient summed over the batch, the rest
+  // zero; the input's gradient is the output's.
+  const memory diff = c.dst().diff;
+  const memory grad = table_grad;
+  by_type(net.dt(), [&](auto zero) {
+    using T = decltype(zero);
+    net.bwd([=] {
+      float* g = data<float>(grad);
+      std::fill_n(g, rows * f, 0.f);
+      const T* d = data<T>(diff);
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t i = 0; i < t * f; ++i) g[i] += load(d, b * t * f + i);
+    });
+  });
+  if (c.src_needs_grad()) net.add_grad(c.in[0], diff);
 }
 
 void build_seq_first(LayerCtx& c) {
@@ -175,6 +197,18 @@ void build_seq_first(LayerCtx& c) {
   const memory from = fwd_view(net, src, Md({n, f}, net.dt(), Dims{t * f, 1}));
   net.fwd(When::kAlways, make_reorder(from, c.dst().mem),
           {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, c.dst().mem}});
+  if (c.infer != nullptr || !c.src_needs_grad()) return;
+  net.begin_layer(c.index);
+  // Position 0 gets the gradient, the others zero.
+  const memory diff_src = net.grad_out(c.in[0], net.plain(c.in[0], net.dt()));
+  const size_t bytes = diff_src.get_desc().get_size();
+  net.bwd([diff_src, bytes] {
+    std::memset(diff_src.get_data_handle(), 0, bytes);
+  });
+  const memory to = bwd_view(net, diff_src, Md({n, f}, net.dt(), Dims{t * f, 1}));
+  net.bwd(make_reorder(c.dst().diff, to),
+          {{DNNL_ARG_FROM, c.dst().diff}, {DNNL_ARG_TO, to}});
+  net.grad_commit(c.in[0], diff_src);
 }
 
 }  // namespace nnbench::engines::onednn

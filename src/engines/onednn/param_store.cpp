@@ -54,6 +54,10 @@ memory ParamStore::shared(const std::string& name, const Md& weights) const {
   throw Error("oneDNN backend: parameter " + name + " is read before its layer");
 }
 
+void ParamStore::contribute(const std::string& name, const memory& grad) {
+  contributions_[name].push_back(grad);
+}
+
 void ParamStore::finalize(dnnl::stream& s, int state_arrays) {
   const Md flat({static_cast<memory::dim>(std::max<size_t>(total_, 1))},
                 Dt::f32, Tag::a);

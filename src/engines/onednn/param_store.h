@@ -45,6 +45,14 @@ class ParamStore {
   // The weights another op added under `name`, for an op that reads the
   // same tensor (a tied output layer); they must be in layout `weights`.
   memory shared(const std::string& name, const Md& weights) const;
+  // A gradient of parameter `name` computed by another op that reads it
+  // (a tied output layer), which the op owning it adds to its own.
+  void contribute(const std::string& name, const memory& grad);
+  // The contributions to `name` (filled as the graph is built: read them
+  // when running).
+  const std::vector<memory>* contributions(const std::string& name) {
+    return &contributions_[name];
+  }
   // Allocates the flat buffers (with `state_arrays` optimizer state arrays)
   // and loads the values from the states.
   void finalize(dnnl::stream& s, int state_arrays);
@@ -81,6 +89,7 @@ class ParamStore {
   dnnl::engine eng_;
   ParamStates* states_;
   std::vector<Slot> slots_;
+  std::map<std::string, std::vector<memory>> contributions_;
   size_t total_ = 0;
   memory flat_master_, flat_grad_;
   std::vector<memory> flat_state_;
