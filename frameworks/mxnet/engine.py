@@ -25,6 +25,16 @@ RMSprop with momentum and Adadelta in mx.nd ops. Softmax cross-entropy is Gluon'
 log-probabilities from log_softmax below (MXNet's own kernel rather than
 oneDNN's where the classes are few).
 
+The transformer ops are Gluon's where it has them: LayerNorm, GELU (the
+exact, erf form) and Dense, the tied output a Dense holding the
+embedding's ParameterDict (Gluon's way of sharing a parameter: one table,
+its gradient summed over both uses). The rest is written in the
+symbolic/NDArray ops a HybridBlock hybridizes, as the PyTorch engine
+writes them: attention (batch_dot per head; when causal, -inf added to
+each later position's score, an exact 0 after softmax), the learned
+positions, the first position and GPT-2's tanh GELU, which MXNet 1.x's
+LeakyReLU does not have (its 'gelu' is the erf form).
+
 Threads: MXNet's operators and its oneDNN size their OpenMP pools when
 the library loads, so --threads N is OMP_NUM_THREADS, set from
 NNBENCH_THREADS before mxnet is imported; the effective count is
@@ -52,6 +62,66 @@ from description import (attr, layer_inputs, layer_shape, optimizer_settings,
                          window_overhang)
 
 
+def gelu_tanh(F, x):
+    """GPT-2's 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in F's
+    element-wise ops, which autograd differentiates."""
+    c = math.sqrt(2 / math.pi)
+    return 0.5 * x * (1 + F.tanh(c * (x + 0.044715 * x * x * x)))
+
+
+class Attention(gluon.HybridBlock):
+    """Multi-head self-attention as the description defines it (oracle:
+    src/engines/reference/ops/transformer.h): q, k and v from one [3F, F]
+    projection (row blocks q, k, v), head h in columns h*D..(h+1)*D of each
+    (D = F/heads), softmax(q k^T / sqrt(D)) v with position i seeing only
+    positions <= i when causal, the heads side by side projected out. Both
+    projections are Gluon Dense layers (their weights are PyTorch's
+    layout, as nnbench's)."""
+
+    def __init__(self, t: int, f: int, heads: int, causal: bool, bias: bool, **kwargs):
+        super().__init__(**kwargs)
+        self.t, self.heads, self.causal = t, heads, causal
+        self.scale = 1 / math.sqrt(f // heads)
+        with self.name_scope():
+            self.proj_in = nn.Dense(3 * f, use_bias=bias, flatten=False, in_units=f)
+            self.proj_out = nn.Dense(f, use_bias=bias, flatten=False, in_units=f)
+
+    def hybrid_forward(self, F, x):
+        h = self.heads
+        q, k, v = F.split(self.proj_in(x), num_outputs=3, axis=-1)
+
+        def split(y):  # [N, T, F] -> [N H, T, D]
+            y = F.transpose(F.reshape(y, shape=(0, 0, h, -1)), axes=(0, 2, 1, 3))
+            return F.reshape(y, shape=(-3, 0, 0))
+
+        scores = F.batch_dot(split(q), split(k), transpose_b=True) * self.scale
+        if self.causal:
+            # log of the [T, T] mask of j <= i: 0 where seen, -inf where
+            # not, which softmax turns into an exact 0.
+            r = F.arange(self.t)
+            seen = F.broadcast_lesser_equal(F.reshape(r, shape=(1, -1)),
+                                            F.reshape(r, shape=(-1, 1)))
+            scores = F.broadcast_add(scores, F.expand_dims(F.log(seen), axis=0))
+        ctx = F.batch_dot(F.softmax(scores, axis=-1), split(v))
+        # [N H, T, D] -> [N, T, F]
+        ctx = F.transpose(F.reshape(ctx, shape=(-4, -1, h, 0, 0)), axes=(0, 2, 1, 3))
+        return self.proj_out(F.reshape(ctx, shape=(0, 0, -3)))
+
+
+class Positions(gluon.HybridBlock):
+    """A learned table of positions [P, F], its first T rows added to
+    [N, T, F] (T fixed by the description: hybridized shapes are static)."""
+
+    def __init__(self, positions: int, t: int, f: int, **kwargs):
+        super().__init__(**kwargs)
+        self.t = t
+        self.weight = self.params.get("weight", shape=(positions, f))
+
+    def hybrid_forward(self, F, x, weight):
+        rows = F.slice_axis(weight, axis=0, begin=0, end=self.t)
+        return F.broadcast_add(x, F.expand_dims(rows, axis=0))
+
+
 class Net(gluon.HybridBlock):
     def __init__(self, model: dict):
         super().__init__(prefix="net_")
@@ -77,6 +147,14 @@ class Net(gluon.HybridBlock):
         """The layer's shape (description.py); ceil-mode pools MXNet would
         size or average differently are refused."""
         op, s = l["op"], ins[0]
+        if op == "seq_first":
+            return s[1:]
+        if op == "tied_linear":
+            table = self.model["layers"][l["tied"]]
+            if table["op"] != "embedding":
+                raise ValueError(f"layer '{l['name']}' (tied_linear): layer "
+                                 f"{l['tied']} is not an embedding")
+            return s[:-1] + [table["vocab"]]
         out = layer_shape(l, ins)
         if op in ("max_pool2d", "avg_pool2d") and attr(l, "ceil_mode", False):
             k = attr(l, "kernel", [1, 1])
@@ -118,6 +196,22 @@ class Net(gluon.HybridBlock):
             return nn.Dropout(attr(l, "p", 0.0))
         if op == "embedding":
             return nn.Embedding(l["vocab"], l["out"])
+        if op == "layer_norm":
+            return nn.LayerNorm(axis=-1, epsilon=attr(l, "eps", 1e-5),
+                                in_channels=shape[-1])
+        if op == "gelu":
+            return None if attr(l, "approximate", False) else nn.GELU()
+        if op == "positions":
+            return Positions(l["vocab"], shape[0], shape[1])
+        if op == "attention":
+            return Attention(shape[0], shape[1], attr(l, "heads", 1),
+                             attr(l, "causal", False), attr(l, "bias", True))
+        if op == "tied_linear":
+            table = self.blocks[l["tied"]]  # an nn.Embedding: _shape checked
+            # The embedding's ParameterDict: its weight [vocab, F] is the
+            # Dense's [units, in_units], one Parameter for both.
+            return nn.Dense(self.model["layers"][l["tied"]]["vocab"], use_bias=False,
+                            flatten=False, in_units=shape[-1], params=table.params)
         if op == "lstm":
             b = rnn.LSTM(l["out"], num_layers=attr(l, "num_layers", 1),
                          layout="NTC", bidirectional=attr(l, "bidirectional", False),
@@ -130,7 +224,7 @@ class Net(gluon.HybridBlock):
             return b
         if op in ("max_pool2d", "avg_pool2d", "global_avg_pool", "seq_mean",
                   "relu", "sigmoid", "tanh", "softmax", "lrn", "flatten", "add",
-                  "concat", "zero_pad_shortcut", "one_hot"):
+                  "concat", "zero_pad_shortcut", "one_hot", "seq_first"):
             return None
         raise NotImplementedError(f"layer '{l['name']}' ({op})")
 
@@ -148,8 +242,16 @@ class Net(gluon.HybridBlock):
                     if attr(l, "lstm_biases", 1) == 2:
                         self.canonical[f"{base}.b_hh"] = getattr(b, f"{j}{k}_h2h_bias")
             return
+        if l["op"] == "attention":
+            for ours, dense in (("in", b.proj_in), ("out", b.proj_out)):
+                self.canonical[f"{name}.{ours}_weight"] = dense.weight
+                if dense.bias is not None:
+                    self.canonical[f"{name}.{ours}_bias"] = dense.bias
+            return
+        # tied_linear has none of its own: the table is the embedding's.
         names = {"linear": ("weight", "bias"), "conv2d": ("weight", "bias"),
-                 "batch_norm": ("gamma", "beta"), "embedding": ("weight",)}
+                 "batch_norm": ("gamma", "beta"), "embedding": ("weight",),
+                 "layer_norm": ("gamma", "beta"), "positions": ("weight",)}
         for ours, theirs in zip(("weight", "bias"), names.get(l["op"], ())):
             prm = getattr(b, theirs, None)
             if prm is not None:
@@ -212,6 +314,10 @@ class Net(gluon.HybridBlock):
             return F.concat(*parts, dim=1)
         if op == "one_hot":
             return F.one_hot(x, l["vocab"])
+        if op == "gelu":
+            return gelu_tanh(F, x)
+        if op == "seq_first":
+            return F.squeeze(F.slice_axis(x, axis=1, begin=0, end=1), axis=1)
         raise NotImplementedError(f"layer '{l['name']}' ({op})")
 
 

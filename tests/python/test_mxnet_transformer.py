@@ -1,0 +1,360 @@
+"""The mxnet engine's transformer ops (frameworks/mxnet/engine.py):
+layer_norm, gelu, positions, attention, tied_linear and seq_first, each
+run by the engine as the worker drives it (compile, load_batches, a step,
+output, parameters, gradients) and compared with the op's definition
+written in NumPy (the oracle's: src/engines/reference/ops/transformer.h).
+Needs mxnet, whose environment (scripts/setup mxnet) pins numpy below
+1.24: `tests/python/run.sh pytest-mxnet` runs this file there; elsewhere
+it skips itself."""
+from __future__ import annotations
+
+import math
+import os
+from typing import Callable, Dict, List
+
+import numpy as np
+import pytest
+
+mx = pytest.importorskip("mxnet")
+
+import worker
+from conftest import ROOT
+
+ENGINE = worker.load_module(os.path.join(ROOT, "frameworks", "mxnet", "engine.py"))
+RTOL, ATOL = 1e-5, 1e-5
+Params = Dict[str, np.ndarray]
+
+
+def model(layers: List[dict], shape: List[int], dtype: str = "float32") -> dict:
+    return {"name": "t", "input": {"shape": shape, "dtype": dtype},
+            "layers": layers, "loss": "softmax_cross_entropy"}
+
+
+def compiled(m: dict, params: Params, lr: float = 0.0):
+    e = ENGINE.Engine()
+    e.compile(m, params, {"precision": "fp32", "device": "cpu",
+                          "threads": ENGINE.ASKED_THREADS, "seed": 1,
+                          "optimizer": "sgd", "learning_rate": lr, "momentum": 0.0,
+                          "nesterov": False, "weight_decay": 0.0, "beta1": 0.9,
+                          "beta2": 0.999, "alpha": 0.99, "rho": 0.9, "eps": 1e-8},
+              {"train_batch": 0, "infer_batches": [1]})
+    return e
+
+
+def infer(e, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    e.load_batches({"input.0": x, "labels.0": labels})
+    e.infer_step(0)
+    out: np.ndarray = e.output()["output"]
+    return out
+
+
+def identity(layers: List[dict], f: int) -> tuple:
+    """The layers and an identity linear after them: the Trainer wants a
+    parameter, and x I + 0 is x exactly."""
+    return (layers + [{"name": "id", "op": "linear", "out": f, "bias": True,
+                       "shape": list(layers[-1]["shape"])}],
+            {"id.weight": np.eye(f, dtype=np.float32), "id.bias": np.zeros(f, np.float32)})
+
+
+def rand(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def softmax(s: np.ndarray) -> np.ndarray:
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return p / p.sum(-1, keepdims=True)
+
+
+def cross_entropy(z: np.ndarray, labels: np.ndarray) -> float:
+    """Softmax cross-entropy over the last axis, the mean over every
+    position (nnbench's loss)."""
+    p = softmax(z.astype(np.float64))
+    return float(-np.log(np.take_along_axis(p, labels[..., None], -1)).mean())
+
+
+def numeric_gradient(loss: Callable[[Params], float], p: Params, name: str) -> np.ndarray:
+    """Central differences of a float64 loss in each element of p[name]."""
+    base = {k: v.astype(np.float64) for k, v in p.items()}
+    g = np.zeros(base[name].shape)
+    h = 1e-6
+    for i in np.ndindex(g.shape):
+        up = {**base, name: base[name].copy()}
+        down = {**base, name: base[name].copy()}
+        up[name][i] += h
+        down[name][i] -= h
+        g[i] = (loss(up) - loss(down)) / (2 * h)
+    return g
+
+
+def test_layer_norm_normalises_the_last_dim_with_the_biased_variance() -> None:
+    rng = np.random.default_rng(1)
+    g, b = rand(rng, 4), rand(rng, 4)
+    m = model([{"name": "ln", "op": "layer_norm", "eps": 1e-3, "shape": [3, 4]}], [3, 4])
+    e = compiled(m, {"ln.weight": g, "ln.bias": b})
+    assert sorted(e.parameters()) == ["ln.bias", "ln.weight"]
+    x = rand(rng, 2, 3, 4)
+    x[0, 0] = [1, 2, 3, 4]  # by hand: mean 2.5, variance 1.25
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    want = (x - mean) / np.sqrt(var + 1e-3) * g + b
+    np.testing.assert_allclose(want[0, 0], (np.array([-1.5, -0.5, 0.5, 1.5]) /
+                                            math.sqrt(1.25 + 1e-3)) * g + b, rtol=1e-6)
+    got = infer(e, x, np.zeros((2, 3), np.int64))
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
+def test_layer_norm_keeps_its_eps_at_bert_size() -> None:
+    """BERT's eps, 1e-12: a row of small spread is still normalised by its
+    own variance, with no floor of eps's usual size."""
+    x = np.array([[[1.0, 1.001, 1.002, 1.003]]], np.float32)
+    m = model([{"name": "ln", "op": "layer_norm", "eps": 1e-12, "shape": [1, 4]}], [1, 4])
+    e = compiled(m, {"ln.weight": np.ones(4, np.float32), "ln.bias": np.zeros(4, np.float32)})
+    x64 = x.astype(np.float64)
+    want = (x64 - x64.mean(-1, keepdims=True)) / x64.std(-1, keepdims=True)
+    np.testing.assert_allclose(infer(e, x, np.zeros((1, 1), np.int64)), want, atol=2e-3)
+
+
+@pytest.mark.parametrize("approximate", [False, True])
+def test_gelu_is_exact_or_the_tanh_approximation(approximate: bool) -> None:
+    layers, p = identity([{"name": "g", "op": "gelu", "approximate": approximate,
+                           "shape": [7]}], 7)
+    e = compiled(model(layers, [7]), p)
+    x = np.array([[-3, -1, -0.5, 0, 0.5, 1, 3]], np.float32)
+    if approximate:
+        c = math.sqrt(2 / math.pi)
+        want = 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x ** 3)))
+        assert want[0, 5] == pytest.approx(0.8411919906, abs=1e-7)
+    else:
+        want = 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+        assert want[0, 5] == pytest.approx(0.8413447461, abs=1e-7)
+    got = infer(e, x, np.zeros(1, np.int64))
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=1e-6)
+
+
+@pytest.mark.parametrize("approximate", [False, True])
+def test_gelu_gradient_is_the_derivative_of_its_form(approximate: bool) -> None:
+    """The identity linear's weight gradient is x^T dY: with dY from the
+    loss through GELU, it carries GELU's derivative (the oracle's
+    gelu_derivative)."""
+    layers, p = identity([{"name": "g", "op": "gelu", "approximate": approximate,
+                           "shape": [5]}], 5)
+    rng = np.random.default_rng(6)
+    x = rand(rng, 3, 5)
+    labels = np.array([0, 3, 4], np.int64)
+    e = compiled(model(layers, [5]), p)
+    e.load_batches({"input.0": x, "labels.0": labels})
+    loss = e.train_step(0)
+    x64 = x.astype(np.float64)
+    if approximate:
+        c = math.sqrt(2 / math.pi)
+        y = 0.5 * x64 * (1 + np.tanh(c * (x64 + 0.044715 * x64 ** 3)))
+    else:
+        y = 0.5 * x64 * (1 + np.vectorize(math.erf)(x64 / math.sqrt(2)))
+    assert loss == pytest.approx(cross_entropy(y, labels), rel=1e-5)
+    dz = (softmax(y) - np.eye(5)[labels]) / 3
+    np.testing.assert_allclose(e.gradients()["id.weight"], dz.T @ y, rtol=1e-4, atol=1e-6)
+
+
+def test_positions_add_the_first_rows_of_the_table() -> None:
+    rng = np.random.default_rng(2)
+    table = rand(rng, 6, 4)  # 6 positions learned, 3 used
+    layers, p = identity([{"name": "wpe", "op": "positions", "vocab": 6,
+                           "shape": [3, 4]}], 4)
+    e = compiled(model(layers, [3, 4]), {"wpe.weight": table, **p})
+    assert sorted(e.parameters()) == ["id.bias", "id.weight", "wpe.weight"]
+    x = rand(rng, 2, 3, 4)
+    labels = np.array([[0, 1, 2], [3, 2, 1]], np.int64)
+    got = infer(e, x, labels)
+    np.testing.assert_allclose(got, x + table[None, :3], rtol=RTOL, atol=ATOL)
+    # The table's gradient: each used row the sum over the batch of the
+    # output's gradient there, the unused rows zero.
+    e.train_step(0)
+    dz = (softmax(got.astype(np.float64)) - np.eye(4)[labels]) / 6
+    want = np.zeros((6, 4))
+    want[:3] = dz.sum(0)
+    np.testing.assert_allclose(e.gradients()["wpe.weight"], want, rtol=1e-4, atol=1e-7)
+
+
+def test_seq_first_takes_position_zero() -> None:
+    layers, p = identity([{"name": "cls", "op": "seq_first", "shape": [4]}], 4)
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    got = infer(compiled(model(layers, [3, 4]), p), x, np.zeros(2, np.int64))
+    np.testing.assert_array_equal(got, [[0, 1, 2, 3], [12, 13, 14, 15]])
+
+
+def attention(x: np.ndarray, p: Params, heads: int, causal: bool) -> np.ndarray:
+    """The definition, head by head: q, k, v the row blocks of in_weight,
+    head h columns h*D..(h+1)*D, scores masked above the diagonal."""
+    n, t, f = x.shape
+    d = f // heads
+    qkv = x.astype(np.float64) @ p["a.in_weight"].T + p.get("a.in_bias", 0)
+    q, k, v = qkv[..., :f], qkv[..., f:2 * f], qkv[..., 2 * f:]
+    ctx = np.zeros((n, t, f))
+    for h in range(heads):
+        c = slice(h * d, (h + 1) * d)
+        s = q[..., c] @ k[..., c].transpose(0, 2, 1) / math.sqrt(d)
+        if causal:
+            s = np.where(np.tril(np.ones((t, t), bool)), s, -np.inf)
+        ctx[..., c] = softmax(s) @ v[..., c]
+    out: np.ndarray = ctx @ p["a.out_weight"].T + p.get("a.out_bias", 0)
+    return out
+
+
+def attention_params(rng: np.random.Generator, f: int, bias: bool) -> Params:
+    p = {"a.in_weight": rand(rng, 3 * f, f), "a.out_weight": rand(rng, f, f)}
+    if bias:
+        p.update({"a.in_bias": rand(rng, 3 * f), "a.out_bias": rand(rng, f)})
+    return p
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+def test_attention_with_two_heads(causal: bool, bias: bool) -> None:
+    rng = np.random.default_rng(3)
+    t, f = 5, 6
+    p = attention_params(rng, f, bias)
+    m = model([{"name": "a", "op": "attention", "heads": 2, "causal": causal,
+                "bias": bias, "shape": [t, f]}], [t, f])
+    e = compiled(m, p)
+    assert sorted(e.parameters()) == sorted(p)
+    x = rand(rng, 2, t, f)
+    got = infer(e, x, np.zeros((2, t), np.int64))
+    np.testing.assert_allclose(got, attention(x, p, 2, causal), rtol=1e-4, atol=1e-4)
+    # One head of width F is another function: the heads are really split.
+    assert not np.allclose(got, attention(x, p, 1, causal), rtol=1e-3, atol=1e-3)
+    # Causal: changing the last position leaves the earlier ones as they were.
+    x2 = x.copy()
+    x2[:, -1] += 1
+    got2 = infer(e, x2, np.zeros((2, t), np.int64))
+    assert np.allclose(got2[:, :-1], got[:, :-1], rtol=1e-5, atol=1e-5) == causal
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_gradients_are_the_losss_derivatives(causal: bool) -> None:
+    """Every projection's gradient against central differences of the
+    loss computed in float64 from the definition; the causal mask's -inf
+    leaves no NaN behind."""
+    rng = np.random.default_rng(7)
+    n, t, f = 2, 4, 6
+    p = {k: v * 0.5 for k, v in attention_params(rng, f, True).items()}
+    x = rand(rng, n, t, f)
+    labels = rng.integers(0, f, (n, t)).astype(np.int64)
+    m = model([{"name": "a", "op": "attention", "heads": 3, "causal": causal,
+                "bias": True, "shape": [t, f]}], [t, f])
+    e = compiled(m, p)
+    e.load_batches({"input.0": x, "labels.0": labels})
+
+    def loss(q: Params) -> float:
+        return cross_entropy(attention(x, q, 3, causal), labels)
+
+    assert e.train_step(0) == pytest.approx(loss(p), rel=1e-5)
+    grads = e.gradients()
+    assert sorted(grads) == sorted(p)
+    for name in p:
+        assert np.isfinite(grads[name]).all(), name
+        np.testing.assert_allclose(grads[name], numeric_gradient(loss, p, name),
+                                   rtol=1e-3, atol=1e-5, err_msg=name)
+
+
+def tied_model(v: int, f: int, t: int) -> dict:
+    return model([{"name": "wte", "op": "embedding", "vocab": v, "out": f, "shape": [t, f]},
+                  {"name": "lm_head", "op": "tied_linear", "tied": 0, "shape": [t, v]}],
+                 [t], "int64")
+
+
+def test_tied_linear_maps_by_the_embedding_table_and_adds_its_gradient_there() -> None:
+    rng = np.random.default_rng(4)
+    v, f, n, t = 7, 3, 2, 4
+    table = rand(rng, v, f)
+    tokens = rng.integers(0, v, (n, t)).astype(np.int64)
+    labels = rng.integers(0, v, (n, t)).astype(np.int64)
+    e = compiled(tied_model(v, f, t), {"wte.weight": table})
+    assert list(e.parameters()) == ["wte.weight"]  # no parameter of its own
+    h = table[tokens].astype(np.float64)  # [N, T, F]
+    logits = h @ table.T.astype(np.float64)  # [N, T, V]
+    np.testing.assert_allclose(infer(e, tokens, labels), logits, rtol=RTOL, atol=ATOL)
+
+    loss = e.train_step(0)
+    p = softmax(logits)
+    assert loss == pytest.approx(cross_entropy(logits, labels), rel=1e-5)
+    # Cross entropy's mean over the N*T positions; the gradient of the
+    # table is the output layer's (dZ^T H) plus the embedding's (rows of
+    # dZ E scattered to the tokens).
+    dz = (p - np.eye(v)[labels]) / (n * t)
+    dz2 = dz.reshape(-1, v)
+    out_use = dz2.T @ h.reshape(-1, f)
+    want = out_use.copy()
+    np.add.at(want, tokens.reshape(-1), dz2 @ table)
+    grads = e.gradients()
+    assert list(grads) == ["wte.weight"]
+    np.testing.assert_allclose(grads["wte.weight"], want, rtol=1e-4, atol=1e-6)
+    # Both uses count: the output's alone is another gradient.
+    assert not np.allclose(grads["wte.weight"], out_use, rtol=1e-3, atol=1e-4)
+
+
+def test_tied_linear_trains_the_one_table() -> None:
+    rng = np.random.default_rng(5)
+    table = rand(rng, 5, 3)
+    tokens = rng.integers(0, 5, (2, 4)).astype(np.int64)
+    e = compiled(tied_model(5, 3, 4), {"wte.weight": table}, lr=0.5)
+    e.load_batches({"input.0": tokens, "labels.0": tokens})
+    e.train_step(0)
+    g = e.gradients()["wte.weight"]
+    np.testing.assert_allclose(e.parameters()["wte.weight"], table - 0.5 * g,
+                               rtol=1e-5, atol=1e-6)
+    trainable = [q for q in e.net.collect_params().values() if q.grad_req != "null"]
+    assert len(trainable) == 1  # the Trainer steps the shared table once
+
+
+def test_tied_linear_to_a_layer_that_is_not_an_embedding_is_refused() -> None:
+    m = model([{"name": "x", "op": "linear", "out": 4, "shape": [3, 4]},
+               {"name": "head", "op": "tied_linear", "tied": 0, "shape": [3, 4]}], [3, 4])
+    with pytest.raises(ValueError, match="not an embedding"):
+        ENGINE.Engine().check(m)
+
+
+def test_a_small_gpt_trains_as_the_definition() -> None:
+    """The ops in one hybridized graph (embedding, positions, layer norm,
+    causal attention, residual, tanh GELU, tied head): the output, the
+    loss and the gradients (the tied table's from both of its uses)
+    against central differences of the whole model in float64."""
+    rng = np.random.default_rng(8)
+    v, f, t, n = 11, 4, 3, 2
+    layers: List[dict] = [
+        {"name": "wte", "op": "embedding", "vocab": v, "out": f, "shape": [t, f]},
+        {"name": "wpe", "op": "positions", "vocab": 5, "shape": [t, f]},
+        {"name": "ln", "op": "layer_norm", "eps": 1e-5, "shape": [t, f]},
+        {"name": "a", "op": "attention", "heads": 2, "causal": True, "bias": True,
+         "shape": [t, f]},
+        {"name": "res", "op": "add", "inputs": [1, 3], "shape": [t, f]},
+        {"name": "g", "op": "gelu", "approximate": True, "shape": [t, f]},
+        {"name": "head", "op": "tied_linear", "tied": 0, "shape": [t, v]}]
+    p = {"wte.weight": rand(rng, v, f), "wpe.weight": rand(rng, 5, f),
+         "ln.weight": 1 + 0.1 * rand(rng, f), "ln.bias": 0.1 * rand(rng, f),
+         **{k: 0.5 * w for k, w in attention_params(rng, f, True).items()}}
+    tokens = rng.integers(0, v, (n, t)).astype(np.int64)
+    labels = rng.integers(0, v, (n, t)).astype(np.int64)
+
+    def forward(q: Params) -> np.ndarray:
+        e0 = q["wte.weight"][tokens] + q["wpe.weight"][None, :t]
+        mean = e0.mean(-1, keepdims=True)
+        var = ((e0 - mean) ** 2).mean(-1, keepdims=True)
+        ln = (e0 - mean) / np.sqrt(var + 1e-5) * q["ln.weight"] + q["ln.bias"]
+        r = e0 + attention(ln, q, 2, True)
+        c = math.sqrt(2 / math.pi)
+        g = 0.5 * r * (1 + np.tanh(c * (r + 0.044715 * r ** 3)))
+        out: np.ndarray = g @ q["wte.weight"].T
+        return out
+
+    def loss(q: Params) -> float:
+        return cross_entropy(forward(q), labels)
+
+    e = compiled(model(layers, [t], "int64"), p)
+    p64 = {k: w.astype(np.float64) for k, w in p.items()}
+    np.testing.assert_allclose(infer(e, tokens, labels), forward(p64), rtol=1e-4, atol=1e-5)
+    assert e.train_step(0) == pytest.approx(loss(p64), rel=1e-5)
+    grads = e.gradients()
+    assert sorted(grads) == sorted(p)
+    for name in ("wte.weight", "wpe.weight", "ln.weight", "a.in_weight"):
+        np.testing.assert_allclose(grads[name], numeric_gradient(loss, p, name),
+                                   rtol=1e-3, atol=1e-5, err_msg=name)
