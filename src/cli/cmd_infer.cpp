@@ -91,6 +91,14 @@ void print_run(const results::InferenceRun& r) {
   if (std::isfinite(r.usd_per_10k) && r.usd_per_10k > 0)
     fmt::print("  ${:.3g} per 10,000 inferences at {:.4g} $/h ({})\n",
                r.usd_per_10k, r.usd_per_hour, r.price_source);
+  if (r.tokens) {
+    const auto& t = *r.tokens;
+    fmt::print(
+        "  tokens (prompt {}, {} new): p{} time to first token {} (bound "
+        "{}), p{} time per output token {} (bound {}), {:.1f} tokens/s\n",
+        t.prompt, t.new_tokens, pct, ms(t.ttft), ms(t.ttft_bound), pct,
+        ms(t.tpot), ms(t.tpot_bound), t.tokens_per_second);
+  }
   if (std::isfinite(r.target_qps))
     fmt::print("  target {:.1f} QPS, bound {}\n", r.target_qps,
                ms(r.latency_bound));

@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 
+#include "results/generation.h"
 #include "results/limits.h"
 #include "util/error.h"
 
@@ -170,6 +171,35 @@ const std::map<std::string, Entry>& table() {
         [](Settings& s, const std::string&, const std::string& v) {
           s.data_dir = v;
         }}},
+      {"token_latencies",
+       {"server: generate each sample token by token, LoadGen timing the "
+        "first token and each later one against ttft_ms and tpot_ms (false)",
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.token_latencies = flag(n, v);
+        }}},
+      {"prompt",
+       {"token latencies: prompt tokens per sample (512; at most 65536, "
+        "and within the model's positions)",
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.prompt = count(n, v, 1, results::kMaxGenerationTokens);
+        }}},
+      {"new_tokens",
+       {"token latencies: tokens generated per sample (128; 2 to 65536)",
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.new_tokens = count(n, v, 2, results::kMaxGenerationTokens);
+        }}},
+      {"ttft_ms",
+       {"token latencies: the percentile's time-to-first-token bound, ms "
+        "(2000; at most 3600000)",
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.ttft_bound_seconds = number(n, v, 0, true, 3600e3) / 1e3;
+        }}},
+      {"tpot_ms",
+       {"token latencies: the percentile's time-per-output-token bound, ms "
+        "(100; at most 3600000)",
+        [](Settings& s, const std::string& n, const std::string& v) {
+          s.tpot_bound_seconds = number(n, v, 0, true, 3600e3) / 1e3;
+        }}},
       {"weights",
        {"trained parameters to run (a file nnbench train --save-weights "
         "wrote); the seeded ones if left out",
@@ -246,6 +276,23 @@ void check_read(const Settings& s) {
 
 void check(const Settings& s) {
   check_read(s);
+  if (!s.token_latencies)
+    for (const char* name : {"prompt", "new_tokens", "ttft_ms", "tpot_ms"})
+      if (s.given.count(name))
+        throw Error(std::string(name) +
+                    " is read with token_latencies (--token-latencies true) "
+                    "only");
+  if (s.token_latencies) {
+    if (s.scenario != Scenario::kServer)
+      throw Error("token_latencies are LoadGen's server scenario's, not " +
+                  scenario_name(s.scenario) + "'s");
+    if (s.mode != "performance" || s.find_peak)
+      throw Error("token_latencies time a performance run: no accuracy mode "
+                  "or find_peak");
+    if (s.given.count("latency_bound_ms"))
+      throw Error("latency_bound_ms bounds whole samples; with "
+                  "token_latencies the bounds are ttft_ms and tpot_ms");
+  }
   const bool server = s.scenario == Scenario::kServer;
   if (server && s.target_qps <= 0)
     throw Error("the server scenario needs target_qps (--target-qps)");

@@ -39,6 +39,15 @@ struct Settings {
   // expected QPS): 0 = nnbench times a warm-up and sets them from it.
   double expected_seconds = 0;
   double expected_qps = 0;
+  // Server with LoadGen's token latencies (MLPerf's LLM rule): each sample
+  // is a prompt of `prompt` tokens generated to `new_tokens`; the first
+  // token is reported as it comes (mlperf::FirstTokenComplete), and the run
+  // is VALID when the percentile's time to first token and time per output
+  // token are within their bounds (MLPerf's llama3.1-8b Server: 2000 ms
+  // and 100 ms). Only for a model that generates (model/generation.h).
+  bool token_latencies = false;
+  int64_t prompt = 512, new_tokens = 128;
+  double ttft_bound_seconds = 2.0, tpot_bound_seconds = 0.1;
   uint64_t seed = 1;  // LoadGen's four seeds, derived from this one
   // Accuracy mode: the data set whose test split is scored, and where it is.
   std::string data, data_dir;

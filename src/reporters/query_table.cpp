@@ -48,7 +48,22 @@ std::string inference_table(const std::vector<results::InferenceRun>& runs) {
                                         : "-",
            r.validity.summary()});
   }
-  return t.str();
+  std::string out = t.str();
+  // Token latencies: what the table's whole-sample columns cannot show.
+  for (const auto& r : runs) {
+    if (!r.tokens || results::is_failure(r.state)) continue;
+    const auto& k = *r.tokens;
+    const int p = static_cast<int>(std::lround(r.percentile * 100));
+    out += fmt::format(
+        "{} {} tokens (prompt {}, {} new): TTFT p{} {} ms (bound {} ms), "
+        "TPOT p{} {} ms (bound {} ms), {} tokens/s\n",
+        r.model, r.backend, k.prompt, k.new_tokens, p, ms(k.ttft),
+        ms(k.ttft_bound), p, ms(k.tpot), ms(k.tpot_bound),
+        std::isfinite(k.tokens_per_second)
+            ? fmt::format("{:.1f}", k.tokens_per_second)
+            : "-");
+  }
+  return out;
 }
 
 }  // namespace nnbench::reporters

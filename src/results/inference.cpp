@@ -86,6 +86,19 @@ json to_json(const InferenceRun& r) {
       {"low_seconds", finite_or_null(r.percentile_ci.lo)},
       {"high_seconds", finite_or_null(r.percentile_ci.hi)},
       {"coverage", r.percentile_ci.coverage}};
+  j["tokens"] = nullptr;
+  if (r.tokens) {
+    const TokenLatencies& t = *r.tokens;
+    j["tokens"] = {{"prompt", t.prompt},
+                   {"new_tokens", t.new_tokens},
+                   {"ttft_bound_seconds", finite_or_null(t.ttft_bound)},
+                   {"tpot_bound_seconds", finite_or_null(t.tpot_bound)},
+                   {"ttft_seconds", finite_or_null(t.ttft)},
+                   {"tpot_seconds", finite_or_null(t.tpot)},
+                   {"ttft_mean_seconds", finite_or_null(t.ttft_mean)},
+                   {"tpot_mean_seconds", finite_or_null(t.tpot_mean)},
+                   {"tokens_per_second", finite_or_null(t.tokens_per_second)}};
+  }
   j["accuracy"] = {{"dataset", r.dataset},
                    {"samples", r.scored_samples},
                    {"top1", finite_or_null(r.accuracy)},
@@ -129,6 +142,17 @@ InferenceRun inference_run_from_json(const json& j) {
   r.latency_samples = o.at("samples");
   r.percentile_ci = {number_or_nan(o.at("low_seconds")),
                      number_or_nan(o.at("high_seconds")), o.at("coverage")};
+  if (const json t = j.value("tokens", json()); t.is_object())
+    r.tokens = TokenLatencies{
+        t.at("prompt"),
+        t.at("new_tokens"),
+        number_or_nan(t.at("ttft_bound_seconds")),
+        number_or_nan(t.at("tpot_bound_seconds")),
+        number_or_nan(t.at("ttft_seconds")),
+        number_or_nan(t.at("tpot_seconds")),
+        number_or_nan(t.at("ttft_mean_seconds")),
+        number_or_nan(t.at("tpot_mean_seconds")),
+        number_or_nan(t.at("tokens_per_second"))};
   const json& a = j.at("accuracy");
   r.dataset = a.at("dataset");
   r.scored_samples = a.at("samples");

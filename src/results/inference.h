@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,18 @@ namespace nnbench::results {
 // The LoadGen scenarios' record kinds, in LoadGen's order, with their
 // traits: single-stream multi-stream server offline.
 const std::vector<std::pair<std::string, Traits>>& inference_kinds();
+
+// LoadGen's token latencies (server with token_latencies): at the run's
+// percentile, the time to first token and the time per output token
+// (each sample's (latency - first token) / (tokens - 1)), their bounds,
+// and tokens/s as completed.
+struct TokenLatencies {
+  int64_t prompt = 0, new_tokens = 0;
+  double ttft_bound = 0, tpot_bound = 0;  // seconds
+  double ttft = 0, tpot = 0;              // at the percentile, seconds
+  double ttft_mean = 0, tpot_mean = 0;
+  double tokens_per_second = 0;
+};
 
 struct InferenceRun : Record {
   InferenceRun() { kind = "single-stream"; }
@@ -57,6 +70,7 @@ struct InferenceRun : Record {
   // read from its trace: LoadGen reports a point only.
   int64_t latency_samples = 0;
   Interval percentile_ci;
+  std::optional<TokenLatencies> tokens;  // absent: whole samples timed
 
   // Accuracy mode: top-1 over every sample of the data set's test split.
   std::string dataset;
