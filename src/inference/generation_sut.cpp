@@ -29,8 +29,8 @@ GenerationSut::GenerationSut(GenerationSetup setup) : setup_(std::move(setup)) {
       try {
         // Made on the thread that serves: OpenMP's thread count is a
         // per-thread setting.
-        copies_[i] = setup_.backend->generator(
-            *setup_.model, setup_.options, {1, longest, setup_.new_tokens});
+        copies_[i] = setup_.backend->generator(*setup_.model, setup_.options,
+                                               {1, longest, setup_.new_tokens});
         const double start = now();
         auto next = copies_[i]->prefill({setup_.prompts.at(0)});
         for (int64_t k = 1; k < setup_.new_tokens; ++k)

@@ -287,11 +287,13 @@ void check(const Settings& s) {
       throw Error("token_latencies are LoadGen's server scenario's, not " +
                   scenario_name(s.scenario) + "'s");
     if (s.mode != "performance" || s.find_peak)
-      throw Error("token_latencies time a performance run: no accuracy mode "
-                  "or find_peak");
+      throw Error(
+          "token_latencies time a performance run: no accuracy mode "
+          "or find_peak");
     if (s.given.count("latency_bound_ms"))
-      throw Error("latency_bound_ms bounds whole samples; with "
-                  "token_latencies the bounds are ttft_ms and tpot_ms");
+      throw Error(
+          "latency_bound_ms bounds whole samples; with "
+          "token_latencies the bounds are ttft_ms and tpot_ms");
   }
   const bool server = s.scenario == Scenario::kServer;
   if (server && s.target_qps <= 0)

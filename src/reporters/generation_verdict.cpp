@@ -22,8 +22,7 @@ std::string interval(const results::Summary& s) {
 }
 
 bool timed(const results::GenerationRun& r) {
-  return r.state == results::State::kOk && r.validity.valid() &&
-         r.tpot.n > 0;
+  return r.state == results::State::kOk && r.validity.valid() && r.tpot.n > 0;
 }
 
 std::string cell_line(const std::string& cell,
@@ -37,8 +36,8 @@ std::string cell_line(const std::string& cell,
       const std::string state = r->state == results::State::kOk
                                     ? r->validity.summary()
                                     : results::state_name(r->state);
-      others += fmt::format("{}{} {}", others.empty() ? "" : ", ", r->backend,
-                            state);
+      others +=
+          fmt::format("{}{} {}", others.empty() ? "" : ", ", r->backend, state);
     }
   }
   if (ranked.empty()) return "";
@@ -46,9 +45,9 @@ std::string cell_line(const std::string& cell,
     return a->tpot.median < b->tpot.median;
   });
   const auto& first = *ranked[0];
-  std::string line = fmt::format(
-      "{}: fastest per output token {} {} {}", cell, first.backend,
-      ms(first.tpot.median), interval(first.tpot));
+  std::string line =
+      fmt::format("{}: fastest per output token {} {} {}", cell, first.backend,
+                  ms(first.tpot.median), interval(first.tpot));
   if (ranked.size() > 1) {
     const auto& second = *ranked[1];
     // Overlapping intervals: the medians are not told apart.
@@ -62,15 +61,16 @@ std::string cell_line(const std::string& cell,
   } else {
     line += ", the only engine timed";
   }
-  line += fmt::format("; first token {} {}", first.backend,
-                      ms(first.ttft.median));
+  line +=
+      fmt::format("; first token {} {}", first.backend, ms(first.ttft.median));
   if (!others.empty()) line += "; no time: " + others;
   return line + "\n";
 }
 
 }  // namespace
 
-std::string generation_verdict(const std::vector<results::GenerationRun>& runs) {
+std::string generation_verdict(
+    const std::vector<results::GenerationRun>& runs) {
   using Cell = std::tuple<std::string, int64_t, int64_t, int64_t, int>;
   std::map<Cell, std::vector<const results::GenerationRun*>> cells;
   std::vector<Cell> order;
@@ -86,11 +86,13 @@ std::string generation_verdict(const std::vector<results::GenerationRun>& runs) 
     // Every CPU asked (0): named by what ran.
     int threads = asked;
     for (const auto* r : cells[c])
-      if (threads == 0 && r->effective.threads > 0) threads = r->effective.threads;
+      if (threads == 0 && r->effective.threads > 0)
+        threads = r->effective.threads;
     const std::string name = fmt::format(
         "{}, batch {}, pp{}/tg{}, {}", model, batch, prompt, new_tokens,
-        threads > 0 ? fmt::format("{} thread{}", threads, threads > 1 ? "s" : "")
-                    : "all threads");
+        threads > 0
+            ? fmt::format("{} thread{}", threads, threads > 1 ? "s" : "")
+            : "all threads");
     out += cell_line(name, cells[c]);
   }
   return out;

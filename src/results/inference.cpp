@@ -143,16 +143,15 @@ InferenceRun inference_run_from_json(const json& j) {
   r.percentile_ci = {number_or_nan(o.at("low_seconds")),
                      number_or_nan(o.at("high_seconds")), o.at("coverage")};
   if (const json t = j.value("tokens", json()); t.is_object())
-    r.tokens = TokenLatencies{
-        t.at("prompt"),
-        t.at("new_tokens"),
-        number_or_nan(t.at("ttft_bound_seconds")),
-        number_or_nan(t.at("tpot_bound_seconds")),
-        number_or_nan(t.at("ttft_seconds")),
-        number_or_nan(t.at("tpot_seconds")),
-        number_or_nan(t.at("ttft_mean_seconds")),
-        number_or_nan(t.at("tpot_mean_seconds")),
-        number_or_nan(t.at("tokens_per_second"))};
+    r.tokens = TokenLatencies{t.at("prompt"),
+                              t.at("new_tokens"),
+                              number_or_nan(t.at("ttft_bound_seconds")),
+                              number_or_nan(t.at("tpot_bound_seconds")),
+                              number_or_nan(t.at("ttft_seconds")),
+                              number_or_nan(t.at("tpot_seconds")),
+                              number_or_nan(t.at("ttft_mean_seconds")),
+                              number_or_nan(t.at("tpot_mean_seconds")),
+                              number_or_nan(t.at("tokens_per_second"))};
   const json& a = j.at("accuracy");
   r.dataset = a.at("dataset");
   r.scored_samples = a.at("samples");

@@ -1,6 +1,6 @@
 // The oneDNN engine's transformer layers against the oracle (inference
-// builds, a training step), and its KV-cache generation against the oracle's, which
-// recomputes the whole sequence for every token.
+// builds, a training step), and its KV-cache generation against the oracle's,
+// which recomputes the whole sequence for every token.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -153,7 +153,7 @@ TEST(OnednnGeneration, RefusesWhatItCannotRun) {
   EXPECT_THROW(onednn->generator(model::zoo::get("gpt2-tiny"), bf16, {1, 4, 4}),
                backend::Unimplemented);
   auto g = onednn->generator(model::zoo::get("gpt2-tiny"), o, {1, 4, 2});
-  EXPECT_THROW(g->decode({1}), Error);  // before a prefill
+  EXPECT_THROW(g->decode({1}), Error);                // before a prefill
   auto next = g->decode(g->prefill({{1, 2, 3, 4}}));  // 5 of 6 positions
   next = g->decode(next);                             // 6 of 6
   EXPECT_THROW(g->decode(next), Error);

@@ -73,21 +73,20 @@ class OnednnGenerator : public backend::Generator {
 
   backend::Effective effective() const override {
     const Graph& g = prompts_.at(shape_.prompt);
-    return {max_threads(),
-            "cpu",
-            "fp32",
-            "",
-            {{"cpu_isa", cpu_isa_name()},
-             {"kv_cache", "[N, heads, " + std::to_string(plan_.kv_capacity) +
-                              ", head width] per attention layer, fp32"},
-             {"builds",
-              "a prompt's and a token's, each with its own copy of the "
-              "weights in the layouts its primitives chose"},
-             {"kernels", g.net->kernels() + "; one token: " +
-                             step_.net->kernels()},
-             {"reference_kernels", g.net->reference_kernels() +
-                                       "; one token: " +
-                                       step_.net->reference_kernels()}}};
+    return {
+        max_threads(),
+        "cpu",
+        "fp32",
+        "",
+        {{"cpu_isa", cpu_isa_name()},
+         {"kv_cache", "[N, heads, " + std::to_string(plan_.kv_capacity) +
+                          ", head width] per attention layer, fp32"},
+         {"builds",
+          "a prompt's and a token's, each with its own copy of the "
+          "weights in the layouts its primitives chose"},
+         {"kernels", g.net->kernels() + "; one token: " + step_.net->kernels()},
+         {"reference_kernels", g.net->reference_kernels() + "; one token: " +
+                                   step_.net->reference_kernels()}}};
   }
 
  private:
@@ -110,7 +109,8 @@ class OnednnGenerator : public backend::Generator {
     Net& net = *g.net;
     net.run_forward(false);
     net.stream().wait();
-    const memory& out = net.value(static_cast<int>(model_.layers.size()) - 1).mem;
+    const memory& out =
+        net.value(static_cast<int>(model_.layers.size()) - 1).mem;
     const int64_t vocab = out.get_desc().dims().back();
     const float* logits = static_cast<const float*>(out.get_data_handle());
     std::vector<int64_t> next(shape_.batch);

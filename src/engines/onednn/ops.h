@@ -94,7 +94,8 @@ inline Md any_md(const Dims& dims, Dt dt) { return Md(dims, dt, Tag::any); }
 // The weights of a linear layer: in the layout its primitive prefers, but
 // plain ([out, in], the canonical one) in a generation build's one-token
 // step, where oneDNN's GEMV reads them faster (docs/performance.md).
-inline Md linear_weights_md(const LayerCtx& c, const Dims& dims, int64_t tokens) {
+inline Md linear_weights_md(const LayerCtx& c, const Dims& dims,
+                            int64_t tokens) {
   const bool one_token =
       c.infer != nullptr && c.infer->kv_capacity > 0 && tokens == 1;
   return one_token ? Md(dims, c.net.dt(), Tag::ab) : any_md(dims, c.net.dt());

@@ -18,7 +18,9 @@ namespace {
 using dnnl::prop_kind;
 using Matmul = dnnl::matmul::primitive_desc;
 
-float* floats(const memory& m) { return static_cast<float*>(m.get_data_handle()); }
+float* floats(const memory& m) {
+  return static_cast<float*>(m.get_data_handle());
+}
 
 // dst [rows, out] = src [rows, in] x W^T + b on plain buffers, W canonical
 // [out, in] stored in the layout the inner product prefers.
@@ -147,10 +149,11 @@ void attend(LayerCtx& c, const memory& qkv, const memory& probs,
   const Matmul qk({x.split(dt, row), x.split_t(dt, row), x.scores(dt)},
                   scaled(net, 1.f / std::sqrt(static_cast<float>(x.d))),
                   net.engine());
-  net.fwd(When::kAlways, dnnl::matmul(qk),
-          {{DNNL_ARG_SRC, fwd_view(net, qkv, x.split(dt, row))},
-           {DNNL_ARG_WEIGHTS, fwd_view(net, qkv, x.split_t(dt, row), f * elem(dt))},
-           {DNNL_ARG_DST, probs}});
+  net.fwd(
+      When::kAlways, dnnl::matmul(qk),
+      {{DNNL_ARG_SRC, fwd_view(net, qkv, x.split(dt, row))},
+       {DNNL_ARG_WEIGHTS, fwd_view(net, qkv, x.split_t(dt, row), f * elem(dt))},
+       {DNNL_ARG_DST, probs}});
   if (c.l.causal) mask_later(net, probs, x);
   const dnnl::softmax_forward::primitive_desc sm(
       {c.infer ? prop_kind::forward_inference : prop_kind::forward_training,
@@ -253,9 +256,10 @@ void store_kv(LayerCtx& c, const memory& qkv, RunState::Cache* cache,
 // One head of one row against the cache: scores of query q over the `seen`
 // keys, their softmax (in s), the weighted sum of the values (in o). GCC
 // builds it for three ISA levels and picks one by the CPU at load time.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-void attend_head(const float* q, const float* k, const float* v, int64_t seen,
-                 int64_t d, float scale, float* s, float* o) {
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3",
+                             "default"))) void
+attend_head(const float* q, const float* k, const float* v, int64_t seen,
+            int64_t d, float scale, float* s, float* o) {
   float top = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j < seen; ++j) {
     float dot = 0;

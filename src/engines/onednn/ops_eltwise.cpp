@@ -86,11 +86,11 @@ void build_eltwise(LayerCtx& c) {
   const memory diff_src = net.grad_out(c.in[0], pb.diff_src_desc());
   // GELU's backward reads its input, the others their output.
   const bool reads_src = c.l.op == model::Op::kGelu;
-  net.bwd(dnnl::eltwise_backward(pb),
-          {{reads_src ? DNNL_ARG_SRC : DNNL_ARG_DST,
-            reads_src ? src : c.dst().mem},
-           {DNNL_ARG_DIFF_DST, net.bwd_as(c.dst().diff, pb.diff_dst_desc())},
-           {DNNL_ARG_DIFF_SRC, diff_src}});
+  net.bwd(
+      dnnl::eltwise_backward(pb),
+      {{reads_src ? DNNL_ARG_SRC : DNNL_ARG_DST, reads_src ? src : c.dst().mem},
+       {DNNL_ARG_DIFF_DST, net.bwd_as(c.dst().diff, pb.diff_dst_desc())},
+       {DNNL_ARG_DIFF_SRC, diff_src}});
   net.grad_commit(c.in[0], diff_src);
 }
 

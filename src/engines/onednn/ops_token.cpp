@@ -202,10 +202,10 @@ void build_seq_first(LayerCtx& c) {
   // Position 0 gets the gradient, the others zero.
   const memory diff_src = net.grad_out(c.in[0], net.plain(c.in[0], net.dt()));
   const size_t bytes = diff_src.get_desc().get_size();
-  net.bwd([diff_src, bytes] {
-    std::memset(diff_src.get_data_handle(), 0, bytes);
-  });
-  const memory to = bwd_view(net, diff_src, Md({n, f}, net.dt(), Dims{t * f, 1}));
+  net.bwd(
+      [diff_src, bytes] { std::memset(diff_src.get_data_handle(), 0, bytes); });
+  const memory to =
+      bwd_view(net, diff_src, Md({n, f}, net.dt(), Dims{t * f, 1}));
   net.bwd(make_reorder(c.dst().diff, to),
           {{DNNL_ARG_FROM, c.dst().diff}, {DNNL_ARG_TO, to}});
   net.grad_commit(c.in[0], diff_src);

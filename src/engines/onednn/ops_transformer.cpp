@@ -37,7 +37,8 @@ void build_layer_norm(LayerCtx& c) {
     net.fwd(When::kAlways, dnnl::layer_normalization_forward(pd), fwd);
     return;
   }
-  const memory mean = net.alloc(pd.mean_desc()), var = net.alloc(pd.variance_desc());
+  const memory mean = net.alloc(pd.mean_desc()),
+               var = net.alloc(pd.variance_desc());
   fwd[DNNL_ARG_MEAN] = mean;
   fwd[DNNL_ARG_VARIANCE] = var;
   net.fwd(When::kAlways, dnnl::layer_normalization_forward(pd), fwd);
@@ -47,7 +48,8 @@ void build_layer_norm(LayerCtx& c) {
       {prop_kind::backward, md, md, eps, flags}, net.attr(), net.engine(), pd);
   const Md plain = net.plain(c.in[0], dt);
   const bool needs = c.src_needs_grad();
-  const memory diff_src = needs ? net.grad_out(c.in[0], plain) : net.alloc(plain);
+  const memory diff_src =
+      needs ? net.grad_out(c.in[0], plain) : net.alloc(plain);
   net.bwd(dnnl::layer_normalization_backward(pb),
           {{DNNL_ARG_SRC, bwd_view(net, x, md)},
            {DNNL_ARG_MEAN, mean},
@@ -77,8 +79,8 @@ void build_tied_linear(LayerCtx& c) {
   if (last) {
     const size_t elem = dt == Dt::bf16 ? 2 : 4;
     src = net.alloc(Md({n, f}, dt, Tag::ab));
-    const memory from = fwd_view(net, x, Md({n, f}, dt, Dims{t * f, 1}),
-                                 (t - 1) * f * elem);
+    const memory from =
+        fwd_view(net, x, Md({n, f}, dt, Dims{t * f, 1}), (t - 1) * f * elem);
     net.fwd(When::kAlways, make_reorder(from, src),
             {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, src}});
   }

@@ -51,7 +51,8 @@ memory ParamStore::shared(const std::string& name, const Md& weights) const {
                     " is shared in another layout");
       return slot.weights;
     }
-  throw Error("oneDNN backend: parameter " + name + " is read before its layer");
+  throw Error("oneDNN backend: parameter " + name +
+              " is read before its layer");
 }
 
 void ParamStore::contribute(const std::string& name, const memory& grad) {

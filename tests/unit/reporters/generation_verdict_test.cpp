@@ -48,8 +48,8 @@ TEST(GenerationVerdict, AnInvalidRunHasNoTimeAndCellsStayApart) {
   contended.validity.add("contended", "load");
   auto other = run("torch", 0.030, 0.029, 0.031);
   other.requested.options.threads = 1;
-  const std::string text = generation_verdict(
-      {run("torch", 0.044, 0.043, 0.046), contended, other});
+  const std::string text =
+      generation_verdict({run("torch", 0.044, 0.043, 0.046), contended, other});
   EXPECT_NE(text.find("2 threads: fastest per output token torch 44 ms [43, "
                       "46], the only engine timed; first token torch 500 ms; "
                       "no time: onednn invalid: contended\n"),
