@@ -56,5 +56,12 @@ class Generator {
 // (model::generation_problem; Unimplemented naming why) and takes
 // prompt + new_tokens positions (nnbench::Error naming the layer).
 void check_generates(const model::Model& m, const GenerationShape& shape);
+// What every prefill checks: `shape.batch` prompts of one length, 1 to
+// `shape.prompt` tokens; returns that length (nnbench::Error otherwise).
+int64_t check_prompts(const std::vector<std::vector<int64_t>>& prompts,
+                      const GenerationShape& shape);
+// What every decode checks: one token per row.
+void check_decode(const std::vector<int64_t>& tokens,
+                  const GenerationShape& shape);
 
 }  // namespace nnbench::backend

@@ -370,6 +370,35 @@ json read_detail_log(const std::string& text) {
 
 namespace {
 
+// LoadGen's run of `sut` over `total` samples (all loaded: every copy
+// holds them), the CPU usage over it, and its logs (in `dir`) read into
+// r; returns the detail log's text. `hint`: the warm-up's time per query.
+template <typename Sut>
+std::string drive(Sut& sut, size_t total, const Settings& s, double hint,
+                  int64_t batch, bool trace, const util::TempDir& dir,
+                  results::InferenceRun& r) {
+  SampleLibrary qsl(total, total);
+  mlperf::LogSettings log;
+  log.log_output.outdir = dir.path();
+  log.enable_trace = trace;
+  const mlperf::TestSettings ts =
+      loadgen_settings(s, hint, s.instances, batch);
+  bench::UsageProbe probe(sut.processes());
+  probe.start();
+  // No audit file: LoadGen reads one from the working directory if it
+  // finds it, which would change the run behind nnbench's back.
+  mlperf::StartTest(&sut, &qsl, ts, log, dir.file("no-audit.config"));
+  r.cpu_usage = probe.stop(s.instances * std::max(1, r.effective.threads));
+  sut.rethrow_failure();
+  r.loadgen_summary = slurp(dir.file("mlperf_log_summary.txt"));
+  std::string text = slurp(dir.file("mlperf_log_detail.txt"));
+  const json detail = read_detail_log(text);
+  if (detail.empty())
+    throw Error("LoadGen wrote no detail log in " + dir.path());
+  read_figures(detail, s, r);
+  return text;
+}
+
 // LoadGen's verdict and the contention judgement, once its figures are in.
 void judge_run(const Settings& s, const results::RunRequest& request,
                results::InferenceRun& r) {
@@ -406,23 +435,9 @@ void serve_tokens(backend::Backend& b, const model::Model& m,
   r.effective.extras["instances"] = std::to_string(s.instances);
   r.effective.extras["warmup_generation_ms"] =
       fmt::format("{:.4g}", sut.warmup_seconds() * 1e3);
-  const auto total = static_cast<size_t>(s.performance_samples);
-  SampleLibrary qsl(total, total);
   util::TempDir dir("nnbench-loadgen");
-  mlperf::LogSettings log;
-  log.log_output.outdir = dir.path();
-  const mlperf::TestSettings ts =
-      loadgen_settings(s, sut.warmup_seconds(), s.instances, 1);
-  bench::UsageProbe probe(sut.processes());
-  probe.start();
-  mlperf::StartTest(&sut, &qsl, ts, log, dir.file("no-audit.config"));
-  r.cpu_usage = probe.stop(s.instances * std::max(1, r.effective.threads));
-  sut.rethrow_failure();
-  r.loadgen_summary = slurp(dir.file("mlperf_log_summary.txt"));
-  const json detail = read_detail_log(slurp(dir.file("mlperf_log_detail.txt")));
-  if (detail.empty())
-    throw Error("LoadGen wrote no detail log in " + dir.path());
-  read_figures(detail, s, r);
+  drive(sut, static_cast<size_t>(s.performance_samples), s,
+        sut.warmup_seconds(), 1, false, dir, r);
 }
 
 }  // namespace
@@ -493,33 +508,14 @@ results::InferenceRun run(backend::Backend& b, const model::Model& m,
     r.effective.extras["warmup_step_ms"] =
         fmt::format("{:.4g}", sut.warmup_step_seconds() * 1e3);
     if (!calibration.empty()) r.effective.extras["calibration"] = calibration;
-    SampleLibrary qsl(total, total);
-
     // The per-sample latencies of the percentile's interval come from
     // LoadGen's trace: written only where they are read (not offline's one
     // query, nor a peak search's many runs, nor accuracy mode).
     const bool interval = s.mode == "performance" && !s.find_peak &&
                           s.scenario != Scenario::kOffline;
     util::TempDir dir("nnbench-loadgen");
-    mlperf::LogSettings log;
-    log.log_output.outdir = dir.path();
-    log.enable_trace = interval;
-    const mlperf::TestSettings ts =
-        loadgen_settings(s, sut.warmup_step_seconds(), s.instances, e.batch);
-    bench::UsageProbe probe(sut.processes());
-    probe.start();
-    // No audit file: LoadGen reads one from the working directory if it
-    // finds it, which would change the run behind nnbench's back.
-    mlperf::StartTest(&sut, &qsl, ts, log, dir.file("no-audit.config"));
-    r.cpu_usage = probe.stop(s.instances * std::max(1, r.effective.threads));
-    sut.rethrow_failure();
-
-    r.loadgen_summary = slurp(dir.file("mlperf_log_summary.txt"));
-    const std::string detail_text = slurp(dir.file("mlperf_log_detail.txt"));
-    const json detail = read_detail_log(detail_text);
-    if (detail.empty())
-      throw Error("LoadGen wrote no detail log in " + dir.path());
-    read_figures(detail, s, r);
+    const std::string detail_text = drive(
+        sut, total, s, sut.warmup_step_seconds(), e.batch, interval, dir, r);
     if (s.find_peak) r.target_qps = found_peak(detail_text);
     r.padded_samples = sut.padded_samples();
 

@@ -1,6 +1,6 @@
 // The oneDNN engine's transformer layers against the oracle (inference
-// builds, a training step), and its KV-cache generation against the oracle's,
-// which recomputes the whole sequence for every token.
+// builds, a training step) and what is particular to its generation (the
+// rest: tests/conformance/generation_test.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +11,6 @@
 #include "expected_isa.h"
 #include "model/zoo/zoo.h"
 #include "util/error.h"
-#include "verify/greedy.h"
 #include "verify/verify.h"
 
 namespace nnbench {
@@ -86,39 +85,6 @@ TEST(OnednnTransformer, TrainingStepMatchesTheOracle) {
   }
 }
 
-TEST(OnednnGeneration, GreedyTokensAreTheOraclesOnGpt2Tiny) {
-  auto onednn = backend::make_backend("onednn");
-  auto oracle = backend::make_backend("reference");
-  const model::Model m = model::zoo::get("gpt2-tiny");
-  for (uint64_t seed : {1, 2, 3}) {
-    backend::Options o;
-    o.seed = seed;
-    o.threads = 2;
-    const auto c = verify::check_greedy_tokens(*oracle, *onednn, m, o);
-    ASSERT_TRUE(c.has_value());
-    EXPECT_TRUE(c->pass) << "seed " << seed << ": " << c->error
-                         << " of the tokens differ";
-  }
-}
-
-TEST(OnednnGeneration, RowsOfABatchAreDecodedApart) {
-  auto onednn = backend::make_backend("onednn");
-  const model::Model m = model::zoo::get("gpt2-tiny");
-  backend::Options o;
-  o.threads = 2;
-  const std::vector<int64_t> a = {5, 9, 1, 300, 44}, b = {17, 2, 2, 8, 511};
-  auto alone = onednn->generator(m, o, {1, 5, 6});
-  auto pair = onednn->generator(m, o, {2, 5, 6});
-  std::vector<int64_t> x = alone->prefill({b});
-  std::vector<int64_t> y = pair->prefill({a, b});
-  for (int k = 0; k < 5; ++k) {
-    ASSERT_EQ(y.size(), 2u);
-    EXPECT_EQ(x.at(0), y[1]) << "token " << k;
-    x = alone->decode(x);
-    y = pair->decode(y);
-  }
-}
-
 TEST(OnednnGeneration, AShorterPromptAndASecondGenerationAgree) {
   // A prompt shorter than the generator was sized for gets its own build;
   // a second generation starts the cache over.
@@ -141,22 +107,14 @@ TEST(OnednnGeneration, AShorterPromptAndASecondGenerationAgree) {
   }
 }
 
-TEST(OnednnGeneration, RefusesWhatItCannotRun) {
-  auto onednn = backend::make_backend("onednn");
-  backend::Options o;
-  EXPECT_THROW(onednn->generator(model::zoo::get("bert-tiny"), o, {1, 4, 4}),
-               backend::Unimplemented);
-  EXPECT_THROW(onednn->generator(model::zoo::get("gpt2-tiny"), o, {1, 60, 8}),
-               Error);
-  backend::Options bf16 = o;
+TEST(OnednnGeneration, RefusesBf16) {
+  // Its KV cache is fp32 (what every engine's generators refuse:
+  // tests/conformance/generation_test.cpp).
+  backend::Options bf16;
   bf16.precision = "bf16";
-  EXPECT_THROW(onednn->generator(model::zoo::get("gpt2-tiny"), bf16, {1, 4, 4}),
+  EXPECT_THROW(backend::make_backend("onednn")->generator(
+                   model::zoo::get("gpt2-tiny"), bf16, {1, 4, 4}),
                backend::Unimplemented);
-  auto g = onednn->generator(model::zoo::get("gpt2-tiny"), o, {1, 4, 2});
-  EXPECT_THROW(g->decode({1}), Error);                // before a prefill
-  auto next = g->decode(g->prefill({{1, 2, 3, 4}}));  // 5 of 6 positions
-  next = g->decode(next);                             // 6 of 6
-  EXPECT_THROW(g->decode(next), Error);
 }
 
 }  // namespace

@@ -30,19 +30,9 @@ class OnednnGenerator : public backend::Generator {
 
   std::vector<int64_t> prefill(
       const std::vector<std::vector<int64_t>>& prompts) override {
-    const int64_t n = static_cast<int64_t>(prompts.size());
-    const int64_t t = n ? static_cast<int64_t>(prompts[0].size()) : 0;
-    if (n != shape_.batch || t < 1 || t > shape_.prompt)
-      throw Error("generation: " + std::to_string(n) + " prompts of " +
-                  std::to_string(t) + " tokens, the generator was sized for " +
-                  std::to_string(shape_.batch) + " of at most " +
-                  std::to_string(shape_.prompt));
+    const int64_t t = backend::check_prompts(prompts, shape_);
     ids_.clear();
-    for (const auto& row : prompts) {
-      if (static_cast<int64_t>(row.size()) != t)
-        throw Error("generation: prompts of different lengths");
-      ids_.insert(ids_.end(), row.begin(), row.end());
-    }
+    for (const auto& row : prompts) ids_.insert(ids_.end(), row.begin(), row.end());
     return translate_errors([&] {
       state_.position = 0;
       auto next = run(prompt(t));
@@ -52,10 +42,7 @@ class OnednnGenerator : public backend::Generator {
   }
 
   std::vector<int64_t> decode(const std::vector<int64_t>& tokens) override {
-    if (static_cast<int64_t>(tokens.size()) != shape_.batch)
-      throw Error("generation: " + std::to_string(tokens.size()) +
-                  " tokens to decode for " + std::to_string(shape_.batch) +
-                  " rows");
+    backend::check_decode(tokens, shape_);
     if (length_ == 0 || length_ >= plan_.kv_capacity)
       throw Error("generation: decode " +
                   std::string(length_ == 0 ? "before a prefill"

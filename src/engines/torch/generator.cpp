@@ -21,16 +21,8 @@ class TorchGenerator : public backend::Generator {
 
   std::vector<int64_t> prefill(
       const std::vector<std::vector<int64_t>>& prompts) override {
-    const int64_t n = static_cast<int64_t>(prompts.size());
-    const int64_t t = n ? static_cast<int64_t>(prompts[0].size()) : 0;
-    if (n != shape_.batch || t < 1 || t > shape_.prompt)
-      throw Error("generation: " + std::to_string(n) + " prompts of " +
-                  std::to_string(t) + " tokens, the generator was sized for " +
-                  std::to_string(shape_.batch) + " of at most " +
-                  std::to_string(shape_.prompt));
-    for (const auto& row : prompts)
-      if (static_cast<int64_t>(row.size()) != t)
-        throw Error("generation: prompts of different lengths");
+    const int64_t t = backend::check_prompts(prompts, shape_);
+    const auto n = static_cast<int64_t>(prompts.size());
     return translate_errors([&] {
       torch::InferenceMode guard;
       // The cache's tensors, made by the first generation (a warm-up's),
@@ -46,10 +38,7 @@ class TorchGenerator : public backend::Generator {
   }
 
   std::vector<int64_t> decode(const std::vector<int64_t>& tokens) override {
-    if (static_cast<int64_t>(tokens.size()) != shape_.batch)
-      throw Error("generation: " + std::to_string(tokens.size()) +
-                  " tokens to decode for " + std::to_string(shape_.batch) +
-                  " rows");
+    backend::check_decode(tokens, shape_);
     return translate_errors([&] {
       torch::InferenceMode guard;
       auto ids = torch::tensor(tokens, torch::kInt64)
