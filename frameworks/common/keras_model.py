@@ -9,6 +9,14 @@ values moved into Keras's layouts (conv HWIO, dense [in, out], LSTM
 kernels transposed; a dense layer after a flatten of an image takes its
 input in H, W, C order, so its weight columns are permuted).
 
+The transformer ops are Keras's own layers where their function is the
+description's: LayerNormalization, the GELUs of keras.ops, MultiHeadAttention
+(nnbench's one [3F, F] projection split into its query, key and value
+kernels, [F, H, D] each) and, for an embedding that an output layer is tied
+to, ReversibleEmbedding, whose reverse call maps by the same table (one
+variable, so its gradient sums both uses). The learned positions, which
+Keras has no layer for, are the small layer Positions below.
+
 The optimizers are nnbench's (src/backend/optimizer.cpp, PyTorch's
 formulas). L2 weight decay is added to the gradients in the engines' step,
 PyTorch's way, for all of them (Keras's own weight_decay is decoupled).
@@ -54,13 +62,34 @@ TWO_BIASES = ("two biases per gate (Keras's LSTM has one: their sum "
 def transposed(a: np.ndarray) -> np.ndarray:
     return a.T
 
+
+class Positions(keras.layers.Layer):
+    """Learned positions: a table [P, F], its first T rows added to
+    [N, T, F] (GPT-2's wpe, BERT's position embeddings)."""
+
+    def __init__(self, positions: int, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.positions = positions
+
+    def build(self, input_shape) -> None:
+        self.table = self.add_weight(shape=(self.positions, input_shape[-1]),
+                                     initializer="zeros", name="weight")
+
+    def call(self, x):
+        return x + self.table[:x.shape[1]]
+
+
 class Builder:
     """Keras tensors for nnbench's layers, with the weight mappings."""
 
     def __init__(self, model: dict):
         self.model = model
-        # canonical name -> (keras variable getter, to_keras, from_keras)
+        # canonical name -> (its Keras variables, to_keras, from_keras):
+        # to_keras gives one array per variable, from_keras takes them back.
         self.loads: Dict[str, tuple] = {}
+        # Layer index -> the Keras embedding built for it, for tied_linear.
+        self.embeddings: Dict[int, L.Embedding] = {}
+        self.tied: set = set()  # embeddings an output layer is tied to
         # "<bn>.running_mean"/"running_var" -> (layer, index): batch norm's
         # moving statistics, loaded where a weights file gives them.
         self.stats: Dict[str, tuple] = {}
@@ -80,13 +109,14 @@ class Builder:
         else:
             inp = keras.Input(shape=tuple(shape))
             in_layout = "plain"
+        self.tied = {l["tied"] for l in m["layers"] if l["op"] == "tied_linear"}
         outs = []
         for i, l in enumerate(m["layers"]):
             ins = layer_inputs(m, i)
             xs = [inp if j < 0 else outs[j] for j in ins]
             lays = [in_layout if j < 0 else self.layout[j] for j in ins]
             shapes = [shape if j < 0 else self.shape[j] for j in ins]
-            y, lay, s = self.layer(l, xs, lays, shapes)
+            y, lay, s = self.layer(i, l, xs, lays, shapes)
             outs.append(y)
             self.layout.append(lay)
             self.shape.append(s)
@@ -96,10 +126,20 @@ class Builder:
                                       "returns it channels-last)")
         return keras.Model(inp, outs[-1])
 
-    def map(self, name, layer, index, to_k, from_k):
-        self.loads[name] = (layer, index, to_k, from_k)
+    def map(self, name: str, layer, index: int, to_k: Optional[Callable],
+            from_k: Optional[Callable]) -> None:
+        """One canonical parameter as one Keras variable, layer.weights[index]."""
+        self.loads[name] = (
+            [layer.weights[index]],
+            lambda a: [to_k(a) if to_k else a],
+            lambda vs: from_k(vs[0]) if from_k else vs[0])
 
-    def layer(self, l, xs, lays, shapes):
+    def map_split(self, name: str, variables: list, to_k: Callable,
+                  from_k: Callable) -> None:
+        """One canonical parameter as several Keras variables."""
+        self.loads[name] = (list(variables), to_k, from_k)
+
+    def layer(self, i, l, xs, lays, shapes):
         op, x, lay, s = l["op"], xs[0], lays[0], list(shapes[0])
         name = l["name"]
         k = attr(l, "kernel", [1, 1])
@@ -226,16 +266,79 @@ class Builder:
                          output_shape=(oh, ow, l["out"]))(x)
             return y, "nhwc", [l["out"], oh, ow]
         if op == "embedding":
-            e = L.Embedding(l["vocab"], l["out"])
+            e = (L.ReversibleEmbedding(l["vocab"], l["out"]) if i in self.tied
+                 else L.Embedding(l["vocab"], l["out"]))
+            y = e(x)
             self.map(f"{name}.weight", e, 0, None, None)
-            return e(x), "plain", s + [l["out"]]
+            self.embeddings[i] = e
+            return y, "plain", s + [l["out"]]
         if op == "one_hot":
             return (L.Lambda(lambda t: ops.one_hot(t, l["vocab"]),
                              output_shape=tuple(s + [l["vocab"]]))(x), "plain",
                     s + [l["vocab"]])
         if op == "lstm":
             return self.lstm(l, x, s)
+        if op in ("layer_norm", "gelu", "positions", "attention", "tied_linear",
+                  "seq_first"):
+            return self.transformer(l, x, lay, s)
         raise NotImplementedError(f"layer '{name}' ({op})")
+
+    def transformer(self, l: dict, x, lay, s: list) -> tuple:
+        op, name = l["op"], l["name"]
+        if lay != "plain":
+            raise NotImplementedError(f"layer '{name}' ({op}) on an image")
+        if op == "layer_norm":
+            ln = L.LayerNormalization(axis=-1, epsilon=attr(l, "eps", 1e-5))
+            y = ln(x)
+            self.map(f"{name}.weight", ln, 0, None, None)
+            self.map(f"{name}.bias", ln, 1, None, None)
+            return y, lay, s
+        if op == "gelu":
+            a = bool(attr(l, "approximate", False))
+            return L.Activation(lambda t: ops.gelu(t, approximate=a))(x), lay, s
+        if op == "seq_first":
+            return (L.Lambda(lambda t: t[:, 0], output_shape=(s[1],))(x), lay,
+                    [s[1]])
+        if op == "positions":
+            p = Positions(l["vocab"])
+            y = p(x)
+            self.map(f"{name}.weight", p, 0, None, None)
+            return y, lay, s
+        if op == "attention":
+            return self.attention(l, x, s), lay, s
+        e = self.embeddings.get(l["tied"])
+        if not isinstance(e, L.ReversibleEmbedding):
+            raise ValueError(f"layer '{name}' (tied_linear): layer {l['tied']} "
+                             "is not an embedding")
+        return e(x, reverse=True), lay, s[:-1] + [e.input_dim]
+
+    def attention(self, l: dict, x, s: list):
+        """Keras's MultiHeadAttention: head h's query, key and value are
+        columns h*D..(h+1)*D of nnbench's, their kernels [F, H, D]; the
+        output kernel [H, D, F] (D = F / H)."""
+        name, f, heads = l["name"], s[-1], attr(l, "heads", 1)
+        if f % heads:
+            raise ValueError(f"layer '{name}' (attention): width {f} is not a "
+                             f"multiple of {heads} heads")
+        d = f // heads
+        bias = attr(l, "bias", True)
+        mha = L.MultiHeadAttention(heads, d, use_bias=bias)
+        y = mha(x, x, use_causal_mask=bool(attr(l, "causal", False)))
+        qkv = (mha.query_dense, mha.key_dense, mha.value_dense)
+        self.map_split(
+            f"{name}.in_weight", [p.kernel for p in qkv],
+            lambda a: [b.T.reshape(f, heads, d) for b in np.split(a, 3)],
+            lambda ks: np.concatenate([k.reshape(f, f).T for k in ks]))
+        self.map_split(f"{name}.out_weight", [mha.output_dense.kernel],
+                       lambda a: [a.T.reshape(heads, d, f)],
+                       lambda ks: ks[0].reshape(f, f).T)
+        if bias:
+            self.map_split(f"{name}.in_bias", [p.bias for p in qkv],
+                           lambda a: [b.reshape(heads, d) for b in np.split(a, 3)],
+                           lambda bs: np.concatenate([b.reshape(-1) for b in bs]))
+            self.map_split(f"{name}.out_bias", [mha.output_dense.bias],
+                           lambda a: [a], lambda bs: bs[0])
+        return y
 
     def lstm(self, l, x, s):
         name, h = l["name"], l["out"]
@@ -404,11 +507,11 @@ class KerasModel:
         self.stats = b.stats
         self.images = model["input"]["dtype"] != "int64" and \
             len(model["input"]["shape"]) == 3
-        for name, (layer, index, to_k, _) in self.loads.items():
+        for name, (variables, to_k, _) in self.loads.items():
             if name not in params:
                 raise ValueError(f"no initial value for parameter {name}")
-            a = params[name]
-            layer.weights[index].assign(to_k(a) if to_k else a)
+            for v, a in zip(variables, to_k(params[name])):
+                v.assign(a)
         for name, (layer, index) in self.stats.items():
             if name in params:
                 layer.weights[index].assign(params[name])
@@ -438,12 +541,12 @@ class KerasModel:
     def canonical(self, values_of: Callable) -> Dict[str, np.ndarray]:
         """nnbench's names and layouts of what values_of(variable) gives."""
         out = {}
-        for name, (layer, index, _, from_k) in self.loads.items():
-            v = values_of(layer.weights[index])
-            if v is None:
+        for name, (variables, _, from_k) in self.loads.items():
+            vs = [values_of(v) for v in variables]
+            if any(v is None for v in vs):
                 continue
-            v = np.asarray(v, dtype=np.float32)
-            out[name] = from_k(v) if from_k else v
+            out[name] = np.asarray(from_k([np.asarray(v, dtype=np.float32)
+                                           for v in vs]), dtype=np.float32)
         return out
 
 
