@@ -51,12 +51,11 @@ void take_times(backend::GenerationTimes t, results::GenerationRun& out) {
     add_repetition(t.ttft[i], std::move(t.itl[i]), std::move(t.tokens[i]), out);
 }
 
-// The KV cache (keys and values of every attention layer for every row and
-// position) and the weights against the memory available, before anything
-// is allocated: an engine that allocates its cache with malloc's overcommit
-// would otherwise be killed in the middle of filling it.
-void check_memory(const model::Model& m, const results::GenerationRequest& g,
-                  const results::RunRequest& request) {
+}  // namespace
+
+void check_generation_memory(const model::Model& m,
+                             const results::GenerationRequest& g,
+                             const results::RunRequest& request, int copies) {
   if (!request.memory_check) return;
   double cache = 0;
   const auto shapes = model::infer_shapes(m);
@@ -64,7 +63,7 @@ void check_memory(const model::Model& m, const results::GenerationRequest& g,
     if (m.layers[i].op == model::Op::kAttention)
       cache += 2.0 * 4.0 * double(g.batch) * double(g.prompt + g.new_tokens) *
                double(shapes[i].back());
-  const double need = cache + 4.0 * double(model::analyze(m).params);
+  const double need = copies * (cache + 4.0 * double(model::analyze(m).params));
   const double have = machine::available_memory_bytes();
   if (have > 0 && need > have)
     throw results::RunError(results::State::kOom,
@@ -74,8 +73,6 @@ void check_memory(const model::Model& m, const results::GenerationRequest& g,
                                 std::to_string(have / 1e9) + " GB available",
                             "estimate");
 }
-
-}  // namespace
 
 double steady_seconds() {
   return std::chrono::duration<double>(
@@ -156,7 +153,7 @@ results::GenerationRun run_generation(backend::Backend& b,
         !why.empty())
       throw results::RunError(results::State::kInvalidArgs, why);
     r.weight_bytes = model::weight_bytes(m, 4);  // fp32
-    check_memory(m, g, request);
+    check_generation_memory(m, g, request, 1);
     backend::Options o = request.options;
     o.threads = machine::resolve_threads(o.threads);
     int threads = o.threads;

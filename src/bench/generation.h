@@ -16,6 +16,15 @@ namespace nnbench::bench {
 
 // Seconds on a monotonic clock; tests pass a fake one.
 using Seconds = std::function<double()>;
+// The KV cache (keys and values of every attention layer for every row and
+// position) and the weights of `copies` generators against the memory
+// available, before anything is allocated (an engine that allocates its
+// cache with malloc's overcommit would otherwise be killed in the middle of
+// filling it): RunError oom, source "estimate". An engine may hold more
+// (oneDNN: a second copy of the weights in its prompt build's layouts).
+void check_generation_memory(const model::Model& m,
+                             const results::GenerationRequest& g,
+                             const results::RunRequest& request, int copies);
 double steady_seconds();
 
 // Runs `out.asked`'s generations on `g`, filling the raw times and row 0's

@@ -36,6 +36,10 @@ GenerationSut::GenerationSut(GenerationSetup setup) : setup_(std::move(setup)) {
         for (int64_t k = 1; k < setup_.new_tokens; ++k)
           next = copies_[i]->decode(next);
         warm[i] = now() - start;
+        if (i == 0) {
+          std::lock_guard<std::mutex> lock(mu_);
+          effective_ = copies_[i]->effective();
+        }
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu_);
         if (!failure_) failure_ = std::current_exception();
@@ -43,7 +47,6 @@ GenerationSut::GenerationSut(GenerationSetup setup) : setup_(std::move(setup)) {
       }
       {
         std::lock_guard<std::mutex> lock(mu_);
-        if (i == 0 && copies_[i]) effective_ = copies_[i]->effective();
         ++ready_;
       }
       ready_cv_.notify_all();

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "bench/cpu_usage.h"
+#include "bench/generation.h"
 #include "bench/statistics.h"
 #include "data/dataset.h"
 #include "data/loader.h"
@@ -381,8 +382,7 @@ std::string drive(Sut& sut, size_t total, const Settings& s, double hint,
   mlperf::LogSettings log;
   log.log_output.outdir = dir.path();
   log.enable_trace = trace;
-  const mlperf::TestSettings ts =
-      loadgen_settings(s, hint, s.instances, batch);
+  const mlperf::TestSettings ts = loadgen_settings(s, hint, s.instances, batch);
   bench::UsageProbe probe(sut.processes());
   probe.start();
   // No audit file: LoadGen reads one from the working directory if it
@@ -420,6 +420,10 @@ void serve_tokens(backend::Backend& b, const model::Model& m,
                   results::InferenceRun& r) {
   if (const std::string why = model::generation_problem(m); !why.empty())
     throw backend::Unimplemented("token latencies: " + why);
+  results::GenerationRequest asked;
+  asked.prompt = s.prompt;
+  asked.new_tokens = s.new_tokens;
+  bench::check_generation_memory(m, asked, request, s.instances);
   GenerationSetup g;
   g.backend = &b;
   g.model = &m;

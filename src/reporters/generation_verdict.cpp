@@ -50,14 +50,23 @@ std::string cell_line(const std::string& cell,
                   ms(first.tpot.median), interval(first.tpot));
   if (ranked.size() > 1) {
     const auto& second = *ranked[1];
-    // Overlapping intervals: the medians are not told apart.
+    // Intervals that overlap, or that cover the median with too little
+    // probability (few repetitions), do not tell the medians apart.
+    const bool narrow = first.tpot.median_ci.coverage < 0.9 ||
+                        second.tpot.median_ci.coverage < 0.9;
     const bool tie = first.tpot.median_ci.hi >= second.tpot.median_ci.lo;
-    line += tie ? fmt::format(", tied with {} {} {}", second.backend,
-                              ms(second.tpot.median), interval(second.tpot))
-                : fmt::format(", {:.2f}x ahead of {} {} {}",
-                              second.tpot.median / first.tpot.median,
-                              second.backend, ms(second.tpot.median),
-                              interval(second.tpot));
+    if (narrow)
+      line += fmt::format(
+          ", not told apart from {} {} (too few repetitions for a 90 % "
+          "interval)",
+          second.backend, ms(second.tpot.median));
+    else
+      line += tie ? fmt::format(", tied with {} {} {}", second.backend,
+                                ms(second.tpot.median), interval(second.tpot))
+                  : fmt::format(", {:.2f}x ahead of {} {} {}",
+                                second.tpot.median / first.tpot.median,
+                                second.backend, ms(second.tpot.median),
+                                interval(second.tpot));
   } else {
     line += ", the only engine timed";
   }

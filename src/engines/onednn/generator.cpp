@@ -23,7 +23,9 @@ class OnednnGenerator : public backend::Generator {
     for (auto& v : backend::initial_params(m, o.seed, o.weights))
       params_[v.spec.name] = {v.spec.shape, std::move(v.data), {}};
     plan_.kv_capacity = shape.prompt + shape.new_tokens;
-    // Both builds now: none inside a timed generation.
+    // Both builds now, none inside a timed generation (a prompt shorter
+    // than the shape's gets a build of its own, with its own weights, when
+    // first seen).
     step_ = build(1);
     prompt(shape.prompt);
   }
@@ -32,7 +34,9 @@ class OnednnGenerator : public backend::Generator {
       const std::vector<std::vector<int64_t>>& prompts) override {
     const int64_t t = backend::check_prompts(prompts, shape_);
     ids_.clear();
-    for (const auto& row : prompts) ids_.insert(ids_.end(), row.begin(), row.end());
+    for (const auto& row : prompts)
+      ids_.insert(ids_.end(), row.begin(), row.end());
+    length_ = 0;  // a prefill that fails leaves nothing to decode on
     return translate_errors([&] {
       state_.position = 0;
       auto next = run(prompt(t));
@@ -98,11 +102,13 @@ class OnednnGenerator : public backend::Generator {
     net.stream().wait();
     const memory& out =
         net.value(static_cast<int>(model_.layers.size()) - 1).mem;
-    const int64_t vocab = out.get_desc().dims().back();
+    // [N, T, vocab], T = 1 where the tied head read the last position only.
+    const auto dims = out.get_desc().dims();
+    const int64_t vocab = dims.back(), positions = dims.at(1);
     const float* logits = static_cast<const float*>(out.get_data_handle());
     std::vector<int64_t> next(shape_.batch);
     for (int64_t b = 0; b < shape_.batch; ++b) {
-      const float* row = logits + b * vocab;
+      const float* row = logits + (b * positions + positions - 1) * vocab;
       next[b] = std::max_element(row, row + vocab) - row;
     }
     return next;

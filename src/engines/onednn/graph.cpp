@@ -190,7 +190,8 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
     inputs[i] = model::layer_inputs(m, i);
     net.value(i).dims = with_batch(batch, shapes[i]);
   }
-  // A generation build's output head reads the last position only.
+  // A generation build's output head reads the last position only
+  // (ops_transformer.cpp: the same condition).
   if (infer != nullptr && infer->kv_capacity > 0 &&
       m.layers.back().op == Op::kTiedLinear)
     net.value(n - 1).dims.at(1) = 1;

@@ -72,8 +72,7 @@ class OnednnBackend : public backend::Backend {
     if (auto s = backend::supports_options(describe(), o); !s) return s;
     // The gaps check_supported finds from attributes alone; those that
     // depend on shapes (linear on more than [T, F], average pooling in ceil
-    // mode with padding) or on the run (transformer layers in a build that
-    // trains) are found by compile.
+    // mode with padding) are found by compile.
     if (l.op == model::Op::kLrn && l.size % 2 == 0)
       return backend::Support::no("layer '" + l.name + "' (lrn): even size " +
                                   std::to_string(l.size));

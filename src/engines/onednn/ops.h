@@ -174,7 +174,8 @@ void build_seq_mean(LayerCtx& c);
 void build_lstm(LayerCtx& c);
 // A linear layer on every step of a [T, F] sequence.
 void build_seq_linear(LayerCtx& c);
-// Transformers (inference-only builds: their backward is not implemented).
+// Transformers: layer norm and the tied head (ops_transformer.cpp),
+// attention (ops_attention.cpp), positions and [CLS] (ops_token.cpp).
 void build_layer_norm(LayerCtx& c);
 void build_positions(LayerCtx& c);
 void build_seq_first(LayerCtx& c);

@@ -3,6 +3,8 @@
 // q, k and v (qkv [N, T, 3, H, D]: no copies into a head-major layout),
 // its backward as matmuls on the same views; in generation builds a KV
 // cache (InferPlan::kv_capacity) and, for one new token, plain loops.
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -291,15 +293,19 @@ void attend_cached(LayerCtx& c, const memory& qkv, const memory& ctx,
     const int64_t seen = state->position + 1, d = x.d;
     const float* q = floats(qkv);
     float* out = floats(ctx);
-#pragma omp parallel
+    // Each thread's scores, allocated here: an allocation failing inside
+    // the parallel region would end the process instead of the run.
+    const int threads = omp_get_max_threads();
+    std::vector<float> scratch(static_cast<size_t>(threads * seen));
+#pragma omp parallel num_threads(threads)
     {
-      std::vector<float> s(seen);
+      float* s = scratch.data() + omp_get_thread_num() * seen;
 #pragma omp for collapse(2) schedule(static)
       for (int64_t b = 0; b < x.n; ++b)
         for (int64_t hh = 0; hh < x.h; ++hh) {
           const int64_t at = (b * x.h + hh) * cap * d;
           attend_head(q + b * 3 * f + hh * d, cache->k.data() + at,
-                      cache->v.data() + at, seen, d, scale, s.data(),
+                      cache->v.data() + at, seen, d, scale, s,
                       out + b * f + hh * d);
         }
     }

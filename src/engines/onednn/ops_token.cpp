@@ -177,6 +177,10 @@ void build_positions(LayerCtx& c) {
   by_type(net.dt(), [&](auto zero) {
     using T = decltype(zero);
     net.bwd([=] {
+      // Builds that train bind no generation's position: rows 0..T.
+      if (state->position != 0)
+        throw Error("oneDNN backend: layer '" + name +
+                    "': a backward at a position offset");
       float* g = data<float>(grad);
       std::fill_n(g, rows * f, 0.f);
       const T* d = data<T>(diff);

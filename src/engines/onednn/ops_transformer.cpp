@@ -71,8 +71,10 @@ void build_tied_linear(LayerCtx& c) {
   const Dims& in = c.src().dims;  // [N, T, F]
   const model::Layer& table = c.model->layers.at(c.l.tied);
   const int64_t n = in[0], t = in[1], f = in[2], vocab = table.vocab;
-  // Generation reads the last position's logits only.
-  const bool last = !train && c.infer->kv_capacity > 0;
+  // Generation reads the last position's logits only, where nothing comes
+  // after this layer (graph.cpp sizes the output so).
+  const bool last = !train && c.infer->kv_capacity > 0 &&
+                    c.index + 1 == static_cast<int>(c.model->layers.size());
   const int64_t rows = last ? n : n * t;
   const memory x = net.src_as(c.in[0], net.plain(c.in[0], dt));
   memory src = x;

@@ -43,6 +43,17 @@ TEST(GenerationVerdict, OverlappingIntervalsAreATie) {
       << line;
 }
 
+TEST(GenerationVerdict, OneRepetitionTellsNothingApart) {
+  auto once = run("onednn", 0.020, 0.020, 0.020);
+  once.tpot.median_ci.coverage = 0;  // a single sample
+  const std::string line =
+      generation_verdict({run("torch", 0.044, 0.043, 0.046), once});
+  EXPECT_NE(line.find("fastest per output token onednn 20 ms [20, 20], not "
+                      "told apart from torch 44 ms (too few repetitions"),
+            std::string::npos)
+      << line;
+}
+
 TEST(GenerationVerdict, AnInvalidRunHasNoTimeAndCellsStayApart) {
   auto contended = run("onednn", 0.010, 0.009, 0.011);
   contended.validity.add("contended", "load");
