@@ -66,6 +66,11 @@ void print_verification(const verify::Verification& v, bool verbose) {
            fmt::format("{:.3g}", c->error), fmt::format("{:.0e}", c->tolerance),
            "pass"});
   if (!v.checks.empty()) fmt::print("{}", t.str());
+  if (v.agreement)
+    fmt::print(
+        "agreement with fp32 over {} output rows: top-1 {:.2f} %, mean KL "
+        "{:.3g} nats (stated, not judged)\n",
+        v.agreement->rows, v.agreement->top1 * 100, v.agreement->kl);
 }
 
 int verify_command(VerifyArgs& a) {

@@ -30,10 +30,16 @@ json to_json(const Verification& v) {
                       {"max_relative_error", finite_or_null(c.error)},
                       {"tolerance", c.tolerance},
                       {"pass", c.pass}});
-  return {{"model", v.model},       {"oracle", v.oracle},
-          {"backend", v.candidate}, {"precision", v.precision},
-          {"batch", v.batch},       {"verdict", verdict_name(v.verdict)},
-          {"message", v.message},   {"checks", checks}};
+  json j = {{"model", v.model},       {"oracle", v.oracle},
+            {"backend", v.candidate}, {"precision", v.precision},
+            {"batch", v.batch},       {"verdict", verdict_name(v.verdict)},
+            {"message", v.message},   {"checks", checks}};
+  j["agreement"] = nullptr;
+  if (v.agreement)
+    j["agreement"] = {{"rows", v.agreement->rows},
+                      {"top1", finite_or_null(v.agreement->top1)},
+                      {"kl_nats", finite_or_null(v.agreement->kl)}};
+  return j;
 }
 
 Verification verification_from_json(const json& j) {
@@ -49,6 +55,9 @@ Verification verification_from_json(const json& j) {
     v.checks.push_back({c.at("tensor"),
                         number_or_nan(c.at("max_relative_error")),
                         c.at("tolerance"), c.at("pass")});
+  if (const json a = j.value("agreement", json()); a.is_object())
+    v.agreement = Agreement{a.at("rows"), number_or_nan(a.at("top1")),
+                            number_or_nan(a.at("kl_nats"))};
   return v;
 }
 

@@ -191,6 +191,37 @@ model::Model without_dropout(const model::Model& m) {
   return out;
 }
 
+results::Agreement agreement_of(const host::Tensor& low,
+                                const host::Tensor& fp32) {
+  if (low.shape != fp32.shape || fp32.shape.empty())
+    throw Error("agreement: outputs of different shapes");
+  const auto classes = static_cast<size_t>(fp32.shape.back());
+  const size_t rows = classes ? fp32.f.size() / classes : 0;
+  // log-softmax of row r, in double.
+  const auto log_p = [&](const std::vector<float>& x, size_t r) {
+    const float* z = x.data() + r * classes;
+    const double top = *std::max_element(z, z + classes);
+    double sum = 0;
+    for (size_t k = 0; k < classes; ++k) sum += std::exp(z[k] - top);
+    std::vector<double> out(classes);
+    for (size_t k = 0; k < classes; ++k) out[k] = z[k] - top - std::log(sum);
+    return out;
+  };
+  results::Agreement a;
+  a.rows = static_cast<int64_t>(rows);
+  size_t same = 0;
+  double kl = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    const auto p = log_p(fp32.f, r), q = log_p(low.f, r);
+    same += std::max_element(p.begin(), p.end()) - p.begin() ==
+            std::max_element(q.begin(), q.end()) - q.begin();
+    for (size_t k = 0; k < classes; ++k) kl += std::exp(p[k]) * (p[k] - q[k]);
+  }
+  a.top1 = rows ? static_cast<double>(same) / rows : NAN;
+  a.kl = rows ? kl / rows : NAN;
+  return a;
+}
+
 Verification verify(backend::Backend& oracle, backend::Backend& candidate,
                     const model::Model& m, const VerifyOptions& vo) {
   Verification v;
@@ -227,8 +258,12 @@ Verification verify(backend::Backend& oracle, backend::Backend& candidate,
     t.f = std::move(p.data);
     initial[p.spec.name] = std::move(t);
   }
-  compare(v, got, observe(oracle, plain, batch, vo, "fp32", "cpu"), initial,
-          train);
+  const Observed want = observe(oracle, plain, batch, vo, "fp32", "cpu");
+  compare(v, got, want, initial, train);
+  if (vo.precision != "fp32" &&
+      plain.loss == model::Loss::kSoftmaxCrossEntropy &&
+      got.infer_output.shape == want.infer_output.shape)
+    v.agreement = agreement_of(got.infer_output, want.infer_output);
   backend::Options o;
   o.seed = vo.seed;
   o.threads = machine::resolve_threads(vo.threads);

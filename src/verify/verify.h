@@ -50,6 +50,11 @@ Tolerances tolerances_for(const std::string& precision);
 double parameter_tolerance(const Tolerances& t, const host::Tensor& after,
                            const host::Tensor& before, double floor);
 
+// Row by row (the last dim), softmax of `low` against softmax of `fp32`:
+// argmax agreement and mean KL(p_fp32 || p_low). Tensors of one shape.
+results::Agreement agreement_of(const host::Tensor& low,
+                                const host::Tensor& fp32);
+
 // The record types live with the other results (results/verification.h).
 using results::TensorCheck;
 using results::Verdict;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "model/zoo/zoo.h"
+#include "util/error.h"
 
 namespace nnbench::verify {
 namespace {
@@ -15,6 +16,25 @@ host::Tensor t(std::vector<float> v) {
   x.shape = {static_cast<int64_t>(v.size())};
   x.f = std::move(v);
   return x;
+}
+
+TEST(Verify, AgreementIsArgmaxAndKlOfTheSoftmaxes) {
+  // Two rows of two classes. Row 0: fp32 logits (0, ln 3) give p = (1/4,
+  // 3/4); the low precision's (ln 3, 0) give q = (3/4, 1/4): argmax differs,
+  // KL = 1/4 ln(1/3) + 3/4 ln 3 = ln 3 / 2. Row 1: equal logits, KL 0.
+  host::Tensor fp32, low;
+  fp32.shape = low.shape = {2, 2};
+  const float l3 = static_cast<float>(std::log(3.0));
+  fp32.f = {0, l3, 1, 2};
+  low.f = {l3, 0, 1, 2};
+  const auto a = agreement_of(low, fp32);
+  EXPECT_EQ(a.rows, 2);
+  EXPECT_DOUBLE_EQ(a.top1, 0.5);
+  EXPECT_NEAR(a.kl, std::log(3.0) / 2 / 2, 1e-7);  // mean over 2 rows
+  host::Tensor other;
+  other.shape = {2, 3};
+  other.f.assign(6, 0.f);
+  EXPECT_THROW(agreement_of(other, fp32), Error);
 }
 
 TEST(Verify, ErrorIsNormwiseRelative) {
