@@ -2,7 +2,7 @@
 layer_norm, gelu, positions, attention, tied_linear and seq_first, each
 run by the jax engine as the worker drives it (compile, load_batches, a
 step, output, parameters, gradients) and compared with the op's
-definition written in NumPy (the oracle's:
+definition written in NumPy (transformer_numpy.py, the oracle's:
 src/engines/reference/ops/transformer.h). The tensorflow engine builds the
 same Keras graph from the same file; `nnbench verify` checks it against the
 C++ reference. Attention's parameters are split over several Keras
@@ -12,22 +12,18 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Callable, Dict, List
 
 import numpy as np
 import pytest
 
 import worker
 from conftest import ROOT
+from transformer_numpy import (Params, attention, attention_params, cross_entropy,
+                               cross_entropy_gradient, gelu, identity, layer_norm, model,
+                               numeric_gradients, rand, tied_model)
 
 ENGINE = worker.load_module(os.path.join(ROOT, "frameworks", "jax", "engine.py"))
 RTOL, ATOL = 1e-5, 1e-5
-Params = Dict[str, np.ndarray]
-
-
-def model(layers: List[dict], shape: List[int], dtype: str = "float32") -> dict:
-    return {"name": "t", "input": {"shape": shape, "dtype": dtype},
-            "layers": layers, "loss": "softmax_cross_entropy"}
 
 
 def compiled(m: dict, params: Params, lr: float = 0.0):
@@ -55,53 +51,6 @@ def infer(e, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return out
 
 
-def identity(layers: List[dict], f: int) -> tuple:
-    """The layers and an identity linear after them: the optimizer wants a
-    parameter, and x I + 0 is x exactly."""
-    return (layers + [{"name": "id", "op": "linear", "out": f, "bias": True,
-                       "shape": list(layers[-1]["shape"])}],
-            {"id.weight": np.eye(f, dtype=np.float32), "id.bias": np.zeros(f, np.float32)})
-
-
-def rand(rng: np.random.Generator, *shape: int) -> np.ndarray:
-    return rng.standard_normal(shape).astype(np.float32)
-
-
-def softmax(s: np.ndarray) -> np.ndarray:
-    p = np.exp(s - s.max(-1, keepdims=True))
-    out: np.ndarray = p / p.sum(-1, keepdims=True)
-    return out
-
-
-def cross_entropy(logits: np.ndarray, labels: np.ndarray) -> float:
-    """The mean over every position, as nnbench's softmax cross entropy."""
-    p = softmax(logits.astype(np.float64))
-    return float(-np.log(np.take_along_axis(p, labels[..., None], -1)).mean())
-
-
-def numeric_gradients(loss: Callable[[Params], float], p: Params,
-                      h: float = 1e-6) -> Params:
-    """Central differences of loss in float64, entry by entry."""
-    out: Params = {}
-    for name, a in p.items():
-        g = np.zeros(a.shape)
-        for i in np.ndindex(*a.shape):
-            q = {k: v.astype(np.float64) for k, v in p.items()}
-            q[name][i] += h
-            up = loss(q)
-            q[name][i] -= 2 * h
-            g[i] = (up - loss(q)) / (2 * h)
-        out[name] = g
-    return out
-
-
-def layer_norm(x: np.ndarray, g: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)  # biased
-    out: np.ndarray = (x - mean) / np.sqrt(var + eps) * g + b
-    return out
-
-
 def test_layer_norm_normalises_the_last_dim_with_the_biased_variance() -> None:
     rng = np.random.default_rng(1)
     g, b = rand(rng, 4), rand(rng, 4)
@@ -109,7 +58,7 @@ def test_layer_norm_normalises_the_last_dim_with_the_biased_variance() -> None:
     e = compiled(m, {"ln.weight": g, "ln.bias": b})
     x = rand(rng, 2, 3, 4)
     x[0, 0] = [1, 2, 3, 4]  # by hand: mean 2.5, variance 1.25
-    want = layer_norm(x.astype(np.float64), g, b, 1e-3)
+    want = layer_norm(x, g, b, 1e-3)
     np.testing.assert_allclose(want[0, 0], (np.array([-1.5, -0.5, 0.5, 1.5]) /
                                             math.sqrt(1.25 + 1e-3)) * g + b, rtol=1e-6)
     got = infer(e, x, np.zeros((2, 3), np.int64))
@@ -128,9 +77,8 @@ def test_layer_norm_gradients_are_the_scale_and_shift_ones() -> None:
     e.train_step(0)
     # Cross entropy's gradient at the output dZ, then dg = sum dZ xhat and
     # db = sum dZ over the rows.
-    xhat = layer_norm(x.astype(np.float64), np.ones(f), np.zeros(f), 1e-5)
-    dz = (softmax(layer_norm(x.astype(np.float64), p["ln.weight"], p["ln.bias"], 1e-5))
-          - np.eye(f)[labels]) / (2 * t)
+    xhat = layer_norm(x, np.ones(f), np.zeros(f), 1e-5)
+    dz = cross_entropy_gradient(layer_norm(x, p["ln.weight"], p["ln.bias"], 1e-5), labels)
     grads = e.gradients()
     np.testing.assert_allclose(grads["ln.weight"], (dz * xhat).sum((0, 1)),
                                rtol=1e-4, atol=1e-6)
@@ -143,14 +91,9 @@ def test_gelu_is_exact_or_the_tanh_approximation(approximate: bool) -> None:
                            "shape": [7]}], 7)
     e = compiled(model(layers, [7]), p)
     x = np.array([[-3, -1, -0.5, 0, 0.5, 1, 3]], np.float32)
-    xd = x.astype(np.float64)
-    if approximate:
-        c = math.sqrt(2 / math.pi)
-        want = 0.5 * xd * (1 + np.tanh(c * (xd + 0.044715 * xd ** 3)))
-        assert want[0, 5] == pytest.approx(0.8411919906, abs=1e-7)
-    else:
-        want = 0.5 * xd * (1 + np.vectorize(math.erf)(xd / math.sqrt(2)))
-        assert want[0, 5] == pytest.approx(0.8413447461, abs=1e-7)
+    want = gelu(x, approximate)
+    assert want[0, 5] == pytest.approx(0.8411919906 if approximate else 0.8413447461,
+                                       abs=1e-7)
     got = infer(e, x, np.zeros(1, np.int64))
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=1e-6)
 
@@ -168,7 +111,7 @@ def test_positions_add_the_first_rows_of_the_table() -> None:
     # The table's gradient: the output's, summed over the batch, in the
     # rows used; the rows past T get none.
     e.train_step(0)
-    dz = (softmax(want.astype(np.float64)) - np.eye(4)[labels]) / 6
+    dz = cross_entropy_gradient(want, labels)
     g = e.gradients()["wpe.weight"]
     np.testing.assert_allclose(g[:3], dz.sum(0), rtol=1e-4, atol=1e-6)
     np.testing.assert_array_equal(g[3:], 0)
@@ -179,31 +122,6 @@ def test_seq_first_takes_position_zero() -> None:
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     got = infer(compiled(model(layers, [3, 4]), p), x, np.zeros(2, np.int64))
     np.testing.assert_array_equal(got, [[0, 1, 2, 3], [12, 13, 14, 15]])
-
-
-def attention(x: np.ndarray, p: Params, heads: int, causal: bool) -> np.ndarray:
-    """The definition, head by head: q, k, v the row blocks of in_weight,
-    head h columns h*D..(h+1)*D, scores masked above the diagonal."""
-    n, t, f = x.shape
-    d = f // heads
-    qkv = x.astype(np.float64) @ p["a.in_weight"].T + p.get("a.in_bias", 0)
-    q, k, v = qkv[..., :f], qkv[..., f:2 * f], qkv[..., 2 * f:]
-    ctx = np.zeros((n, t, f))
-    for h in range(heads):
-        c = slice(h * d, (h + 1) * d)
-        s = q[..., c] @ k[..., c].transpose(0, 2, 1) / math.sqrt(d)
-        if causal:
-            s = np.where(np.tril(np.ones((t, t), bool)), s, -np.inf)
-        ctx[..., c] = softmax(s) @ v[..., c]
-    out: np.ndarray = ctx @ p["a.out_weight"].T + p.get("a.out_bias", 0)
-    return out
-
-
-def attention_params(rng: np.random.Generator, f: int, bias: bool) -> Params:
-    p = {"a.in_weight": rand(rng, 3 * f, f), "a.out_weight": rand(rng, f, f)}
-    if bias:
-        p.update({"a.in_bias": rand(rng, 3 * f), "a.out_bias": rand(rng, f)})
-    return p
 
 
 def attention_model(t: int, f: int, causal: bool, bias: bool) -> dict:
@@ -251,12 +169,6 @@ def test_attention_gradients_come_back_in_nnbench_layouts(causal: bool) -> None:
                                    err_msg=name)
 
 
-def tied_model(v: int, f: int, t: int) -> dict:
-    return model([{"name": "wte", "op": "embedding", "vocab": v, "out": f, "shape": [t, f]},
-                  {"name": "lm_head", "op": "tied_linear", "tied": 0, "shape": [t, v]}],
-                 [t], "int64")
-
-
 def test_tied_linear_maps_by_the_embedding_table_and_adds_its_gradient_there() -> None:
     rng = np.random.default_rng(4)
     v, f, n, t = 7, 3, 2, 4
@@ -273,8 +185,7 @@ def test_tied_linear_maps_by_the_embedding_table_and_adds_its_gradient_there() -
     # Cross entropy's mean over the N*T positions; the gradient of the
     # table is the output layer's (dZ^T H) plus the embedding's (rows of
     # dZ E scattered to the tokens).
-    dz = (softmax(logits) - np.eye(v)[labels]) / (n * t)
-    dz2 = dz.reshape(-1, v)
+    dz2 = cross_entropy_gradient(logits, labels).reshape(-1, v)
     head = dz2.T @ h.reshape(-1, f)
     want = head.copy()
     np.add.at(want, tokens.reshape(-1), dz2 @ table)

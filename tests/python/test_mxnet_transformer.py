@@ -2,7 +2,8 @@
 layer_norm, gelu, positions, attention, tied_linear and seq_first, each
 run by the engine as the worker drives it (compile, load_batches, a step,
 output, parameters, gradients) and compared with the op's definition
-written in NumPy (the oracle's: src/engines/reference/ops/transformer.h).
+written in NumPy (transformer_numpy.py, the oracle's:
+src/engines/reference/ops/transformer.h).
 Needs mxnet, whose environment (scripts/setup mxnet) pins numpy below
 1.24: `tests/python/run.sh pytest-mxnet` runs this file there; elsewhere
 it skips itself."""
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Callable, Dict, List
+from typing import List
 
 import numpy as np
 import pytest
@@ -19,15 +20,12 @@ mx = pytest.importorskip("mxnet")
 
 import worker
 from conftest import ROOT
+from transformer_numpy import (Params, attention, attention_params, cross_entropy,
+                               cross_entropy_gradient, gelu, identity, layer_norm, model,
+                               numeric_gradient, rand, tied_model)
 
 ENGINE = worker.load_module(os.path.join(ROOT, "frameworks", "mxnet", "engine.py"))
 RTOL, ATOL = 1e-5, 1e-5
-Params = Dict[str, np.ndarray]
-
-
-def model(layers: List[dict], shape: List[int], dtype: str = "float32") -> dict:
-    return {"name": "t", "input": {"shape": shape, "dtype": dtype},
-            "layers": layers, "loss": "softmax_cross_entropy"}
 
 
 def compiled(m: dict, params: Params, lr: float = 0.0):
@@ -48,44 +46,6 @@ def infer(e, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return out
 
 
-def identity(layers: List[dict], f: int) -> tuple:
-    """The layers and an identity linear after them: the Trainer wants a
-    parameter, and x I + 0 is x exactly."""
-    return (layers + [{"name": "id", "op": "linear", "out": f, "bias": True,
-                       "shape": list(layers[-1]["shape"])}],
-            {"id.weight": np.eye(f, dtype=np.float32), "id.bias": np.zeros(f, np.float32)})
-
-
-def rand(rng: np.random.Generator, *shape: int) -> np.ndarray:
-    return rng.standard_normal(shape).astype(np.float32)
-
-
-def softmax(s: np.ndarray) -> np.ndarray:
-    p = np.exp(s - s.max(-1, keepdims=True))
-    return p / p.sum(-1, keepdims=True)
-
-
-def cross_entropy(z: np.ndarray, labels: np.ndarray) -> float:
-    """Softmax cross-entropy over the last axis, the mean over every
-    position (nnbench's loss)."""
-    p = softmax(z.astype(np.float64))
-    return float(-np.log(np.take_along_axis(p, labels[..., None], -1)).mean())
-
-
-def numeric_gradient(loss: Callable[[Params], float], p: Params, name: str) -> np.ndarray:
-    """Central differences of a float64 loss in each element of p[name]."""
-    base = {k: v.astype(np.float64) for k, v in p.items()}
-    g = np.zeros(base[name].shape)
-    h = 1e-6
-    for i in np.ndindex(g.shape):
-        up = {**base, name: base[name].copy()}
-        down = {**base, name: base[name].copy()}
-        up[name][i] += h
-        down[name][i] -= h
-        g[i] = (loss(up) - loss(down)) / (2 * h)
-    return g
-
-
 def test_layer_norm_normalises_the_last_dim_with_the_biased_variance() -> None:
     rng = np.random.default_rng(1)
     g, b = rand(rng, 4), rand(rng, 4)
@@ -94,9 +54,7 @@ def test_layer_norm_normalises_the_last_dim_with_the_biased_variance() -> None:
     assert sorted(e.parameters()) == ["ln.bias", "ln.weight"]
     x = rand(rng, 2, 3, 4)
     x[0, 0] = [1, 2, 3, 4]  # by hand: mean 2.5, variance 1.25
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    want = (x - mean) / np.sqrt(var + 1e-3) * g + b
+    want = layer_norm(x, g, b, 1e-3)
     np.testing.assert_allclose(want[0, 0], (np.array([-1.5, -0.5, 0.5, 1.5]) /
                                             math.sqrt(1.25 + 1e-3)) * g + b, rtol=1e-6)
     got = infer(e, x, np.zeros((2, 3), np.int64))
@@ -120,13 +78,9 @@ def test_gelu_is_exact_or_the_tanh_approximation(approximate: bool) -> None:
                            "shape": [7]}], 7)
     e = compiled(model(layers, [7]), p)
     x = np.array([[-3, -1, -0.5, 0, 0.5, 1, 3]], np.float32)
-    if approximate:
-        c = math.sqrt(2 / math.pi)
-        want = 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x ** 3)))
-        assert want[0, 5] == pytest.approx(0.8411919906, abs=1e-7)
-    else:
-        want = 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
-        assert want[0, 5] == pytest.approx(0.8413447461, abs=1e-7)
+    want = gelu(x, approximate)
+    assert want[0, 5] == pytest.approx(0.8411919906 if approximate else 0.8413447461,
+                                       abs=1e-7)
     got = infer(e, x, np.zeros(1, np.int64))
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=1e-6)
 
@@ -144,14 +98,9 @@ def test_gelu_gradient_is_the_derivative_of_its_form(approximate: bool) -> None:
     e = compiled(model(layers, [5]), p)
     e.load_batches({"input.0": x, "labels.0": labels})
     loss = e.train_step(0)
-    x64 = x.astype(np.float64)
-    if approximate:
-        c = math.sqrt(2 / math.pi)
-        y = 0.5 * x64 * (1 + np.tanh(c * (x64 + 0.044715 * x64 ** 3)))
-    else:
-        y = 0.5 * x64 * (1 + np.vectorize(math.erf)(x64 / math.sqrt(2)))
+    y = gelu(x, approximate)
     assert loss == pytest.approx(cross_entropy(y, labels), rel=1e-5)
-    dz = (softmax(y) - np.eye(5)[labels]) / 3
+    dz = cross_entropy_gradient(y, labels)
     np.testing.assert_allclose(e.gradients()["id.weight"], dz.T @ y, rtol=1e-4, atol=1e-6)
 
 
@@ -169,7 +118,7 @@ def test_positions_add_the_first_rows_of_the_table() -> None:
     # The table's gradient: each used row the sum over the batch of the
     # output's gradient there, the unused rows zero.
     e.train_step(0)
-    dz = (softmax(got.astype(np.float64)) - np.eye(4)[labels]) / 6
+    dz = cross_entropy_gradient(got, labels)
     want = np.zeros((6, 4))
     want[:3] = dz.sum(0)
     np.testing.assert_allclose(e.gradients()["wpe.weight"], want, rtol=1e-4, atol=1e-7)
@@ -180,31 +129,6 @@ def test_seq_first_takes_position_zero() -> None:
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     got = infer(compiled(model(layers, [3, 4]), p), x, np.zeros(2, np.int64))
     np.testing.assert_array_equal(got, [[0, 1, 2, 3], [12, 13, 14, 15]])
-
-
-def attention(x: np.ndarray, p: Params, heads: int, causal: bool) -> np.ndarray:
-    """The definition, head by head: q, k, v the row blocks of in_weight,
-    head h columns h*D..(h+1)*D, scores masked above the diagonal."""
-    n, t, f = x.shape
-    d = f // heads
-    qkv = x.astype(np.float64) @ p["a.in_weight"].T + p.get("a.in_bias", 0)
-    q, k, v = qkv[..., :f], qkv[..., f:2 * f], qkv[..., 2 * f:]
-    ctx = np.zeros((n, t, f))
-    for h in range(heads):
-        c = slice(h * d, (h + 1) * d)
-        s = q[..., c] @ k[..., c].transpose(0, 2, 1) / math.sqrt(d)
-        if causal:
-            s = np.where(np.tril(np.ones((t, t), bool)), s, -np.inf)
-        ctx[..., c] = softmax(s) @ v[..., c]
-    out: np.ndarray = ctx @ p["a.out_weight"].T + p.get("a.out_bias", 0)
-    return out
-
-
-def attention_params(rng: np.random.Generator, f: int, bias: bool) -> Params:
-    p = {"a.in_weight": rand(rng, 3 * f, f), "a.out_weight": rand(rng, f, f)}
-    if bias:
-        p.update({"a.in_bias": rand(rng, 3 * f), "a.out_bias": rand(rng, f)})
-    return p
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -256,12 +180,6 @@ def test_attention_gradients_are_the_losss_derivatives(causal: bool) -> None:
                                    rtol=1e-3, atol=1e-5, err_msg=name)
 
 
-def tied_model(v: int, f: int, t: int) -> dict:
-    return model([{"name": "wte", "op": "embedding", "vocab": v, "out": f, "shape": [t, f]},
-                  {"name": "lm_head", "op": "tied_linear", "tied": 0, "shape": [t, v]}],
-                 [t], "int64")
-
-
 def test_tied_linear_maps_by_the_embedding_table_and_adds_its_gradient_there() -> None:
     rng = np.random.default_rng(4)
     v, f, n, t = 7, 3, 2, 4
@@ -275,13 +193,11 @@ def test_tied_linear_maps_by_the_embedding_table_and_adds_its_gradient_there() -
     np.testing.assert_allclose(infer(e, tokens, labels), logits, rtol=RTOL, atol=ATOL)
 
     loss = e.train_step(0)
-    p = softmax(logits)
     assert loss == pytest.approx(cross_entropy(logits, labels), rel=1e-5)
     # Cross entropy's mean over the N*T positions; the gradient of the
     # table is the output layer's (dZ^T H) plus the embedding's (rows of
     # dZ E scattered to the tokens).
-    dz = (p - np.eye(v)[labels]) / (n * t)
-    dz2 = dz.reshape(-1, v)
+    dz2 = cross_entropy_gradient(logits, labels).reshape(-1, v)
     out_use = dz2.T @ h.reshape(-1, f)
     want = out_use.copy()
     np.add.at(want, tokens.reshape(-1), dz2 @ table)
@@ -337,13 +253,9 @@ def test_a_small_gpt_trains_as_the_definition() -> None:
 
     def forward(q: Params) -> np.ndarray:
         e0 = q["wte.weight"][tokens] + q["wpe.weight"][None, :t]
-        mean = e0.mean(-1, keepdims=True)
-        var = ((e0 - mean) ** 2).mean(-1, keepdims=True)
-        ln = (e0 - mean) / np.sqrt(var + 1e-5) * q["ln.weight"] + q["ln.bias"]
+        ln = layer_norm(e0, q["ln.weight"], q["ln.bias"], 1e-5)
         r = e0 + attention(ln, q, 2, True)
-        c = math.sqrt(2 / math.pi)
-        g = 0.5 * r * (1 + np.tanh(c * (r + 0.044715 * r ** 3)))
-        out: np.ndarray = g @ q["wte.weight"].T
+        out: np.ndarray = gelu(r, True) @ q["wte.weight"].T
         return out
 
     def loss(q: Params) -> float:

@@ -5,10 +5,9 @@ is checked by onnx's checker at opset 17, run by onnx's reference
 evaluator here and by ONNX Runtime and OpenVINO in their own environments
 (scripts/setup onnxruntime|openvino; skipped where one is missing), and
 compared with the ops' definitions (src/engines/reference/ops/
-transformer.h) written in plain numpy, in float64."""
+transformer.h) written in plain numpy, in float64 (transformer_numpy.py)."""
 from __future__ import annotations
 
-import math
 import os
 import subprocess
 import tempfile
@@ -21,8 +20,8 @@ from onnx.reference import ReferenceEvaluator
 
 import nnbench_onnx
 from conftest import ROOT
+from transformer_numpy import Params, attention, gelu, layer_norm, model
 
-Params = Dict[str, np.ndarray]
 # A case: the model description, its parameters, an input batch, the
 # numpy forward pass and op types its graph must hold.
 Case = Tuple[dict, Params, np.ndarray, Callable[[Params, np.ndarray], np.ndarray], List[str]]
@@ -38,57 +37,11 @@ def floats(shape: Tuple[int, ...], seed: int, scale: float = 1.0) -> np.ndarray:
     return (rng(seed).standard_normal(shape) * scale).astype(np.float32)
 
 
-def model(name: str, shape: List[int], layers: List[dict], dtype: str = "float32") -> dict:
-    return {"name": name, "loss": "softmax_cross_entropy",
-            "input": {"dtype": dtype, "shape": shape}, "layers": layers}
-
-
-# The definitions, in float64.
-
-def layer_norm(x: np.ndarray, g: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
-    x = x.astype(np.float64)
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)  # biased
-    return (x - mean) / np.sqrt(var + eps) * g + b
-
-
-def gelu(x: np.ndarray, approximate: bool) -> np.ndarray:
-    x = x.astype(np.float64)
-    if approximate:
-        c = math.sqrt(2 / math.pi)
-        return 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x ** 3)))
-    phi = np.vectorize(lambda v: 0.5 * (1 + math.erf(v / math.sqrt(2))))(x)
-    return x * phi
-
-
-def attention(p: Params, name: str, x: np.ndarray, heads: int, causal: bool,
-              bias: bool) -> np.ndarray:
-    """Head by head, position by position: position i's softmax over the
-    positions j it sees (j <= i when causal) of q_i . k_j / sqrt(D)."""
-    x = x.astype(np.float64)
-    n, t, f = x.shape
-    d = f // heads
-    w = p[f"{name}.in_weight"].astype(np.float64)
-    b = p[f"{name}.in_bias"] if bias else np.zeros(3 * f)
-    q, k, v = (x @ w[i * f:(i + 1) * f].T + b[i * f:(i + 1) * f] for i in range(3))
-    ctx = np.zeros_like(x)
-    for s in range(n):
-        for h in range(heads):
-            c = slice(h * d, (h + 1) * d)
-            for i in range(t):
-                seen = i + 1 if causal else t
-                scores = np.array([q[s, i, c] @ k[s, j, c] for j in range(seen)]) / math.sqrt(d)
-                e = np.exp(scores - scores.max())
-                ctx[s, i, c] = (e / e.sum()) @ v[s, :seen, c]
-    y = ctx @ p[f"{name}.out_weight"].astype(np.float64).T
-    return y + p[f"{name}.out_bias"] if bias else y
-
-
 # The cases.
 
 def ln_case() -> Case:
-    m = model("ln", [T, F], [{"name": "ln", "op": "layer_norm", "eps": 1e-5,
-                              "shape": [T, F]}])
+    m = model([{"name": "ln", "op": "layer_norm", "eps": 1e-5, "shape": [T, F]}], [T, F],
+              name="ln")
     p = {"ln.weight": floats((F,), 1), "ln.bias": floats((F,), 2)}
     return (m, p, floats((N, T, F), 3, 2.0),
             lambda p, x: layer_norm(x, p["ln.weight"], p["ln.bias"], 1e-5),
@@ -96,37 +49,38 @@ def ln_case() -> Case:
 
 
 def gelu_case(approximate: bool) -> Case:
-    m = model("gelu", [T, F], [{"name": "g", "op": "gelu", "approximate": approximate,
-                                "shape": [T, F]}])
+    m = model([{"name": "g", "op": "gelu", "approximate": approximate, "shape": [T, F]}],
+              [T, F], name="gelu")
     return (m, {}, floats((N, T, F), 4, 2.0), lambda p, x: gelu(x, approximate),
             ["Tanh"] if approximate else ["Erf"])
 
 
 def positions_case() -> Case:
     # 8 positions learned, the first T added
-    m = model("pos", [T, F], [{"name": "pe", "op": "positions", "vocab": 8,
-                               "shape": [T, F]}])
+    m = model([{"name": "pe", "op": "positions", "vocab": 8, "shape": [T, F]}], [T, F],
+              name="pos")
     p = {"pe.weight": floats((8, F), 5)}
     return m, p, floats((N, T, F), 6), lambda p, x: x + p["pe.weight"][:T], ["Add"]
 
 
 def attention_case(causal: bool, bias: bool) -> Case:
-    m = model("attn", [T, F], [{"name": "a", "op": "attention", "heads": H,
-                                "causal": causal, "bias": bias, "shape": [T, F]}])
+    m = model([{"name": "a", "op": "attention", "heads": H, "causal": causal, "bias": bias,
+                "shape": [T, F]}], [T, F], name="attn")
     p = {"a.in_weight": floats((3 * F, F), 7, 0.5), "a.out_weight": floats((F, F), 8, 0.5)}
     if bias:
         p |= {"a.in_bias": floats((3 * F,), 9, 0.1), "a.out_bias": floats((F,), 10, 0.1)}
     return (m, p, floats((N, T, F), 11),
-            lambda p, x: attention(p, "a", x, H, causal, bias), ["Softmax"])
+            lambda p, x: attention(x, p, H, causal), ["Softmax"])
 
 
 def tied_case() -> Case:
     """Token ids -> embedding -> linear -> logits over the embedding's own
     table (GPT-2's output)."""
-    m = model("tied", [T], [
+    m = model([
         {"name": "wte", "op": "embedding", "vocab": V, "out": F, "shape": [T, F]},
         {"name": "d", "op": "linear", "out": F, "bias": True, "shape": [T, F]},
-        {"name": "lm_head", "op": "tied_linear", "tied": 0, "shape": [T, V]}], "int64")
+        {"name": "lm_head", "op": "tied_linear", "tied": 0, "shape": [T, V]}], [T], "int64",
+        name="tied")
     p = {"wte.weight": floats((V, F), 12), "d.weight": floats((F, F), 13, 0.5),
          "d.bias": floats((F,), 14, 0.1)}
     ids = rng(15).integers(0, V, (N, T)).astype(np.int64)
@@ -138,7 +92,7 @@ def tied_case() -> Case:
 
 
 def seq_first_case() -> Case:
-    m = model("first", [T, F], [{"name": "cls", "op": "seq_first", "shape": [F]}])
+    m = model([{"name": "cls", "op": "seq_first", "shape": [F]}], [T, F], name="first")
     return m, {}, floats((N, T, F), 16), lambda p, x: x[:, 0, :], ["Gather"]
 
 
@@ -175,12 +129,12 @@ def block_case() -> Case:
         table = p["wte.weight"].astype(np.float64)
         h = table[x] + p["wpe.weight"][:T]
         ln = lambda n, v: layer_norm(v, p[f"{n}.weight"], p[f"{n}.bias"], 1e-5)
-        h = h + attention(p, "attn", ln("ln_1", h), H, True, True)
+        h = h + attention(ln("ln_1", h), p, H, True, name="attn")
         up = gelu(ln("ln_2", h) @ p["fc.weight"].T + p["fc.bias"], True)
         h = h + up @ p["proj.weight"].T + p["proj.bias"]
         return ln("ln_f", h) @ table.T
     ids = rng(19).integers(0, V, (N, T)).astype(np.int64)
-    return (model("block", [T], layers, "int64"), p, ids, forward,
+    return (model(layers, [T], "int64", name="block"), p, ids, forward,
             ["LayerNormalization", "Softmax", "Tanh"])
 
 

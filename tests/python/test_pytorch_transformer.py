@@ -2,14 +2,14 @@
 layer_norm, gelu, positions, attention, tied_linear and seq_first, each
 run by the engine as the worker drives it (compile, load_batches, a step,
 output, parameters, gradients) and compared with the op's definition
-written in NumPy (the oracle's: src/engines/reference/ops/transformer.h).
+written in NumPy (transformer_numpy.py, the oracle's:
+src/engines/reference/ops/transformer.h).
 Needs torch: skipped in an environment without it (Debian's python3-torch
 or the pytorch environment runs it)."""
 from __future__ import annotations
 
 import math
 import os
-from typing import Dict, List
 
 import numpy as np
 import pytest
@@ -18,17 +18,15 @@ torch = pytest.importorskip("torch")
 
 import worker
 from conftest import ROOT
+from transformer_numpy import (Params, attention, attention_params, cross_entropy,
+                               cross_entropy_gradient, gelu, identity, layer_norm, model,
+                               rand, tied_model)
 
 ENGINE = worker.load_module(os.path.join(ROOT, "frameworks", "pytorch", "engine.py"))
 RTOL, ATOL = 1e-5, 1e-5
 
 
-def model(layers: List[dict], shape: List[int], dtype: str = "float32") -> dict:
-    return {"name": "t", "input": {"shape": shape, "dtype": dtype},
-            "layers": layers, "loss": "softmax_cross_entropy"}
-
-
-def compiled(m: dict, params: Dict[str, np.ndarray], lr: float = 0.0):
+def compiled(m: dict, params: Params, lr: float = 0.0):
     e = ENGINE.Engine()
     e.compile(m, params, {"precision": "fp32", "device": "cpu", "threads": 1, "seed": 1,
                           "optimizer": "sgd", "learning_rate": lr, "momentum": 0.0,
@@ -45,23 +43,6 @@ def infer(e, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return e.output()["output"]
 
 
-def identity(layers: List[dict], f: int) -> tuple:
-    """The layers and an identity linear after them: the optimizer wants a
-    parameter, and x I + 0 is x exactly."""
-    return (layers + [{"name": "id", "op": "linear", "out": f, "bias": True,
-                       "shape": list(layers[-1]["shape"])}],
-            {"id.weight": np.eye(f, dtype=np.float32), "id.bias": np.zeros(f, np.float32)})
-
-
-def rand(rng: np.random.Generator, *shape: int) -> np.ndarray:
-    return rng.standard_normal(shape).astype(np.float32)
-
-
-def softmax(s: np.ndarray) -> np.ndarray:
-    p = np.exp(s - s.max(-1, keepdims=True))
-    return p / p.sum(-1, keepdims=True)
-
-
 def test_layer_norm_normalises_the_last_dim_with_the_biased_variance() -> None:
     rng = np.random.default_rng(1)
     g, b = rand(rng, 4), rand(rng, 4)
@@ -70,9 +51,7 @@ def test_layer_norm_normalises_the_last_dim_with_the_biased_variance() -> None:
     assert sorted(e.parameters()) == ["ln.bias", "ln.weight"]
     x = rand(rng, 2, 3, 4)
     x[0, 0] = [1, 2, 3, 4]  # by hand: mean 2.5, variance 1.25
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    want = (x - mean) / np.sqrt(var + 1e-3) * g + b
+    want = layer_norm(x, g, b, 1e-3)
     np.testing.assert_allclose(want[0, 0], (np.array([-1.5, -0.5, 0.5, 1.5]) /
                                             math.sqrt(1.25 + 1e-3)) * g + b, rtol=1e-6)
     got = infer(e, x, np.zeros((2, 3), np.int64))
@@ -85,13 +64,9 @@ def test_gelu_is_exact_or_the_tanh_approximation(approximate: bool) -> None:
                            "shape": [7]}], 7)
     e = compiled(model(layers, [7]), p)
     x = np.array([[-3, -1, -0.5, 0, 0.5, 1, 3]], np.float32)
-    if approximate:
-        c = math.sqrt(2 / math.pi)
-        want = 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x ** 3)))
-        assert want[0, 5] == pytest.approx(0.8411919906, abs=1e-7)
-    else:
-        want = 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
-        assert want[0, 5] == pytest.approx(0.8413447461, abs=1e-7)
+    want = gelu(x, approximate)
+    assert want[0, 5] == pytest.approx(0.8411919906 if approximate else 0.8413447461,
+                                       abs=1e-7)
     got = infer(e, x, np.zeros(1, np.int64))
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=1e-6)
 
@@ -114,31 +89,12 @@ def test_seq_first_takes_position_zero() -> None:
     np.testing.assert_array_equal(got, [[0, 1, 2, 3], [12, 13, 14, 15]])
 
 
-def attention(x: np.ndarray, p: Dict[str, np.ndarray], heads: int, causal: bool) -> np.ndarray:
-    """The definition, head by head: q, k, v the row blocks of in_weight,
-    head h columns h*D..(h+1)*D, scores masked above the diagonal."""
-    n, t, f = x.shape
-    d = f // heads
-    qkv = x.astype(np.float64) @ p["a.in_weight"].T + p.get("a.in_bias", 0)
-    q, k, v = qkv[..., :f], qkv[..., f:2 * f], qkv[..., 2 * f:]
-    ctx = np.zeros((n, t, f))
-    for h in range(heads):
-        c = slice(h * d, (h + 1) * d)
-        s = q[..., c] @ k[..., c].transpose(0, 2, 1) / math.sqrt(d)
-        if causal:
-            s = np.where(np.tril(np.ones((t, t), bool)), s, -np.inf)
-        ctx[..., c] = softmax(s) @ v[..., c]
-    return ctx @ p["a.out_weight"].T + p.get("a.out_bias", 0)
-
-
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("bias", [True, False])
 def test_attention_with_two_heads(causal: bool, bias: bool) -> None:
     rng = np.random.default_rng(3)
     t, f = 5, 6
-    p = {"a.in_weight": rand(rng, 3 * f, f), "a.out_weight": rand(rng, f, f)}
-    if bias:
-        p.update({"a.in_bias": rand(rng, 3 * f), "a.out_bias": rand(rng, f)})
+    p = attention_params(rng, f, bias)
     m = model([{"name": "a", "op": "attention", "heads": 2, "causal": causal,
                 "bias": bias, "shape": [t, f]}], [t, f])
     e = compiled(m, p)
@@ -155,12 +111,6 @@ def test_attention_with_two_heads(causal: bool, bias: bool) -> None:
     assert np.allclose(got2[:, :-1], got[:, :-1], rtol=1e-5, atol=1e-5) == causal
 
 
-def tied_model(v: int, f: int, t: int) -> dict:
-    return model([{"name": "wte", "op": "embedding", "vocab": v, "out": f, "shape": [t, f]},
-                  {"name": "lm_head", "op": "tied_linear", "tied": 0, "shape": [t, v]}],
-                 [t], "int64")
-
-
 def test_tied_linear_maps_by_the_embedding_table_and_adds_its_gradient_there() -> None:
     rng = np.random.default_rng(4)
     v, f, n, t = 7, 3, 2, 4
@@ -175,14 +125,11 @@ def test_tied_linear_maps_by_the_embedding_table_and_adds_its_gradient_there() -
 
     e.begin("train")
     loss = e.train_step(0)
-    p = softmax(logits)
-    want_loss = -np.log(np.take_along_axis(p, labels[..., None], -1)).mean()
-    assert loss == pytest.approx(want_loss, rel=1e-5)
+    assert loss == pytest.approx(cross_entropy(logits, labels), rel=1e-5)
     # Cross entropy's mean over the N*T positions; the gradient of the
     # table is the output layer's (dZ^T H) plus the embedding's (rows of
     # dZ E scattered to the tokens).
-    dz = (p - np.eye(v)[labels]) / (n * t)
-    dz2 = dz.reshape(-1, v)
+    dz2 = cross_entropy_gradient(logits, labels).reshape(-1, v)
     want = dz2.T @ h.reshape(-1, f)
     np.add.at(want, tokens.reshape(-1), dz2 @ table)
     grads = e.gradients()
