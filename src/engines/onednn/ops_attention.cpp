@@ -11,6 +11,7 @@
 #include <limits>
 #include <string>
 
+#include "engines/onednn/bf16.h"
 #include "engines/onednn/ops.h"
 #include "util/error.h"
 
@@ -19,6 +20,11 @@ namespace {
 
 using dnnl::prop_kind;
 using Matmul = dnnl::matmul::primitive_desc;
+
+inline float load(const float* p, int64_t i) { return p[i]; }
+inline float load(const uint16_t* p, int64_t i) { return from_bf16(p[i]); }
+inline void store(float* p, int64_t i, float v) { p[i] = v; }
+inline void store(uint16_t* p, int64_t i, float v) { p[i] = to_bf16(v); }
 
 float* floats(const memory& m) {
   return static_cast<float*>(m.get_data_handle());
@@ -172,6 +178,34 @@ void attend(LayerCtx& c, const memory& qkv, const memory& probs,
            {DNNL_ARG_DST, fwd_view(net, ctx, x.split(dt, f))}});
 }
 
+template <typename T>
+void softmax_rows(const T* p, const T* dp, T* ds, int64_t rows, int64_t t) {
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *pr = p + r * t, *dr = dp + r * t;
+    float dot = 0;
+    for (int64_t j = 0; j < t; ++j) dot += load(pr, j) * load(dr, j);
+    for (int64_t j = 0; j < t; ++j)
+      store(ds + r * t, j, load(pr, j) * (load(dr, j) - dot));
+  }
+}
+
+// dS = P (dP - rowsum(P dP)) over each row of T scores, by hand: oneDNN
+// 2.6 has no optimised softmax backward below AVX-512 (ref:any capped to
+// AVX2), and this is small next to the matmuls around it.
+void softmax_backward(Net& net, const memory& probs, const memory& d_probs,
+                      const memory& d_scores, int64_t rows, int64_t t) {
+  const bool bf16 = net.dt() == Dt::bf16;
+  net.bwd([=] {
+    if (bf16)
+      softmax_rows(static_cast<const uint16_t*>(probs.get_data_handle()),
+                   static_cast<const uint16_t*>(d_probs.get_data_handle()),
+                   static_cast<uint16_t*>(d_scores.get_data_handle()), rows, t);
+    else
+      softmax_rows(floats(probs), floats(d_probs), floats(d_scores), rows, t);
+  });
+}
+
 // The core's backward: from the context's gradient to q's, k's and v's,
 // written into their places in d_qkv. With S = Q K^T / sqrt(D) and
 // P = softmax(S): dP = dC V^T, dV = P^T dC, dS = P (dP - rowsum(P dP)),
@@ -196,14 +230,8 @@ void attend_backward(LayerCtx& c, const memory& qkv, const memory& probs,
           {{DNNL_ARG_SRC, bwd_view(net, probs, x.scores_t(dt))},
            {DNNL_ARG_WEIGHTS, bwd_view(net, d_ctx, x.split(dt, f))},
            {DNNL_ARG_DST, bwd_view(net, d_qkv, x.split(dt, row), v_at)}});
-  const dnnl::softmax_forward::primitive_desc hint(
-      {prop_kind::forward_training, x.scores(dt), 3}, net.engine());
-  const dnnl::softmax_backward::primitive_desc sm(
-      {x.scores(dt), x.scores(dt), 3}, net.attr(), net.engine(), hint);
   const memory d_scores = net.alloc(x.scores(dt));
-  net.bwd(dnnl::softmax_backward(sm), {{DNNL_ARG_DST, probs},
-                                       {DNNL_ARG_DIFF_DST, d_probs},
-                                       {DNNL_ARG_DIFF_SRC, d_scores}});
+  softmax_backward(net, probs, d_probs, d_scores, x.n * x.h * x.t, x.t);
   const auto scale = scaled(net, 1.f / std::sqrt(static_cast<float>(x.d)));
   const Matmul dq({x.scores(dt), x.split(dt, row), x.split(dt, row)}, scale,
                   net.engine());
