@@ -1,5 +1,6 @@
 #pragma once
 // bfloat16 <-> float for the few values hand-written steps produce.
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -19,5 +20,12 @@ inline float from_bf16(uint16_t b) {
   std::memcpy(&f, &u, sizeof f);
   return f;
 }
+
+// Element i of a float or bf16 buffer as float, and back: hand-written
+// steps serve both precisions with one template.
+inline float load(const float* p, size_t i) { return p[i]; }
+inline float load(const uint16_t* p, size_t i) { return from_bf16(p[i]); }
+inline void store(float* p, size_t i, float v) { p[i] = v; }
+inline void store(uint16_t* p, size_t i, float v) { p[i] = to_bf16(v); }
 
 }  // namespace nnbench::engines::onednn

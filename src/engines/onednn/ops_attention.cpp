@@ -21,11 +21,6 @@ namespace {
 using dnnl::prop_kind;
 using Matmul = dnnl::matmul::primitive_desc;
 
-inline float load(const float* p, int64_t i) { return p[i]; }
-inline float load(const uint16_t* p, int64_t i) { return from_bf16(p[i]); }
-inline void store(float* p, int64_t i, float v) { p[i] = v; }
-inline void store(uint16_t* p, int64_t i, float v) { p[i] = to_bf16(v); }
-
 float* floats(const memory& m) {
   return static_cast<float*>(m.get_data_handle());
 }

@@ -11,11 +11,6 @@
 namespace nnbench::engines::onednn {
 namespace {
 
-inline float load(const float* p, size_t i) { return p[i]; }
-inline float load(const uint16_t* p, size_t i) { return from_bf16(p[i]); }
-inline void store(float* p, size_t i, float v) { p[i] = v; }
-inline void store(uint16_t* p, size_t i, float v) { p[i] = to_bf16(v); }
-
 template <typename F>
 void by_type(Dt dt, F f) {
   if (dt == Dt::bf16)
