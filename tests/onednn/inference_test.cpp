@@ -3,6 +3,7 @@
 // layer before them.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "backend/registry.h"
@@ -216,6 +217,68 @@ TEST(OnednnInt8, ResidualAddStaysInt8ExactOnTheGrid) {
 
 TEST(OnednnInt8, ResidualAddOnLinearLayersExactOnTheGrid) {
   check_residual_grid(false);
+}
+
+// A linear on every position of a sequence ([T, F] -> [T, O], a
+// transformer's MLP) is quantized like a linear: exact on the grid of
+// ExactOnTheQuantizationGrid, each position a row of its own.
+TEST(OnednnInt8, LinearOnASequenceExactOnTheQuantizationGrid) {
+  model::Model m;
+  m.name = "grid-seq-linear";
+  m.input.shape = {2, 4};
+  model::zoo::Builder(m).linear(-1, 2, "fc");
+  const float top = levels() / 4;
+  const std::vector<float> w = {top,  -2.5f, 0.25f, 7.f,  //
+                                -1.f, 3.25f, -top,  0.5f};
+  const std::vector<float> bias = {1000.5f, -3.25f};
+  const host::Tensor x = tensor({2, 2, 4}, {127.5f, 0.5f, 3.f, 10.f,  //
+                                            0.f, 64.5f, 12.5f, 99.f,  //
+                                            1.f, 2.f, 3.f, 4.f,       //
+                                            100.5f, 0.f, 50.f, 25.5f});
+  const auto params = weights(
+      m, {{"fc.weight", tensor({2, 4}, w)}, {"fc.bias", tensor({2}, bias)}});
+  const Ran r = infer("onednn", m, "int8", params, x, x);
+  ASSERT_EQ(r.output.shape, (model::Shape{2, 2, 2}));
+  for (int row = 0; row < 4; ++row)
+    for (int o = 0; o < 2; ++o) {
+      double want = bias[o];
+      for (int k = 0; k < 4; ++k)
+        want += double(x.f[row * 4 + k]) * w[o * 4 + k];
+      EXPECT_DOUBLE_EQ(r.output.f[row * 2 + o], want) << row << "," << o;
+    }
+  EXPECT_EQ(r.effective.extras.at("int8").find("not quantized"),
+            std::string::npos)
+      << r.effective.extras.at("int8");
+}
+
+// A transformer in int8: the MLP's linears, each attention's input
+// projection and the tied output head run quantized; the record names
+// what stays fp32 (the attention past its input projection) and the
+// logits stay near fp32's on seeded weights and tokens.
+TEST(OnednnInt8, TransformerQuantizesItsLinearsAndNamesTheRest) {
+  const model::Model m = model::zoo::get("gpt2-tiny");
+  const host::Batch batch = data::synthetic_batch(m, 2, 5);
+  Tensors params;
+  for (auto& p : model::init_params(m, 1))
+    params[p.spec.name] = tensor(p.spec.shape, std::move(p.data));
+  const Ran q = infer("onednn", m, "int8", params, batch.input, batch.input);
+  const Ran f = infer("onednn", m, "fp32", params, batch.input, batch.input);
+  const std::string& record = q.effective.extras.at("int8");
+  EXPECT_NE(record.find("h0.attn (attention but its input projection)"),
+            std::string::npos)
+      << record;
+  EXPECT_EQ(record.find("linear on [T, F]"), std::string::npos) << record;
+  ASSERT_EQ(q.output.f.size(), f.output.f.size());
+  double diff = 0, norm = 0;
+  for (size_t k = 0; k < f.output.f.size(); ++k) {
+    diff += std::pow(double(q.output.f[k]) - f.output.f[k], 2);
+    norm += std::pow(double(f.output.f[k]), 2);
+  }
+  // int8's rounding keeps the logits within 5 % of fp32's (in norm); a
+  // wrong scale or a misread layout would not, and identical logits would
+  // mean nothing was quantized.
+  EXPECT_LE(std::sqrt(diff), 0.05 * std::sqrt(norm));
+  EXPECT_GT(std::sqrt(diff), 0.0) << "int8 gave fp32's logits exactly";
 }
 
 // Folding and fusing: conv -> batch norm -> ReLU and conv -> batch norm ->

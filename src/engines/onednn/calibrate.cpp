@@ -61,7 +61,8 @@ std::map<int, Range> calibrate(const model::Model& m, const std::string& file,
   *samples = all.shape[0];
   const int64_t batch = std::min(kChunk, *samples);
 
-  // The inputs of quantized layers, and of adds: an add fused into a conv
+  // The inputs of quantized layers (an attention's: its input
+  // projection), and of adds: an add fused into a conv
   // holds its other input in the conv's output buffer, as int8 at that
   // input's own level (ops_dense_infer.cpp).
   std::map<int, Range> ranges;
@@ -69,7 +70,8 @@ std::map<int, Range> calibrate(const model::Model& m, const std::string& file,
                     std::numeric_limits<float>::lowest()};
   for (int i = 0; i < static_cast<int>(m.layers.size()); ++i) {
     const model::Op op = m.layers[i].op;
-    if (op == model::Op::kConv2d || op == model::Op::kLinear)
+    if (op == model::Op::kConv2d || op == model::Op::kLinear ||
+        op == model::Op::kAttention || op == model::Op::kTiedLinear)
       ranges[model::layer_inputs(m, i)[0]] = empty;
     if (op == model::Op::kAdd)
       for (int id : model::layer_inputs(m, i)) ranges[id] = empty;

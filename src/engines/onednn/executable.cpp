@@ -280,7 +280,9 @@ backend::Effective OnednnExecutable::effective() const {
   }
   if (int8)
     e.extras["int8"] =
-        std::string("conv and linear: s8 weights (per output channel, ") +
+        std::string(
+            "conv and linear (an attention's input projection, a tied "
+            "output head): s8 weights (per output channel, ") +
         (plan_.vnni ? "127 levels each side"
                     : "63 levels each side: no VNNI; 126 where oneDNN's "
                       "reorder halves them, a conv with s8 inputs") +

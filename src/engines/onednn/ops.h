@@ -150,8 +150,30 @@ memory bwd_view(Net& net, const memory& base, const Md& md, size_t offset = 0);
 
 // The net's attributes with a ReLU post-op where one is fused.
 dnnl::primitive_attr relu_attr(const Net& net, bool fuse);
+// int8: a value's type and scale from its calibrated range (u8 where it
+// was never negative: the output of a ReLU); an int8 value is value * scale.
+struct Level {
+  Dt dt;
+  float scale;
+};
+Level level_of(const LayerCtx& c, int id);
 // Conv or linear of an inference-only build.
 void build_dense_infer(LayerCtx& c);
+// An int8 inner product of an inference build on plain rows: value `src`
+// seen as [rows, in] (quantized per tensor from its calibrated range),
+// parameters `weight` ([out, in], s8 per output channel) and `bias` ("":
+// none), into `dst` seen as [rows, out]: in the net's type, or int8 at the
+// level of value `dst_level` where that is >= 0 (the buffer must be of
+// that type); `post_ops` run on the result (a sum reads dst at dst's level).
+struct RowsInt8 {
+  int src = 0;
+  std::string weight, bias;
+  int64_t rows = 0, in = 0, out = 0;
+  memory dst;
+  int dst_level = -1;
+  dnnl::post_ops post_ops;
+};
+void linear_rows_int8(LayerCtx& c, const RowsInt8& r);
 // The weight dims oneDNN wants for a conv (goihw when grouped).
 Dims conv_weight_dims(const model::Layer& l, int64_t in_channels);
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "engines/onednn/bf16.h"
@@ -351,9 +352,25 @@ void build_attention(LayerCtx& c) {
   net.define(c.out, net.plain(c.out, dt));
   const memory qkv = net.alloc(Md({n * t, 3 * f}, dt, Tag::ab));
   const memory ctx = net.alloc(Md({n * t, f}, dt, Tag::ab));
-  if (c.infer != nullptr && c.infer->int8)
-    net.note("fp32_in_int8 " + c.l.name, c.l.name + " (attention)");
-  const Projection in_proj(c, src, qkv, n * t, t, f, 3 * f, "in");
+  // int8: the input projection quantized like a linear; the heads'
+  // context, the output projection's input, is no value calibration sees,
+  // so that projection and the attention itself stay fp32.
+  std::optional<Projection> in_proj;
+  if (c.infer != nullptr && c.infer->int8) {
+    net.note("fp32_in_int8 " + c.l.name,
+             c.l.name + " (attention but its input projection)");
+    RowsInt8 r;
+    r.src = c.in[0];
+    r.weight = c.l.name + ".in_weight";
+    if (c.l.bias) r.bias = c.l.name + ".in_bias";
+    r.rows = n * t;
+    r.in = f;
+    r.out = 3 * f;
+    r.dst = qkv;
+    linear_rows_int8(c, r);
+  } else {
+    in_proj.emplace(c, src, qkv, n * t, t, f, 3 * f, "in");
+  }
   memory probs;
   if (!cached) {
     probs = net.alloc(x.scores(dt));
@@ -378,11 +395,11 @@ void build_attention(LayerCtx& c) {
   const memory d_qkv = net.alloc(qkv.get_desc());
   attend_backward(c, qkv, probs, d_ctx, d_qkv, x);
   if (!c.src_needs_grad()) {
-    in_proj.backward(net, d_qkv, nullptr);
+    in_proj->backward(net, d_qkv, nullptr);
     return;
   }
   const memory d_src = net.grad_out(c.in[0], net.plain(c.in[0], dt));
-  in_proj.backward(net, d_qkv, &d_src);
+  in_proj->backward(net, d_qkv, &d_src);
   net.grad_commit(c.in[0], d_src);
 }
 

@@ -42,25 +42,6 @@ Dense folded(LayerCtx& c) {
   return d;
 }
 
-// int8: a value's type and scale from its calibrated range (u8 where it
-// was never negative: the output of a ReLU).
-struct Level {
-  Dt dt;
-  float scale;
-};
-
-Level level_of(LayerCtx& c, int id) {
-  const auto it = c.infer->ranges.find(id);
-  if (it == c.infer->ranges.end())
-    throw std::logic_error("no calibrated range for value " +
-                           std::to_string(id) + " at " + c.l.name);
-  const Range r = it->second;
-  const bool is_unsigned = r.min >= 0;
-  const float reach = std::max(std::abs(r.min), std::abs(r.max));
-  return {is_unsigned ? Dt::u8 : Dt::s8,
-          reach > 0 ? (is_unsigned ? 255.f : 127.f) / reach : 1.f};
-}
-
 // int8: the input's level, the weights' scale per output channel, the
 // output scales that undo both (and apply the output's level where the
 // output is int8 too) and the bias moved into the accumulator's units
@@ -70,11 +51,11 @@ struct Quant {
   std::vector<float> weight_scales, output_scales;
 };
 
-Quant quantize(LayerCtx& c, Dense& d, float adjust) {
+Quant quantize(LayerCtx& c, Dense& d, const Level& src, const Level& dst,
+               int64_t out, float adjust) {
   Quant q;
-  q.src = level_of(c, c.in[0]);
-  if (c.int8_out) q.dst = level_of(c, c.out);
-  const int64_t out = c.l.out;
+  q.src = src;
+  q.dst = dst;
   const size_t row = d.w.size() / out;
   for (int64_t o = 0; o < out; ++o) {
     float m = 0;
@@ -188,7 +169,9 @@ void build_dense_infer(LayerCtx& c) {
                   net.attr(), false);
       adjust = weight_adjust(probe.weights);
     }
-    q = quantize(c, d, adjust);
+    q = quantize(c, d, level_of(c, c.in[0]),
+                 c.int8_out ? level_of(c, c.out) : Level{Dt::f32, 1.f}, l.out,
+                 adjust);
   }
   // An int8 conv output holds a fused add's addend first as int8 at the
   // addend's own level (u8 or s8, read back by the sum post-op as that
@@ -243,6 +226,58 @@ void build_dense_infer(LayerCtx& c) {
            {DNNL_ARG_BIAS, b},
            {DNNL_ARG_DST, c.dst().mem}});
   note_layouts(c, pd, grouped);
+}
+
+Level level_of(const LayerCtx& c, int id) {
+  const auto it = c.infer->ranges.find(id);
+  if (it == c.infer->ranges.end())
+    throw std::logic_error("no calibrated range for value " +
+                           std::to_string(id) + " at " + c.l.name);
+  const Range r = it->second;
+  const bool is_unsigned = r.min >= 0;
+  const float reach = std::max(std::abs(r.min), std::abs(r.max));
+  return {is_unsigned ? Dt::u8 : Dt::s8,
+          reach > 0 ? (is_unsigned ? 255.f : 127.f) / reach : 1.f};
+}
+
+void linear_rows_int8(LayerCtx& c, const RowsInt8& r) {
+  Net& net = c.net;
+  Dense d{c.params.state(r.weight).value, {}};
+  d.b = r.bias.empty() ? std::vector<float>(r.out, 0.f)
+                       : c.params.state(r.bias).value;
+  const Level src = level_of(c, r.src);
+  const Level dst =
+      r.dst_level < 0 ? Level{Dt::f32, 1.f} : level_of(c, r.dst_level);
+  const Dims w_dims{r.out, r.in};
+  const Md s(Dims{r.rows, r.in}, src.dt, Tag::ab);
+  const Md y(Dims{r.rows, r.out}, dst.dt == Dt::f32 ? net.dt() : dst.dt,
+             Tag::ab);
+  const Md bias({r.out}, Dt::f32, Tag::a);
+  using Pd = dnnl::inner_product_forward::primitive_desc;
+  float adjust = 1.f;
+  if (!c.infer->vnni)  // as in build_dense_infer
+    adjust = weight_adjust(
+        Pd({prop_kind::forward_inference, s, any_md(w_dims, Dt::s8), bias, y},
+           net.attr(), net.engine())
+            .weights_desc());
+  const Quant q = quantize(c, d, src, dst, r.out, adjust);
+  dnnl::primitive_attr attr = net.attr();
+  attr.set_post_ops(r.post_ops);
+  attr.set_output_scales(1 << 1, q.output_scales);
+  const Pd pd(
+      {prop_kind::forward_inference, s, any_md(w_dims, Dt::s8), bias, y}, attr,
+      net.engine());
+  const Md canonical(w_dims, Dt::f32, Tag::ab);
+  const memory weights =
+      constant(net, pd.weights_desc(), canonical, d.w, 1, &q.weight_scales);
+  const memory b = constant(net, bias, bias, d.b, 0, nullptr);
+  const memory x = net.quantized(r.src, net.plain(r.src, src.dt), src.scale);
+  net.fwd(When::kAlways, dnnl::inner_product_forward(pd),
+          {{DNNL_ARG_SRC, fwd_view(net, x, s)},
+           {DNNL_ARG_WEIGHTS, weights},
+           {DNNL_ARG_BIAS, b},
+           {DNNL_ARG_DST, fwd_view(net, r.dst, y)}});
+  net.note("linear_impl", c.l.name + ": " + pd.impl_info_str());
 }
 
 }  // namespace nnbench::engines::onednn

@@ -1,14 +1,48 @@
 // A linear layer on every step of a sequence ([N, T, F] -> [N, T, O], the
 // output layer of a language model): oneDNN's inner product on the N*T rows
 // of the plain buffers, viewed as [N*T, F] and [N*T, O]. Inference-only
-// builds run it in the net's floating type: a residual add after it may be
-// fused into it (a sum post-op), no batch norm is folded into it, and int8
-// builds do not quantize it.
+// builds may fuse a residual add after it into it (a sum post-op); no batch
+// norm is folded into it. int8 builds quantize it as a linear (s8 weights
+// per output channel, the input per tensor from its calibrated range).
 #include "engines/onednn/ops.h"
 
 namespace nnbench::engines::onednn {
 
 using dnnl::prop_kind;
+
+namespace {
+
+// int8: the output in fp32, or as int8 where only quantized layers read it
+// (infer_passes.h); a fused add's addend copied into it at its level.
+void build_seq_linear_int8(LayerCtx& c, const dnnl::post_ops& po) {
+  Net& net = c.net;
+  const model::Layer& l = c.l;
+  const Dims& in = c.src().dims;
+  const Level out = c.int8_out ? level_of(c, c.out) : Level{net.dt(), 1.f};
+  RowsInt8 r;
+  r.src = c.in[0];
+  r.weight = l.name + ".weight";
+  if (l.bias) r.bias = l.name + ".bias";
+  r.rows = in[0] * in[1];
+  r.in = in[2];
+  r.out = l.out;
+  r.dst_level = c.int8_out ? c.out : -1;
+  r.post_ops = po;
+  net.define(c.out, net.plain(c.out, out.dt), out.scale);
+  r.dst = c.dst().mem;
+  if (c.sum) {
+    net.md_or_plain(c.sum_from);
+    const Value& y = net.value(c.sum_from);
+    const float ratio = out.scale / y.scale;
+    net.fwd(When::kAlways,
+            ratio == 1.f ? make_reorder(y.mem, r.dst)
+                         : make_scaling_reorder(y.mem, r.dst, 0, {ratio}),
+            {{DNNL_ARG_FROM, y.mem}, {DNNL_ARG_TO, r.dst}});
+  }
+  linear_rows_int8(c, r);
+}
+
+}  // namespace
 
 void build_seq_linear(LayerCtx& c) {
   const model::Layer& l = c.l;
@@ -33,6 +67,7 @@ void build_seq_linear(LayerCtx& c) {
   if (c.sum) po.append_sum(1.f);
   if (c.fuse_relu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0, 0);
   attr.set_post_ops(po);
+  if (c.infer != nullptr && c.infer->int8) return build_seq_linear_int8(c, po);
   const dnnl::inner_product_forward::primitive_desc pd(
       {train ? prop_kind::forward_training : prop_kind::forward_inference, src,
        linear_weights_md(c, w_dims, in[1]), bias, dst},
@@ -40,8 +75,6 @@ void build_seq_linear(LayerCtx& c) {
   const memory x = net.src_as(c.in[0], net.plain(c.in[0], dt));
   net.define(c.out, net.plain(c.out, dt));
   const Md canonical(w_dims, Dt::f32, Tag::ab);
-  if (c.infer != nullptr && c.infer->int8)
-    net.note("fp32_in_int8 " + l.name, l.name + " (linear on [T, F])");
   if (!train) {
     const auto w = c.params.add(l.name + ".weight", canonical,
                                 pd.weights_desc(), canonical);

@@ -87,10 +87,22 @@ void build_tied_linear(LayerCtx& c) {
             {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, src}});
   }
   net.define(c.out, net.plain(c.out, dt));
+  const std::string name = table.name + ".weight";
+  if (c.infer != nullptr && c.infer->int8) {
+    // Quantized like a linear, its s8 copy of the table its own.
+    RowsInt8 r;
+    r.src = c.in[0];
+    r.weight = name;
+    r.rows = rows;
+    r.in = f;
+    r.out = vocab;
+    r.dst = c.dst().mem;
+    if (last) throw std::logic_error("int8 generation build at " + c.l.name);
+    return linear_rows_int8(c, r);
+  }
   const Md s(Dims{rows, f}, dt, Tag::ab), d(Dims{rows, vocab}, dt, Tag::ab);
   // The embedding's own table, in the layout the embedding reads.
   const Md w(Dims{vocab, f}, dt, Tag::ab);
-  const std::string name = table.name + ".weight";
   const memory weights = c.params.shared(name, w);
   const dnnl::inner_product_forward::primitive_desc pd(
       {train ? prop_kind::forward_training : prop_kind::forward_inference, s, w,
