@@ -35,6 +35,18 @@ each later position's score, an exact 0 after softmax), the learned
 positions, the first position and GPT-2's tanh GELU, which MXNet 1.x's
 LeakyReLU does not have (its 'gelu' is the erf form).
 
+Generation (prefill, decode: greedy, with a KV cache) runs the same blocks
+imperatively under autograd.pause(train_mode=False), a Gluon decoding
+loop: Net.cached goes layer by layer in mx.nd, the layers that are blocks
+called as blocks (their hybridized graphs, on their own parameters) and
+attention's keys and values written per layer into arrays of the
+capacity's positions made by the first generation, by slice assignment.
+GluonNLP 0.x's GPT-2 instead returns its states grown by a concat each
+step, a copy of the whole cache per layer and token and a new allocation
+every time; the preallocated cache is the PyTorch engine's too, so both
+time the same algorithm. The tokens are read to the host (asnumpy) before
+prefill and decode return, which waits for MXNet's asynchronous engine.
+
 Threads: MXNet's operators and its oneDNN size their OpenMP pools when
 the library loads, so --threads N is OMP_NUM_THREADS, set from
 NNBENCH_THREADS before mxnet is imported; the effective count is
@@ -46,7 +58,7 @@ import ctypes
 import math
 import os
 import platform
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 ASKED_THREADS = int(os.environ.get("NNBENCH_THREADS", "0") or 0)
 if ASKED_THREADS > 0:
@@ -87,25 +99,69 @@ class Attention(gluon.HybridBlock):
             self.proj_out = nn.Dense(f, use_bias=bias, flatten=False, in_units=f)
 
     def hybrid_forward(self, F, x):
-        h = self.heads
         q, k, v = F.split(self.proj_in(x), num_outputs=3, axis=-1)
-
-        def split(y):  # [N, T, F] -> [N H, T, D]
-            y = F.transpose(F.reshape(y, shape=(0, 0, h, -1)), axes=(0, 2, 1, 3))
-            return F.reshape(y, shape=(-3, 0, 0))
-
-        scores = F.batch_dot(split(q), split(k), transpose_b=True) * self.scale
+        scores = F.batch_dot(self._split(F, q), self._split(F, k),
+                             transpose_b=True) * self.scale
         if self.causal:
-            # log of the [T, T] mask of j <= i: 0 where seen, -inf where
-            # not, which softmax turns into an exact 0.
             r = F.arange(self.t)
-            seen = F.broadcast_lesser_equal(F.reshape(r, shape=(1, -1)),
-                                            F.reshape(r, shape=(-1, 1)))
-            scores = F.broadcast_add(scores, F.expand_dims(F.log(seen), axis=0))
-        ctx = F.batch_dot(F.softmax(scores, axis=-1), split(v))
-        # [N H, T, D] -> [N, T, F]
-        ctx = F.transpose(F.reshape(ctx, shape=(-4, -1, h, 0, 0)), axes=(0, 2, 1, 3))
+            scores = F.broadcast_add(scores, log_seen(F, r, r))
+        return self._merge(F, F.batch_dot(F.softmax(scores, axis=-1), self._split(F, v)))
+
+    def _split(self, F, y):
+        """[N, T, F] -> [N H, T, D]: the heads in the batch, batch_dot's."""
+        y = F.transpose(F.reshape(y, shape=(0, 0, self.heads, -1)), axes=(0, 2, 1, 3))
+        return F.reshape(y, shape=(-3, 0, 0))
+
+    def _merge(self, F, ctx):
+        """[N H, T, D] -> [N, T, F], the heads side by side, projected out."""
+        ctx = F.transpose(F.reshape(ctx, shape=(-4, -1, self.heads, 0, 0)),
+                          axes=(0, 2, 1, 3))
         return self.proj_out(F.reshape(ctx, shape=(0, 0, -3)))
+
+    def cached(self, x, cache: "Cache", i: int):
+        """The same, imperatively (mx.nd), on new tokens x [N, t, F] after
+        the cache's `length` earlier ones, whose keys and values cache.k[i],
+        cache.v[i] ([N H, capacity, D], made on first use) hold; these are
+        written in. The projections are this block's own Dense layers."""
+        F, at = mx.nd, cache.length
+        t = x.shape[1]
+        q, k, v = F.split(self.proj_in(x), num_outputs=3, axis=-1)
+        if i not in cache.k:
+            # Only positions [0, length + t) are ever read: no need to zero.
+            n, f = x.shape[0], x.shape[2]
+            shape = (n * self.heads, cache.capacity, f // self.heads)
+            cache.k[i] = F.empty(shape, ctx=x.context)
+            cache.v[i] = F.empty(shape, ctx=x.context)
+        # Slice assignment (_slice_assign) writes in place: the cache's
+        # arrays are allocated once, not grown by a concat each step.
+        cache.k[i][:, at:at + t] = self._split(F, k)
+        cache.v[i][:, at:at + t] = self._split(F, v)
+        keys = F.slice_axis(cache.k[i], axis=1, begin=0, end=at + t)
+        values = F.slice_axis(cache.v[i], axis=1, begin=0, end=at + t)
+        scores = F.batch_dot(self._split(F, q), keys, transpose_b=True) * self.scale
+        if t > 1:  # new token j sees the cache and the new ones up to itself
+            scores = F.broadcast_add(scores, log_seen(
+                F, F.arange(at, at + t, ctx=x.context), F.arange(at + t, ctx=x.context)))
+        return self._merge(F, F.batch_dot(F.softmax(scores, axis=-1), values))
+
+
+def log_seen(F, queries, keys):
+    """The causal mask's log [1, q, k] for query positions `queries` [q]
+    and key positions `keys` [k]: 0 where the key is at or before the
+    query, -inf after it, which softmax turns into an exact 0."""
+    seen = F.broadcast_lesser_equal(F.reshape(keys, shape=(1, -1)),
+                                    F.reshape(queries, shape=(-1, 1)))
+    return F.expand_dims(F.log(seen), axis=0)
+
+
+class Cache:
+    """Generation's keys and values per attention layer (by layer index),
+    for `capacity` positions of `rows` sequences, `length` of them filled."""
+
+    def __init__(self, capacity: int, rows: int):
+        self.capacity, self.rows, self.length = capacity, rows, 0
+        self.k: Dict[int, mx.nd.NDArray] = {}
+        self.v: Dict[int, mx.nd.NDArray] = {}
 
 
 class Positions(gluon.HybridBlock):
@@ -120,6 +176,13 @@ class Positions(gluon.HybridBlock):
     def hybrid_forward(self, F, x, weight):
         rows = F.slice_axis(weight, axis=0, begin=0, end=self.t)
         return F.broadcast_add(x, F.expand_dims(rows, axis=0))
+
+    def at(self, x, offset: int):
+        """Imperatively, rows offset.. of the table added to [N, t, F]:
+        generation's new tokens after `offset` cached ones."""
+        rows = mx.nd.slice_axis(self.weight.data(x.context), axis=0,
+                                begin=offset, end=offset + x.shape[1])
+        return mx.nd.broadcast_add(x, mx.nd.expand_dims(rows, axis=0))
 
 
 class Net(gluon.HybridBlock):
@@ -265,6 +328,39 @@ class Net(gluon.HybridBlock):
         for i, l in enumerate(self.model["layers"]):
             ins = [x if j < 0 else outs[j] for j in layer_inputs(self.model, i)]
             outs.append(self._run(F, i, l, ins))
+        return outs[-1]
+
+    def cached(self, ids, cache: Cache):
+        """Token ids [N, t] (float32, as the Embedding takes them) after the
+        cache's `length` tokens, run imperatively (mx.nd; the blocks'
+        hybridized graphs for the layers that are blocks): the last
+        position's logits [N, 1, vocab]; the cache then holds all. Each
+        block's own parameters: nothing is copied. The blocks stay
+        hybridized (compile's static_alloc, static_shape), cheaper per call
+        than imperative blocks; a new shape (a prefill's, then the first
+        decode's) re-plans each block's graph once, which the time to first
+        token and the first inter-token time include."""
+        t = ids.shape[1]
+        if cache.length + t > cache.capacity:
+            raise ValueError(f"generation: {cache.length + t} tokens exceed "
+                             f"the cache's {cache.capacity}")
+        outs: list = []
+        last = len(self.model["layers"]) - 1
+        for i, l in enumerate(self.model["layers"]):
+            ins = [ids if j < 0 else outs[j] for j in layer_inputs(self.model, i)]
+            op = l["op"]
+            # Only the last position's logits choose the next token, and
+            # every layer but attention (and positions, by its offset) works
+            # on each position alone: the last layer sees the last only.
+            if i == last and op not in ("attention", "positions") and t > 1:
+                ins = [mx.nd.slice_axis(y, axis=1, begin=-1, end=None) for y in ins]
+            if op == "attention":
+                outs.append(self.blocks[i].cached(ins[0], cache, i))
+            elif op == "positions":
+                outs.append(self.blocks[i].at(ins[0], cache.length))
+            else:
+                outs.append(self._run(mx.nd, i, l, ins))
+        cache.length += t
         return outs[-1]
 
     def _run(self, F, i: int, l: dict, ins):
@@ -464,18 +560,53 @@ def log_softmax(z):
 
 
 class Engine:
-    def __init__(self):
-        self.batches = []
-        self.out = None
+    def __init__(self) -> None:
+        self.batches: List[Tuple[mx.nd.NDArray, mx.nd.NDArray]] = []
+        self.out: Any = None
         self.options: dict = {}
         self.opt_name = ""  # MXNet's own optimizer, where sgd runs on it
+        self.cache: Optional[Cache] = None
 
     def hello(self) -> dict:
         return {"framework": "MXNet", "version": f"{mx.__version__} (Gluon)",
                 "python": platform.python_version(),
                 "devices": ["cpu"] + [f"cuda:{i}" for i in range(mx.context.num_gpus())],
                 "precisions": ["fp32"], "optimizers": ["sgd", *OPTIMIZERS],
-                "checks_shapes": True}
+                "checks_shapes": True, "generates": True}
+
+    def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
+        """Greedy generation with a KV cache, as a Gluon decoding loop runs
+        it: imperatively, outside autograd and in predict mode."""
+        # The cache's arrays, made by the first generation (a warm-up's),
+        # are kept: a new one only starts over.
+        c = self.cache
+        if c is None or c.capacity != capacity or c.rows != len(rows):
+            self.cache = Cache(capacity, len(rows))
+        else:
+            c.length = 0
+        # Ids as float32, as Gluon's Embedding takes them (exact below 2^24).
+        return self._next(mx.nd.array(rows, ctx=self.ctx, dtype="float32"))
+
+    def decode(self, tokens: List[int]) -> List[int]:
+        if self.cache is None:
+            raise ValueError("generation: decode before prefill")
+        if len(tokens) != self.cache.rows:
+            raise ValueError(f"generation: {len(tokens)} tokens to decode for "
+                             f"{self.cache.rows} rows")
+        return self._next(mx.nd.array([[t] for t in tokens], ctx=self.ctx,
+                                      dtype="float32"))
+
+    def _next(self, ids) -> List[int]:
+        assert self.cache is not None
+        with autograd.pause(train_mode=False):
+            logits = self.net.cached(ids, self.cache)
+            best = mx.nd.argmax(mx.nd.slice_axis(logits, axis=1, begin=-1, end=None),
+                                axis=-1)
+        # MXNet runs operators asynchronously: reading the tokens to the
+        # host waits for the whole step (the cache's writes included, which
+        # the logits depend on), so that the worker's clock around this
+        # call times the work.
+        return [int(t) for t in best.asnumpy().reshape(-1)]
 
     def check(self, model: dict) -> None:
         """Builds the model without weights: NotImplementedError names a gap."""

@@ -270,3 +270,173 @@ def test_a_small_gpt_trains_as_the_definition() -> None:
     for name in ("wte.weight", "wpe.weight", "ln.weight", "a.in_weight"):
         np.testing.assert_allclose(grads[name], numeric_gradient(loss, p, name),
                                    rtol=1e-3, atol=1e-5, err_msg=name)
+
+
+# Generation: prefill and decode on the KV cache.
+
+GEN_V, GEN_F, GEN_HEADS, GEN_T = 23, 8, 2, 9  # GEN_T: the cache's capacity
+GEN_BLOCKS = 2
+GEN_SEED = 2  # both rows change token along the way (4 and 3 of 6 distinct)
+
+
+def gpt_layers(v: int, f: int, heads: int, t: int) -> List[dict]:
+    """A GPT-2 of two blocks (pre-norm attention and tanh-GELU MLP, each
+    added back; a final norm, the head tied to the embedding): every op
+    the cached forward runs. Two, so that the second block's keys and
+    values come from the first's outputs at the earlier positions, which
+    its causal mask shapes: with one, the mask could be wrong unseen."""
+    layers: List[dict] = [
+        {"name": "wte", "op": "embedding", "vocab": v, "out": f, "shape": [t, f]},
+        {"name": "wpe", "op": "positions", "vocab": t, "shape": [t, f]}]
+    for b in range(GEN_BLOCKS):
+        x = len(layers) - 1  # the block's input, the residual stream
+        layers += [
+            {"name": f"h{b}.ln_1", "op": "layer_norm", "eps": 1e-5, "shape": [t, f]},
+            {"name": f"h{b}.attn", "op": "attention", "heads": heads, "causal": True,
+             "bias": True, "shape": [t, f]},
+            {"name": f"h{b}.res_1", "op": "add", "inputs": [x, x + 2], "shape": [t, f]},
+            {"name": f"h{b}.ln_2", "op": "layer_norm", "eps": 1e-5, "shape": [t, f]},
+            {"name": f"h{b}.fc", "op": "linear", "out": 2 * f, "bias": True,
+             "shape": [t, 2 * f]},
+            {"name": f"h{b}.act", "op": "gelu", "approximate": True, "shape": [t, 2 * f]},
+            {"name": f"h{b}.proj", "op": "linear", "out": f, "bias": True, "shape": [t, f]},
+            {"name": f"h{b}.res_2", "op": "add", "inputs": [x + 3, x + 7],
+             "shape": [t, f]}]
+    return layers + [
+        {"name": "ln_f", "op": "layer_norm", "eps": 1e-5, "shape": [t, f]},
+        {"name": "head", "op": "tied_linear", "tied": 0, "shape": [t, v]}]
+
+
+def gpt_params(rng: np.random.Generator, v: int, f: int, t: int) -> Params:
+    """The tables scaled as GPT-2's (N(0, 0.02)) and the rest N(0, 1), so
+    that the choice of token depends on every earlier position."""
+    def small(*shape: int) -> np.ndarray:
+        return (0.02 * rng.standard_normal(shape)).astype(np.float32)
+
+    p = {"wte.weight": small(v, f), "wpe.weight": small(t, f),
+         "ln_f.weight": np.ones(f, np.float32), "ln_f.bias": np.zeros(f, np.float32)}
+    for b in range(GEN_BLOCKS):
+        p.update({f"h{b}.ln_1.weight": 1 + 0.1 * rand(rng, f),
+                  f"h{b}.ln_1.bias": 0.1 * rand(rng, f),
+                  f"h{b}.attn.in_weight": rand(rng, 3 * f, f),
+                  f"h{b}.attn.in_bias": rand(rng, 3 * f),
+                  f"h{b}.attn.out_weight": rand(rng, f, f),
+                  f"h{b}.attn.out_bias": rand(rng, f),
+                  f"h{b}.ln_2.weight": 1 + 0.1 * rand(rng, f),
+                  f"h{b}.ln_2.bias": 0.1 * rand(rng, f),
+                  f"h{b}.fc.weight": rand(rng, 2 * f, f), f"h{b}.fc.bias": rand(rng, 2 * f),
+                  f"h{b}.proj.weight": rand(rng, f, 2 * f), f"h{b}.proj.bias": rand(rng, f)})
+    return p
+
+
+def gpt_logits(p: Params, seqs: List[List[int]], heads: int) -> np.ndarray:
+    """gpt_layers' logits [N, T, V] over whole sequences, by the NumPy
+    definitions in float64."""
+    q = {k: w.astype(np.float64) for k, w in p.items()}
+    ids = np.array(seqs)
+    x = q["wte.weight"][ids] + q["wpe.weight"][None, :ids.shape[1]]
+    for b in range(GEN_BLOCKS):
+        x = x + attention(layer_norm(x, q[f"h{b}.ln_1.weight"], q[f"h{b}.ln_1.bias"], 1e-5),
+                          q, heads, True, name=f"h{b}.attn")
+        h = layer_norm(x, q[f"h{b}.ln_2.weight"], q[f"h{b}.ln_2.bias"], 1e-5)
+        h = gelu(h @ q[f"h{b}.fc.weight"].T + q[f"h{b}.fc.bias"], True)
+        x = x + h @ q[f"h{b}.proj.weight"].T + q[f"h{b}.proj.bias"]
+    out: np.ndarray = layer_norm(x, q["ln_f.weight"], q["ln_f.bias"], 1e-5) @ q["wte.weight"].T
+    return out
+
+
+def greedy(p: Params, rows: List[List[int]], steps: int) -> List[List[int]]:
+    """Greedy generation by whole-sequence forwards (no cache): each step's
+    tokens, the argmax of the last position's logits, by row. Each choice
+    is clear of the runner-up by far more than float32's error, so that
+    the engine's float32 must make the same one."""
+    seqs = [list(r) for r in rows]
+    got = []
+    for _ in range(steps):
+        last = gpt_logits(p, seqs, GEN_HEADS)[:, -1]
+        top2 = np.sort(last, axis=-1)[:, -2:]
+        assert (top2[:, 1] - top2[:, 0] > 1e-4).all(), "a near tie: another seed"
+        step = [int(k) for k in last.argmax(-1)]
+        got.append(step)
+        for s, tok in zip(seqs, step):
+            s.append(tok)
+    return got
+
+
+def generator(p: Params):
+    return compiled(model(gpt_layers(GEN_V, GEN_F, GEN_HEADS, GEN_T), [GEN_T], "int64"),
+                    p)
+
+
+def generate(e, rows: List[List[int]], steps: int, capacity: int = GEN_T) -> List[List[int]]:
+    got = [e.prefill(rows, capacity)]
+    for _ in range(steps - 1):
+        got.append(e.decode(got[-1]))
+    return got
+
+
+GEN_ROWS = [[3, 9, 1, 14], [20, 2, 2, 7]]
+
+
+def test_generation_with_the_cache_gives_the_whole_sequences_logits() -> None:
+    """prefill then decode on the KV cache: each step's next tokens are the
+    argmax of the last position's logits of the whole sequence so far,
+    computed from the definition."""
+    p = gpt_params(np.random.default_rng(GEN_SEED), GEN_V, GEN_F, GEN_T)
+    e = generator(p)
+    assert e.hello()["generates"]
+    # A prefill and 5 decodes: the 9 positions of the cache filled.
+    want = greedy(p, GEN_ROWS, GEN_T - len(GEN_ROWS[0]) + 1)
+    assert len({tuple(s) for s in want}) > 1  # the tokens change with the history
+    assert generate(e, GEN_ROWS, len(want)) == want
+    # The cache is kept for the same capacity and rows and a prefill starts
+    # over: the same arrays, the same tokens.
+    assert e.cache is not None
+    keys = e.cache.k[3]  # layer 3: the first block's attention
+    assert generate(e, GEN_ROWS, len(want)) == want
+    assert e.cache.k[3] is keys
+
+
+def test_a_chunk_after_cached_tokens_sees_the_cache_and_itself() -> None:
+    """Several new tokens after cached ones (decode gives one at a time):
+    new token j attends to the cache and the new ones up to itself, at
+    positions offset by the cache's length; the last position's logits are
+    the whole sequence's."""
+    p = gpt_params(np.random.default_rng(GEN_SEED), GEN_V, GEN_F, GEN_T)
+    e = generator(p)
+    seqs = [[3, 9, 1, 14, 5, 6, 0], [20, 2, 2, 7, 11, 4, 17]]
+    want = gpt_logits(p, seqs, GEN_HEADS)
+    cache = ENGINE.Cache(GEN_T, len(seqs))
+    with mx.autograd.pause(train_mode=False):
+        for a, b in ((0, 4), (4, 7)):
+            ids = mx.nd.array([s[a:b] for s in seqs], dtype="float32")
+            got = e.net.cached(ids, cache).asnumpy()
+            assert got.shape == (2, 1, GEN_V)  # the head on the last position only
+            np.testing.assert_allclose(got[:, 0], want[:, b - 1], rtol=1e-4, atol=1e-6)
+    assert cache.length == 7
+
+
+def test_generation_decodes_the_rows_of_a_batch_apart() -> None:
+    """A prompt alone and as the second row of a batch gives the same
+    tokens: no row sees another's keys."""
+    p = gpt_params(np.random.default_rng(GEN_SEED), GEN_V, GEN_F, GEN_T)
+    e = generator(p)
+    steps = GEN_T - len(GEN_ROWS[0]) + 1
+    both = generate(e, GEN_ROWS, steps)
+    alone = generate(e, GEN_ROWS[1:], steps)  # a new cache: one row
+    assert [s[1] for s in both] == [s[0] for s in alone] == [s[1] for s in
+                                                            greedy(p, GEN_ROWS, steps)]
+    # The rows' tokens differ: the match is not one of equal rows.
+    assert [s[0] for s in both] != [s[0] for s in alone]
+
+
+def test_generation_refuses_a_token_past_the_caches_capacity() -> None:
+    p = gpt_params(np.random.default_rng(GEN_SEED), GEN_V, GEN_F, GEN_T)
+    e = generator(p)
+    got = generate(e, GEN_ROWS, 3, capacity=6)  # 4 + 2 decoded: 6 of 6 held
+    with pytest.raises(ValueError, match="7 tokens exceed the cache's 6"):
+        e.decode(got[-1])
+    with pytest.raises(ValueError, match="7 tokens exceed the cache's 6"):
+        e.prefill([r + [1, 2, 3] for r in GEN_ROWS], 6)
+    with pytest.raises(ValueError, match="3 tokens to decode for 2 rows"):
+        e.decode([1, 2, 3])
