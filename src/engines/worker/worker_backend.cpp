@@ -245,16 +245,23 @@ json prompts_json(const std::vector<std::vector<int64_t>>& rows) {
 // each, and whole generations timed by worker.py (op generate).
 class WorkerGenerator : public backend::Generator {
  public:
-  WorkerGenerator(std::unique_ptr<WorkerExecutable> e, int64_t capacity)
-      : e_(std::move(e)), capacity_(capacity) {}
+  // What the C++ engines check is checked here too, before the worker
+  // is asked: the worker only knows the capacity.
+  WorkerGenerator(std::unique_ptr<WorkerExecutable> e,
+                  const backend::GenerationShape& shape)
+      : e_(std::move(e)),
+        shape_(shape),
+        capacity_(shape.prompt + shape.new_tokens) {}
   std::vector<int64_t> prefill(
       const std::vector<std::vector<int64_t>>& prompts) override {
+    backend::check_prompts(prompts, shape_);
     return e_
         ->call("prefill", {{"prompts", prompts_json(prompts)},
                            {"capacity", capacity_}})["next"]
         .get<std::vector<int64_t>>();
   }
   std::vector<int64_t> decode(const std::vector<int64_t>& tokens) override {
+    backend::check_decode(tokens, shape_);
     return e_->call("decode", {{"tokens", tokens}})["next"]
         .get<std::vector<int64_t>>();
   }
@@ -263,6 +270,7 @@ class WorkerGenerator : public backend::Generator {
   std::optional<backend::GenerationTimes> timed(
       const std::vector<std::vector<int64_t>>& prompts, int64_t new_tokens,
       int warmup, int repetitions) override {
+    backend::check_prompts(prompts, shape_);
     const json r = e_->call("generate", {{"prompts", prompts_json(prompts)},
                                          {"new_tokens", new_tokens},
                                          {"warmup", warmup},
@@ -276,6 +284,7 @@ class WorkerGenerator : public backend::Generator {
 
  private:
   std::unique_ptr<WorkerExecutable> e_;
+  backend::GenerationShape shape_;
   int64_t capacity_;
 };
 
@@ -413,7 +422,7 @@ class WorkerBackend : public backend::Backend {
     return std::make_unique<WorkerGenerator>(
         std::make_unique<WorkerExecutable>(f_, h.python, m, o,
                                            backend::Shapes::infer(shape.batch)),
-        shape.prompt + shape.new_tokens);
+        shape);
   }
 
  private:
