@@ -28,6 +28,12 @@ sqrt(v) before the bias correction and its RMSprop inside the square root
 nnbench's formulas written here as Keras optimizers in keras.ops: under
 TensorFlow they run as tf ops inside the engine's tf.function, under JAX
 as jax.numpy inside its jitted stateless_apply.
+
+Generation (greedy, with a KV cache) is KerasHub's idiom, written over
+the same layers (cached_forward below): a cache of a fixed size per
+attention layer, slice updates at a position given as a tensor, attention
+masked to the positions filled; each engine compiles the step once per
+shape (jax.jit, tf.function).
 """
 from __future__ import annotations
 
@@ -75,8 +81,14 @@ class Positions(keras.layers.Layer):
         self.table = self.add_weight(shape=(self.positions, input_shape[-1]),
                                      initializer="zeros", name="weight")
 
-    def call(self, x):
-        return x + self.table[:x.shape[1]]
+    def call(self, x, offset=None):
+        """`offset`: the first position's index, a tensor in a generation's
+        cached forward (one compiled step for every offset); from 0
+        otherwise."""
+        if offset is None:
+            return x + self.table[:x.shape[1]]
+        table = ops.convert_to_tensor(self.table)  # JAX's slice takes no variable
+        return x + ops.slice(table, [offset, 0], [x.shape[1], x.shape[2]])
 
 
 class Builder:
@@ -95,6 +107,10 @@ class Builder:
         self.stats: Dict[str, tuple] = {}
         self.layout: list = []  # per layer: "nhwc", ("flat", C, H, W) or "plain"
         self.shape: List[list] = []   # per layer: per-sample shape, nnbench's order
+        # Layer index -> the Keras layer that gives its output, for the
+        # generation's cached forward, which calls the same layers again.
+        self.made: Dict[int, keras.layers.Layer] = {}
+        self.at = 0  # the layer being built
 
     def build(self):
         m = self.model
@@ -116,6 +132,7 @@ class Builder:
             xs = [inp if j < 0 else outs[j] for j in ins]
             lays = [in_layout if j < 0 else self.layout[j] for j in ins]
             shapes = [shape if j < 0 else self.shape[j] for j in ins]
+            self.at = i
             y, lay, s = self.layer(i, l, xs, lays, shapes)
             outs.append(y)
             self.layout.append(lay)
@@ -125,6 +142,11 @@ class Builder:
                                       "flattened image (the tensorflow engine "
                                       "returns it channels-last)")
         return keras.Model(inp, outs[-1])
+
+    def keep(self, layer: keras.layers.Layer) -> keras.layers.Layer:
+        """The layer that gives the output of the layer being built."""
+        self.made[self.at] = layer
+        return layer
 
     def map(self, name: str, layer, index: int, to_k: Optional[Callable],
             from_k: Optional[Callable]) -> None:
@@ -146,7 +168,7 @@ class Builder:
         st = attr(l, "stride", [1, 1])
         p = attr(l, "pad", [0, 0])
         if op == "linear":
-            d = L.Dense(l["out"], use_bias=attr(l, "bias", True))
+            d = self.keep(L.Dense(l["out"], use_bias=attr(l, "bias", True)))
             y = d(x)
             if isinstance(lay, tuple):  # flattened image: H, W, C order
                 _, c, h, w = lay
@@ -215,13 +237,13 @@ class Builder:
         if op == "seq_mean":
             return L.GlobalAveragePooling1D()(x), "plain", [s[1]]
         if op in ("relu", "sigmoid", "tanh"):
-            return L.Activation(op)(x), lay, s
+            return self.keep(L.Activation(op))(x), lay, s
         if op == "softmax":
             if lay != "plain":
                 raise NotImplementedError(f"layer '{name}' (softmax) on an image")
-            return L.Softmax(axis=-1)(x), lay, s
+            return self.keep(L.Softmax(axis=-1))(x), lay, s
         if op == "dropout":
-            return L.Dropout(attr(l, "p", 0.0))(x), lay, s
+            return self.keep(L.Dropout(attr(l, "p", 0.0)))(x), lay, s
         if op == "batch_norm":
             if isinstance(lay, tuple):
                 raise NotImplementedError(f"layer '{name}' (batch_norm) after "
@@ -250,7 +272,7 @@ class Builder:
         if op == "add":
             if lays[0] != lays[1]:
                 raise NotImplementedError(f"layer '{name}' (add) of two layouts")
-            return L.Add()(xs), lay, s
+            return self.keep(L.Add())(xs), lay, s
         if op == "concat":
             if any(q != lay for q in lays) or isinstance(lay, tuple):
                 raise NotImplementedError(f"layer '{name}' (concat) of these layouts")
@@ -266,16 +288,16 @@ class Builder:
                          output_shape=(oh, ow, l["out"]))(x)
             return y, "nhwc", [l["out"], oh, ow]
         if op == "embedding":
-            e = (L.ReversibleEmbedding(l["vocab"], l["out"]) if i in self.tied
-                 else L.Embedding(l["vocab"], l["out"]))
+            e = self.keep(L.ReversibleEmbedding(l["vocab"], l["out"]) if i in self.tied
+                          else L.Embedding(l["vocab"], l["out"]))
             y = e(x)
             self.map(f"{name}.weight", e, 0, None, None)
             self.embeddings[i] = e
             return y, "plain", s + [l["out"]]
         if op == "one_hot":
-            return (L.Lambda(lambda t: ops.one_hot(t, l["vocab"]),
-                             output_shape=tuple(s + [l["vocab"]]))(x), "plain",
-                    s + [l["vocab"]])
+            return (self.keep(L.Lambda(lambda t: ops.one_hot(t, l["vocab"]),
+                                       output_shape=tuple(s + [l["vocab"]])))(x),
+                    "plain", s + [l["vocab"]])
         if op == "lstm":
             return self.lstm(l, x, s)
         if op in ("layer_norm", "gelu", "positions", "attention", "tied_linear",
@@ -288,19 +310,19 @@ class Builder:
         if lay != "plain":
             raise NotImplementedError(f"layer '{name}' ({op}) on an image")
         if op == "layer_norm":
-            ln = L.LayerNormalization(axis=-1, epsilon=attr(l, "eps", 1e-5))
+            ln = self.keep(L.LayerNormalization(axis=-1, epsilon=attr(l, "eps", 1e-5)))
             y = ln(x)
             self.map(f"{name}.weight", ln, 0, None, None)
             self.map(f"{name}.bias", ln, 1, None, None)
             return y, lay, s
         if op == "gelu":
             a = bool(attr(l, "approximate", False))
-            return L.Activation(lambda t: ops.gelu(t, approximate=a))(x), lay, s
+            return self.keep(L.Activation(lambda t: ops.gelu(t, approximate=a)))(x), lay, s
         if op == "seq_first":
             return (L.Lambda(lambda t: t[:, 0], output_shape=(s[1],))(x), lay,
                     [s[1]])
         if op == "positions":
-            p = Positions(l["vocab"])
+            p = self.keep(Positions(l["vocab"]))
             y = p(x)
             self.map(f"{name}.weight", p, 0, None, None)
             return y, lay, s
@@ -322,7 +344,7 @@ class Builder:
                              f"multiple of {heads} heads")
         d = f // heads
         bias = attr(l, "bias", True)
-        mha = L.MultiHeadAttention(heads, d, use_bias=bias)
+        mha = self.keep(L.MultiHeadAttention(heads, d, use_bias=bias))
         y = mha(x, x, use_causal_mask=bool(attr(l, "causal", False)))
         qkv = (mha.query_dense, mha.key_dense, mha.value_dense)
         self.map_split(
@@ -505,6 +527,9 @@ class KerasModel:
         self.net = b.build()
         self.loads = b.loads
         self.stats = b.stats
+        self.model = model
+        self.made = b.made
+        self.embeddings = b.embeddings
         self.images = model["input"]["dtype"] != "int64" and \
             len(model["input"]["shape"]) == 3
         for name, (variables, to_k, _) in self.loads.items():
@@ -554,6 +579,163 @@ class KerasModel:
         """Batch norm's moving statistics, by nnbench's names."""
         return {name: np.asarray(values_of(layer.weights[index]), dtype=np.float32)
                 for name, (layer, index) in self.stats.items()}
+
+
+# Generation: greedy decoding with a KV cache, KerasHub's way (its
+# CausalLM's call_with_cache and CachedMultiHeadAttention): each attention
+# layer's keys and values in a cache of a fixed size, the new tokens' put
+# in with slice updates at a position that is a tensor, attention masked
+# to the positions filled; the shapes then depend on the rows, the
+# capacity and the number of new tokens only, so that one compiled step
+# serves the prompt and one every next token, at any position.
+
+# The ops that work on each position alone (model/generation.cpp's
+# per_position, less positions and tied_linear, which take more): the
+# cached forward calls the Keras layer that the Builder kept for them.
+PER_POSITION = {"embedding", "one_hot", "linear", "layer_norm", "gelu", "relu",
+                "sigmoid", "tanh", "softmax", "dropout", "add"}
+
+
+def generation_problem(model: dict) -> str:
+    """Why the model cannot generate token by token ("" when it can), as
+    model::generation_problem says it."""
+    if model["input"]["dtype"] != "int64" or len(model["input"]["shape"]) != 1:
+        return f"model '{model.get('name', '')}' does not read token ids [T]"
+    for l in model["layers"]:
+        named = f"layer '{l['name']}' ({l['op']})"
+        if l["op"] == "attention":
+            if not attr(l, "causal", False):
+                return f"{named} attends to later positions (not causal)"
+        elif l["op"] not in PER_POSITION | {"positions", "tied_linear"}:
+            return f"{named} mixes positions other than by causal attention"
+    return ""
+
+
+def cached_attention(mha, x, keys, values, length) -> tuple:
+    """Keras's MultiHeadAttention on new tokens x [N, t, F] after `length`
+    cached ones: their keys and values go into the caches [N, capacity, H,
+    D] (the layout of the layer's key and value projections) at `length`,
+    and new token j attends to positions up to length + j, the cache and
+    the new ones up to itself. The layer's own projections and its own
+    attention function (_compute_attention, which KerasHub's cached
+    attention calls too) with the mask; the updated caches come back."""
+    n, t = x.shape[0], x.shape[1]
+    capacity = keys.shape[1]
+    at = [0, length, 0, 0]
+    keys = ops.slice_update(keys, at, mha.key_dense(x))
+    values = ops.slice_update(values, at, mha.value_dense(x))
+    # The positions past length + t hold the zeros the cache was made with
+    # or an earlier generation's values: masked out, never seen.
+    seen = ops.expand_dims(ops.arange(capacity, dtype="int32"), 0) <= \
+        ops.expand_dims(length + ops.arange(t, dtype="int32"), 1)
+    mask = ops.broadcast_to(ops.expand_dims(seen, 0), (n, t, capacity))
+    ctx, _ = mha._compute_attention(mha.query_dense(x), keys, values,
+                                    attention_mask=mask, training=False)
+    return mha.output_dense(ctx), keys, values
+
+
+def cached_forward(k: KerasModel, ids, cache: list, length) -> tuple:
+    """Token ids [N, t] after `length` cached tokens (an int32 scalar
+    tensor): the last position's logits [N, vocab] and the cache (per
+    attention layer, in order, its keys then its values) with the new
+    tokens' keys and values. The layers are the model's own, so the
+    weights are those the model holds (the engine's state under JAX's
+    StatelessScope)."""
+    layers = k.model["layers"]
+    last = len(layers) - 1
+    outs: list = []
+    new: list = []
+    for i, l in enumerate(layers):
+        op = l["op"]
+        xs = [ids if j < 0 else outs[j] for j in layer_inputs(k.model, i)]
+        # Only the last position's logits choose the next token, and the
+        # head works on each position alone: the prompt's other positions
+        # skip it.
+        if i == last and op != "attention" and ids.shape[1] > 1:
+            xs = [x[:, -1:] for x in xs]
+        if op == "attention":
+            at = len(new)
+            y, keys, values = cached_attention(k.made[i], xs[0], cache[at],
+                                               cache[at + 1], length)
+            new += [keys, values]
+        elif op == "positions":
+            y = k.made[i](xs[0], offset=length)
+        elif op == "tied_linear":
+            y = k.embeddings[l["tied"]](xs[0], reverse=True)
+        elif op in PER_POSITION:
+            y = k.made[i](xs if op == "add" else xs[0], training=False)
+        else:
+            raise NotImplementedError(f"generation: layer '{l['name']}' ({op})")
+        outs.append(y)
+    return outs[-1][:, -1], new
+
+
+def greedy_step(k: KerasModel, ids, cache: list, length) -> tuple:
+    """cached_forward's next token per row (the argmax of its logits, the
+    first of equal ones) and the cache: what an engine compiles."""
+    logits, cache = cached_forward(k, ids, cache, length)
+    return ops.argmax(logits, axis=-1), cache
+
+
+class Generation:
+    """Greedy generation on a KerasModel with the cache that
+    cached_forward fills: made by the first generation (a warm-up's) and
+    kept while the rows and the capacity stay the same, as the pytorch
+    engine keeps its own; a prefill starts over at position 0.
+
+    `run(ids, cache, length)` is the engine's compiled greedy_step: ids
+    [N, t] int32 on the host, length an int; it gives the next tokens and
+    the cache. `zeros(shape)` makes one float32 cache tensor on the
+    engine's device."""
+
+    def __init__(self, k: KerasModel, run: Callable, zeros: Callable):
+        problem = generation_problem(k.model)
+        if problem:
+            raise NotImplementedError(f"generation: {problem}")
+        self.k, self.run, self.zeros = k, run, zeros
+        layers = k.model["layers"]
+        # Each attention layer's key and value caches: [N, capacity, H, D].
+        self.heads = [(attr(l, "heads", 1), k.made[i].key_dense.kernel.shape[-1])
+                      for i, l in enumerate(layers) if l["op"] == "attention"]
+        tables = [l["vocab"] for l in layers if l["op"] == "positions"]
+        self.positions: Optional[int] = min(tables) if tables else None
+        self.cache: Optional[list] = None
+        self.capacity = self.rows = self.length = 0
+
+    def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
+        if self.positions is not None and capacity > self.positions:
+            raise ValueError(f"generation: a cache of {capacity} tokens exceeds "
+                             f"the model's {self.positions} learned positions")
+        if self.cache is None or capacity != self.capacity or len(rows) != self.rows:
+            self.cache = None  # the old one's memory goes first
+            self.cache = [self.zeros((len(rows), capacity, h, d))
+                          for h, d in self.heads for _ in ("keys", "values")]
+            self.capacity, self.rows = capacity, len(rows)
+        self.length = 0
+        return self.next(np.asarray(rows, dtype=np.int32))
+
+    def decode(self, tokens: List[int]) -> List[int]:
+        if self.cache is None:
+            raise ValueError("generation: decode before a prefill")
+        if len(tokens) != self.rows:
+            raise ValueError(f"generation: {len(tokens)} tokens to decode for "
+                             f"{self.rows} rows")
+        return self.next(np.asarray(tokens, dtype=np.int32).reshape(-1, 1))
+
+    def next(self, ids: np.ndarray) -> List[int]:
+        total = self.length + ids.shape[1]
+        if total > self.capacity:
+            raise ValueError(f"generation: {total} tokens exceed the cache's "
+                             f"{self.capacity}")
+        try:
+            tokens, self.cache = self.run(ids, self.cache, self.length)
+        except BaseException:
+            # The step may have taken the cache (JAX donates it): the next
+            # prefill makes another.
+            self.cache = None
+            raise
+        self.length = total
+        return [int(t) for t in np.asarray(tokens)]
 
 
 def fit_loop(k: KerasModel, t: dict, o: dict,

@@ -10,6 +10,12 @@ of the state (trainable, non-trainable and optimizer variables) that runs
 stateless_call, value_and_grad and the optimizer's stateless_apply, the
 state's buffers donated; each step ends with the loss read to the host.
 
+Generation (prefill, decode) is keras_model.py's cached forward, greedy,
+as KerasHub's CausalLM generates under JAX: one jax.jit function of the
+model's state and the KV cache (the layers' variables mapped to the
+state by a StatelessScope), the cache donated and given back updated; it
+compiles once for the prompt's length and once for one token.
+
 Threads: XLA's CPU client sizes its thread pools by the CPUs the process
 may run on, and has no setting after it starts; so --threads N is the
 process's CPU affinity, set from NNBENCH_THREADS before jax is imported.
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import os
 import platform
+from typing import List, Optional
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
 ASKED_THREADS = int(os.environ.get("NNBENCH_THREADS", "0") or 0)
@@ -33,6 +40,9 @@ import keras_model as km
 
 
 class Engine:
+    # Made by the first prefill after a compile.
+    generation: Optional[km.Generation] = None
+
     def __init__(self):
         self.batches = []
         self.out = None
@@ -45,7 +55,7 @@ class Engine:
                 "devices": ["cpu"] + [f"cuda:{i}" for i, _ in enumerate(
                     jax.devices("gpu") if jax.default_backend() == "gpu" else [])],
                 "precisions": ["fp32"], "optimizers": km.OPTIMIZERS,
-                **km.hello_gaps()}
+                "generates": True, **km.hello_gaps()}
 
     def check(self, model: dict) -> None:
         """Builds the model without weights: NotImplementedError names a gap."""
@@ -95,8 +105,16 @@ class Engine:
         def infer(tv, ntv, x):
             return net.stateless_call(tv, ntv, x, training=False)[0]
 
+        def greedy(tv, ntv, ids, cache, length):
+            mapping = list(zip(net.trainable_variables, tv)) + \
+                list(zip(net.non_trainable_variables, ntv))
+            with keras.StatelessScope(state_mapping=mapping):
+                return km.greedy_step(self.k, ids, cache, length)
+
         self.train_fn = jax.jit(train, donate_argnums=0)
         self.infer_fn = jax.jit(infer)
+        self.greedy_fn = jax.jit(greedy, donate_argnums=3)
+        self.generation = None
         self.state = tuple([jax.device_put(v.value, self.device) for v in vs]
                            for vs in (net.trainable_variables,
                                       net.non_trainable_variables, opt.variables))
@@ -172,6 +190,27 @@ class Engine:
         x, _ = self.batches[batch]
         self.out = self.infer_fn(self.state[0], self.state[1], x)
         self.out.block_until_ready()
+
+    def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
+        if self.generation is None:
+            self.generation = km.Generation(self.k, self._greedy, self._zeros)
+        return self.generation.prefill(rows, capacity)
+
+    def decode(self, tokens: List[int]) -> List[int]:
+        if self.generation is None:
+            raise ValueError("generation: decode before a prefill")
+        return self.generation.decode(tokens)
+
+    def _greedy(self, ids: np.ndarray, cache: list, length: int):
+        # The weights are the state's (the trained ones after a training
+        # step); length is traced, not static: one compile for every
+        # position.
+        return self.greedy_fn(self.state[0], self.state[1],
+                              jax.device_put(ids, self.device), cache,
+                              np.int32(length))
+
+    def _zeros(self, shape: tuple):
+        return jax.device_put(np.zeros(shape, np.float32), self.device)
 
     def output(self) -> dict:
         return {"output": np.asarray(self.out, dtype=np.float32)}

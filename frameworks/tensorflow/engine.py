@@ -9,11 +9,18 @@ PyTorch's way. The training step is one tf.function (XLA with
 NNBENCH_TF_XLA=1): forward, loss, gradients, the update; the loss is read
 to the host to end each step. --threads sets TensorFlow's intra-op pool,
 the inter-op pool is one thread.
+
+Generation (prefill, decode) is keras_model.py's cached forward, greedy,
+as KerasHub's CausalLM generates under TensorFlow: one tf.function (XLA
+with NNBENCH_TF_XLA=1) of the token ids, the KV cache and the position,
+the cache given back updated; the position is a tensor, so it traces once
+for the prompt's length and once for one token.
 """
 from __future__ import annotations
 
 import os
 import platform
+from typing import List, Optional
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -26,6 +33,9 @@ import keras_model as km
 
 
 class Engine:
+    # Made by the first prefill after a compile.
+    generation: Optional[km.Generation] = None
+
     def __init__(self):
         self.batches = []
         self.out = None
@@ -38,7 +48,7 @@ class Engine:
                 "devices": ["cpu"] + [f"cuda:{i}" for i, _ in enumerate(
                     tf.config.list_physical_devices("GPU"))],
                 "precisions": ["fp32"], "optimizers": km.OPTIMIZERS,
-                **km.hello_gaps()}
+                "generates": True, **km.hello_gaps()}
 
     def check(self, model: dict) -> None:
         """Builds the model without weights: NotImplementedError names a gap."""
@@ -76,7 +86,12 @@ class Engine:
         def infer(x):
             return net(x, training=False)
 
-        self.train_fn, self.infer_fn = train, infer
+        @tf.function(jit_compile=self.xla)
+        def greedy(ids, cache, length):
+            return km.greedy_step(self.k, ids, cache, length)
+
+        self.train_fn, self.infer_fn, self.greedy_fn = train, infer, greedy
+        self.generation = None
         return self.effective()
 
     def effective(self) -> dict:
@@ -125,6 +140,27 @@ class Engine:
         x, _ = self.batches[batch]
         self.out = self.infer_fn(x)
         self.out[0].numpy()
+
+    def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
+        if self.generation is None:
+            self.generation = km.Generation(self.k, self._greedy, self._zeros)
+        return self.generation.prefill(rows, capacity)
+
+    def decode(self, tokens: List[int]) -> List[int]:
+        if self.generation is None:
+            raise ValueError("generation: decode before a prefill")
+        return self.generation.decode(tokens)
+
+    def _greedy(self, ids: np.ndarray, cache: list, length: int):
+        # length as a tensor: a Python int would trace the function again
+        # for each position.
+        with tf.device(self.device):
+            return self.greedy_fn(tf.constant(ids), cache,
+                                  tf.constant(length, tf.int32))
+
+    def _zeros(self, shape: tuple):
+        with tf.device(self.device):
+            return tf.zeros(shape, tf.float32)
 
     def output(self) -> dict:
         return {"output": np.asarray(self.out, dtype=np.float32)}

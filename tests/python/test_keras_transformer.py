@@ -217,3 +217,120 @@ def test_tied_linear_to_a_layer_that_is_no_embedding_is_refused() -> None:
                {"name": "head", "op": "tied_linear", "tied": 0, "shape": [4, 3]}], [4, 3])
     with pytest.raises(ValueError, match="not an embedding"):
         km.Builder(m).build()
+
+
+# Generation: prefill and decode on the KV cache (keras_model.py's cached
+# forward), against the NumPy definition of the whole sequence's forward.
+
+V, F, HEADS, P = 23, 8, 2, 16  # vocabulary, width, heads, learned positions
+
+
+def decoder(t: int) -> dict:
+    """A GPT-2 block at test size: token and position embeddings, layer
+    norm, causal attention, residual, layer norm, MLP with the tanh GELU,
+    residual, the final layer norm and the output tied to the tokens."""
+    s, wide = [t, F], [t, 2 * F]
+    return model([{"name": "wte", "op": "embedding", "vocab": V, "out": F, "shape": s},
+                  {"name": "wpe", "op": "positions", "vocab": P, "shape": s},
+                  {"name": "ln_1", "op": "layer_norm", "eps": 1e-5, "shape": s},
+                  {"name": "a", "op": "attention", "heads": HEADS, "causal": True,
+                   "bias": True, "shape": s},
+                  {"name": "add_1", "op": "add", "inputs": [1, 3], "shape": s},
+                  {"name": "ln_2", "op": "layer_norm", "eps": 1e-5, "shape": s},
+                  {"name": "fc", "op": "linear", "out": 2 * F, "shape": wide},
+                  {"name": "gelu", "op": "gelu", "approximate": True, "shape": wide},
+                  {"name": "proj", "op": "linear", "out": F, "shape": s},
+                  {"name": "add_2", "op": "add", "inputs": [4, 8], "shape": s},
+                  {"name": "ln_f", "op": "layer_norm", "eps": 1e-5, "shape": s},
+                  {"name": "head", "op": "tied_linear", "tied": 0, "shape": [t, V]}],
+                 [t], "int64")
+
+
+def decoder_params(rng: np.random.Generator) -> Params:
+    """Scaled so that the greedy tokens vary with the position and the
+    sequence (a random model's greedy choice tends to repeat one token):
+    positions twice the tokens' scale, the MLP's weights small, the layer
+    norms near the identity."""
+    p = attention_params(rng, F, True)
+    p.update({"wte.weight": rand(rng, V, F), "wpe.weight": 2 * rand(rng, P, F),
+              "fc.weight": 0.3 * rand(rng, 2 * F, F), "fc.bias": 0.3 * rand(rng, 2 * F),
+              "proj.weight": 0.3 * rand(rng, F, 2 * F), "proj.bias": 0.3 * rand(rng, F)})
+    for ln in ("ln_1", "ln_2", "ln_f"):
+        p.update({f"{ln}.weight": 1 + 0.1 * rand(rng, F),
+                  f"{ln}.bias": 0.1 * rand(rng, F)})
+    return p
+
+
+def decoder_logits(tokens: np.ndarray, p: Params) -> np.ndarray:
+    """decoder()'s forward over whole sequences [N, T], in NumPy: [N, T, V]."""
+    t = tokens.shape[1]
+    h = p["wte.weight"][tokens].astype(np.float64) + p["wpe.weight"][:t]
+    h = h + attention(layer_norm(h, p["ln_1.weight"], p["ln_1.bias"], 1e-5), p,
+                      HEADS, True)
+    up = layer_norm(h, p["ln_2.weight"], p["ln_2.bias"], 1e-5) @ p["fc.weight"].T
+    h = h + gelu(up + p["fc.bias"], True) @ p["proj.weight"].T + p["proj.bias"]
+    out: np.ndarray = (layer_norm(h, p["ln_f.weight"], p["ln_f.bias"], 1e-5) @
+                       p["wte.weight"].T.astype(np.float64))
+    return out
+
+
+def generate(e, rows: list, capacity: int, steps: int) -> list:
+    """Each row's tokens: the prefill's, then `steps` decodes'."""
+    got = [e.prefill(rows, capacity)]
+    for _ in range(steps):
+        got.append(e.decode(got[-1]))
+    return [list(r) for r in zip(*got)]
+
+
+def greedy_numpy(rows: list, p: Params, count: int) -> list:
+    """Each row's next `count` tokens, each the argmax of the last position
+    of a forward over the whole sequence so far (no cache)."""
+    seqs = np.array(rows, np.int64)
+    for _ in range(count):
+        nxt = decoder_logits(seqs, p)[:, -1].argmax(-1)
+        seqs = np.concatenate([seqs, nxt[:, None]], 1)
+    return seqs[:, len(rows[0]):].tolist()
+
+
+ROWS = [[3, 9, 1, 14], [20, 2, 2, 7]]
+
+
+def test_generation_with_the_cache_gives_the_whole_sequences_argmax() -> None:
+    """prefill then decode: every step's token is the NumPy definition's
+    for the whole sequence so far; the rows of a batch are decoded apart
+    (the second prompt alone gives its tokens), and a second generation
+    on the kept cache starts over."""
+    p = decoder_params(np.random.default_rng(10))
+    e = compiled(decoder(12), p)
+    want = greedy_numpy(ROWS, p, 8)
+    # Tokens that vary: the check depends on positions and the cache.
+    assert all(len(set(w)) > 2 for w in want)
+    assert generate(e, ROWS, 12, 7) == want
+    assert generate(e, ROWS, 12, 7) == want  # the same cache, from 0 again
+    assert generate(e, ROWS[1:], 12, 7) == want[1:]
+
+
+def test_generation_reads_the_trained_weights() -> None:
+    """After a training step the engine's state holds other weights than
+    the Keras variables were given: generation uses the state's."""
+    p = decoder_params(np.random.default_rng(12))
+    e = compiled(decoder(4), p, lr=0.5)
+    tokens = np.array(ROWS, np.int64)
+    e.load_batches({"input.0": tokens, "labels.0": np.roll(tokens, -1, 1)})
+    e.train_step(0)
+    trained = e.parameters()
+    want = greedy_numpy(ROWS, trained, 4)
+    assert want != greedy_numpy(ROWS, p, 4)
+    assert generate(e, ROWS, 8, 3) == want
+
+
+def test_the_cache_refuses_a_token_past_its_capacity() -> None:
+    e = compiled(decoder(6), decoder_params(np.random.default_rng(13)))
+    got = generate(e, ROWS, 6, 2)  # 4 + 2 of 6 positions held
+    with pytest.raises(ValueError, match="exceed"):
+        e.decode([r[-1] for r in got])
+    with pytest.raises(ValueError, match="exceed"):
+        e.prefill([list(range(7))] * 2, 6)  # a prompt longer than the cache
+    with pytest.raises(ValueError, match="positions"):
+        e.prefill(ROWS, P + 1)  # more positions than the table has
+    assert generate(e, ROWS, 6, 2) == got  # refused, the cache still serves
