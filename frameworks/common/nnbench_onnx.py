@@ -21,11 +21,26 @@ in_weight, heads consecutive blocks of F/heads, scores scaled by
 diagonal: exp gives 0 there, as for -inf); the tied output multiplies by
 the transpose of the embedding's own table (one initializer for both);
 seq_first gathers position 0.
+
+Generation (`decoder`): for a model that generates (token ids [T] in,
+logits [T, vocab] out, every layer per position but causal attention), a
+second graph in Hugging Face Optimum's idiom for GPT-2 with past keys and
+values: inputs input_ids [N, t] and, per attention layer k in order,
+past_key_k and past_value_k [N, heads, P, D]; outputs logits [N, 1, vocab]
+(the last new position's only: the head, run on that position alone,
+chooses the next token) and present_key_k, present_value_k
+[N, heads, P + t, D], the past with the new tokens' keys and values
+concatenated. P (read from past_key_0's shape; 0 for the prompt) offsets
+the learned positions, and new token j sees the P cached tokens and the
+new ones up to itself. Its weights are the same parameters, written the
+same way, but for the positions table, which it keeps whole (it reads
+rows P..P+t-1).
 """
 from __future__ import annotations
 
 import math
-from typing import Dict, List, NoReturn
+from dataclasses import dataclass, field
+from typing import Dict, List, NoReturn, Optional, Tuple
 
 import numpy as np
 import onnx
@@ -34,6 +49,37 @@ from onnx import TensorProto, helper, numpy_helper
 from description import attr, layer_inputs, pool_dim, shapes, window_overhang
 
 OPSET = 17
+
+# The decoder graph's names (Optimum's GPT-2 export's, less its dots).
+IDS, LOGITS = "input_ids", "logits"
+
+# The ops that work on each position alone (model/generation.cpp's list):
+# with causal attention, the only ones a model that generates may hold.
+PER_POSITION = frozenset((
+    "embedding", "one_hot", "linear", "layer_norm", "gelu", "relu", "sigmoid",
+    "tanh", "softmax", "dropout", "add", "tied_linear", "positions"))
+
+
+def generation_problem(model: dict) -> str:
+    """Why the model does not generate token by token, naming the layer
+    (as model/generation.cpp's generation_problem says it); empty when it
+    does."""
+    if model["input"]["dtype"] != "int64" or len(model["input"]["shape"]) != 1:
+        return f"model '{model.get('name', 'model')}' does not read token ids [T]"
+    for l in model["layers"]:
+        named = f"layer '{l['name']}' ({l['op']})"
+        if l["op"] == "attention":
+            if not attr(l, "causal", False):
+                return f"{named} attends to later positions (not causal)"
+        elif l["op"] not in PER_POSITION:
+            return f"{named} mixes positions other than by causal attention"
+    out = model["layers"][-1].get("shape") if model["layers"] else None
+    if out is None:
+        return f"model '{model.get('name', 'model')}' has no per-layer shapes"
+    if len(out) != 2 or out[0] != model["input"]["shape"][0]:
+        return (f"model '{model.get('name', 'model')}' gives {out}, not one row "
+                "of logits per token [T, vocab]")
+    return ""
 
 
 def check_avg_pool_overhang(model: dict) -> None:
@@ -58,6 +104,8 @@ class Graph:
         self.inits: List[onnx.TensorProto] = []
         self.count = 0
         self.tables: Dict[str, str] = {}  # embedding layer -> its table's name
+        # The decoder graph's (build_decoder): None in the inference graph.
+        self.cached: Optional[Cached] = None
 
     def name(self, base: str) -> str:
         self.count += 1
@@ -105,6 +153,88 @@ class Graph:
         model.ir_version = 8
         onnx.checker.check_model(model)
         return model
+
+    def build_decoder(self) -> Tuple[onnx.ModelProto, List["Past"]]:
+        """The generation graph (the module's docstring) and its past
+        inputs, in order; NotImplementedError for a model that does not
+        generate."""
+        m = self.model
+        why = generation_problem(m)
+        if why:
+            raise NotImplementedError(f"generation: {why}")
+        layers = m["layers"]
+        out_shapes = shapes(m)
+        past: List[Past] = []
+        for i, l in enumerate(layers):
+            if l["op"] == "attention":
+                f = out_shapes[i][-1]  # attention keeps its input's width
+                h = attr(l, "heads", 1)
+                past.append(Past(len(past), h, f // h))
+        if not past and any(l["op"] == "positions" for l in layers):
+            # The past's length is what offsets the positions: without a
+            # cache the graph cannot tell where the new tokens stand.
+            raise NotImplementedError("generation: learned positions without "
+                                      "attention (no cache to count the tokens by)")
+        inputs = [helper.make_tensor_value_info(IDS, TensorProto.INT64,
+                                                ["batch", "tokens"])]
+        outputs = [helper.make_tensor_value_info(LOGITS, TensorProto.FLOAT,
+                                                 ["batch", 1, out_shapes[-1][-1]])]
+        for p in past:
+            for name in (p.key, p.value):
+                inputs.append(helper.make_tensor_value_info(
+                    name, TensorProto.FLOAT, ["batch", p.heads, "past", p.width]))
+            for name in (p.present_key, p.present_value):
+                outputs.append(helper.make_tensor_value_info(
+                    name, TensorProto.FLOAT, ["batch", p.heads, "total", p.width]))
+        self.cached = Cached(past, *self.lengths(past[0].key) if past else ("", "", ""))
+        outs: List[str] = []
+        last = len(layers) - 1
+        for i, l in enumerate(layers):
+            xs = [IDS if j < 0 else outs[j] for j in layer_inputs(m, i)]
+            ss = [list(m["input"]["shape"]) if j < 0 else out_shapes[j]
+                  for j in layer_inputs(m, i)]
+            if i == last and l["op"] != "attention":
+                # Only the last position's logits choose the next token, and
+                # the head works on each position alone: it skips the others
+                # (a prompt's whole [t, vocab] would be t times the work).
+                xs = [self.last_position(x) for x in xs]
+            y, _ = self.layer(l, xs, ss)
+            if i == last and l["op"] == "attention":
+                y = self.last_position(y)
+            outs.append(y)
+        self.nodes.append(helper.make_node("Identity", [outs[-1]], [LOGITS]))
+        g = helper.make_graph(self.nodes, f"{m.get('name', 'model')}_decoder", inputs,
+                              outputs, self.inits)
+        model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)],
+                                  producer_name="nnbench")
+        model.ir_version = 8
+        onnx.checker.check_model(model)
+        return model, past
+
+    def lengths(self, past_key: str) -> Tuple[str, str, str]:
+        """The cached length P and P + t as int64 [1], and the causal mask
+        [t, P + t] (float32's lowest where key position > P + query j, 0
+        elsewhere), one for every attention layer: new token j sits at
+        position P + j and sees positions up to it."""
+        p = self.node("Shape", [past_key], start=2, end=3)
+        total = self.node("Add", [p, self.node("Shape", [IDS], start=1, end=2)])
+        axis0 = self.const("axes", np.array([0], np.int64))
+        zero, one = (self.const("i", np.array(v, np.int64)) for v in (0, 1))
+        end = self.node("Squeeze", [total, axis0])
+        queries = self.node("Range", [self.node("Squeeze", [p, axis0]), end, one])
+        keys = self.node("Range", [zero, end, one])
+        later = self.node("Greater", [keys, self.node(
+            "Unsqueeze", [queries, self.const("axes", np.array([1], np.int64))])])
+        mask = self.node("Where", [later,
+                                   self.scalar(float(np.finfo(np.float32).min)),
+                                   self.scalar(0.0)])
+        return p, total, mask
+
+    def last_position(self, x: str) -> str:
+        """x [N, t, ...] as [N, 1, ...], its last position."""
+        return self.node("Slice", [x, self.const("starts", np.array([-1], np.int64)),
+                                   self.const("ends", np.array([2**62], np.int64)),
+                                   self.const("axes", np.array([1], np.int64))])
 
     def layer(self, l: dict, xs: List[str], ss: List[list]):
         op, x, s, name = l["op"], xs[0], list(ss[0]), l["name"]
@@ -195,6 +325,13 @@ class Graph:
         if op == "gelu":
             return self.gelu(x, attr(l, "approximate", False)), s
         if op == "positions":
+            if self.cached is not None:
+                # Generation: rows P..P+t-1 of the whole table
+                table = self.const("positions", self.param(f"{name}.weight"))
+                seen = self.node("Slice", [table, self.cached.past_length,
+                                           self.cached.total_length,
+                                           self.const("axes", np.array([0], np.int64))])
+                return self.node("Add", [x, seen]), s
             rows = self.param(f"{name}.weight")[:s[0]]  # [T, F] of [P, F]
             return self.node("Add", [x, self.const("positions", rows)]), s
         if op == "attention":
@@ -233,26 +370,44 @@ class Graph:
         """Multi-head self-attention on x [N, T, F]: per head (columns
         h*D..(h+1)*D of q, k and v, D = F/H) softmax(q k^T / sqrt(D)) v,
         position i seeing positions <= i only when causal; the heads side
-        by side, projected out."""
-        name, (t, f) = l["name"], s
+        by side, projected out. In the decoder graph, k and v are the
+        past's with the new tokens' concatenated (present_key_k,
+        present_value_k) and the mask is the cache's (lengths)."""
+        name, f = l["name"], s[-1]
         h = attr(l, "heads", 1)
         d = f // h
         bias = attr(l, "bias", True)
         w_in = self.param(f"{name}.in_weight")  # [3F, F]: q, k, v row blocks
         b_in = self.param(f"{name}.in_bias") if bias else None
         split = self.const("shape", np.array([0, 0, h, d], np.int64))
-        heads = []  # q, k, v as [N, H, T, D], k as [N, H, D, T]
-        for j, perm in enumerate(([0, 2, 1, 3], [0, 2, 3, 1], [0, 2, 1, 3])):
+        cached = self.cached
+        # q, k, v as [N, H, T, D], k as [N, H, D, T]; k too as [N, H, T, D]
+        # in the decoder graph, the cache's layout (the idiom's)
+        perms = ([0, 2, 1, 3], [0, 2, 1, 3] if cached else [0, 2, 3, 1], [0, 2, 1, 3])
+        heads = []
+        for j, perm in enumerate(perms):
             y = self.node("MatMul", [x, self.const("w", w_in[j * f:(j + 1) * f].T)])
             if b_in is not None:
                 y = self.node("Add", [y, self.const("b", b_in[j * f:(j + 1) * f])])
             heads.append(self.node("Transpose", [self.node("Reshape", [y, split])],
                                    perm=perm))
+        if cached is not None:
+            p = cached.past[cached.next]
+            cached.next += 1
+            for j, (past, present) in enumerate(((p.key, p.present_key),
+                                                 (p.value, p.present_value))):
+                self.nodes.append(helper.make_node("Concat", [past, heads[j + 1]],
+                                                   [present], axis=2))
+            heads[1:] = [self.node("Transpose", [p.present_key], perm=[0, 1, 3, 2]),
+                         p.present_value]
         scores = self.node("Mul", [self.node("MatMul", heads[:2]),
                                    self.scalar(1 / math.sqrt(d))])
-        if attr(l, "causal", False):
+        if cached is not None:
+            scores = self.node("Add", [scores, cached.mask])
+        elif attr(l, "causal", False):
             # float32's lowest rather than -inf: the same softmax (exp gives
             # 0 exactly) without infinities for int8 calibration's ranges
+            t = s[0]
             mask = np.triu(np.full((t, t), np.finfo(np.float32).min, np.float32), 1)
             scores = self.node("Add", [scores, self.const("mask", mask)])
         ctx = self.node("MatMul", [self.node("Softmax", [scores], axis=-1), heads[2]])
@@ -307,19 +462,110 @@ def build(model: dict, params: Dict[str, np.ndarray]) -> onnx.ModelProto:
     return Graph(model, params).build()
 
 
+@dataclass
+class Past:
+    """Attention layer `index`'s (in order) cache: [N, heads, P, width]."""
+
+    index: int
+    heads: int
+    width: int
+
+    @property
+    def key(self) -> str:
+        return f"past_key_{self.index}"
+
+    @property
+    def value(self) -> str:
+        return f"past_value_{self.index}"
+
+    @property
+    def present_key(self) -> str:
+        return f"present_key_{self.index}"
+
+    @property
+    def present_value(self) -> str:
+        return f"present_value_{self.index}"
+
+
+@dataclass
+class Cached:
+    """The decoder graph's while it is written: the past inputs, the
+    lengths' and mask's names (Graph.lengths), the next attention's."""
+
+    past: List[Past]
+    past_length: str
+    total_length: str
+    mask: str
+    next: int = 0
+
+
+@dataclass
+class Decoder:
+    """What running the generation graph needs besides its session: the
+    past inputs in order (the graph's inputs are input_ids, then
+    past_key_k, past_value_k for each; its outputs logits, then
+    present_key_k, present_value_k) and the most tokens it takes (the
+    learned positions' rows; None: no limit)."""
+
+    past: List[Past]
+    limit: Optional[int]
+
+
+def decoder(model: dict, params: Dict[str, np.ndarray]) -> Tuple[onnx.ModelProto, Decoder]:
+    """The generation graph (the module's docstring) and its layout;
+    NotImplementedError for a model that does not generate."""
+    proto, past = Graph(model, params).build_decoder()
+    rows = [l["vocab"] for l in model["layers"] if l["op"] == "positions"]
+    return proto, Decoder(past, min(rows) if rows else None)
+
+
+@dataclass
+class Generation:
+    """One generation's state: the cache's capacity, the rows, the tokens
+    held and the past keys and values as the graph gave them."""
+
+    capacity: int
+    rows: int
+    length: int = 0
+    past: List[np.ndarray] = field(default_factory=list)
+
+
 class InferenceEngine:
     """What the inference engines (onnxruntime, openvino) share: the
     batches, the timed steps around `run(x)` (which returns the output on
-    the host), and training refused by name. A subclass sets ENGINE and
-    defines hello, compile, effective and run."""
+    the host), training refused by name, and greedy generation on the
+    decoder graph (`decoder`) around `open_decoder(proto)` (its session,
+    built once per compile) and `run_decoder(feeds)` (its outputs in the
+    graph's order, on the host). A subclass sets ENGINE and defines hello,
+    compile (calling `compiling` first), effective, run, open_decoder and
+    run_decoder."""
 
     ENGINE = ""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.batches: List[np.ndarray] = []
-        self.out = None
+        self.out: Optional[np.ndarray] = None
+        self.options: dict = {}
+        # The model and its parameters while the decoder is not built: the
+        # first prefill after a compile builds it (an inference run never
+        # pays for it), once.
+        self.source: Optional[Tuple[dict, Dict[str, np.ndarray]]] = None
+        self.decoder: Optional[Decoder] = None
+        self.generation: Optional[Generation] = None
+        self.why_not = "no model compiled"  # generation_problem's, "" when it generates
 
     PRECISIONS = ("fp32",)
+
+    def compiling(self, model: dict, params: Dict[str, np.ndarray], options: dict,
+                  shapes: dict) -> None:
+        """A compile's start: what it refuses, and the decoder of an earlier
+        compile dropped. The parameters are kept (a reference, no copy)
+        only for a model that generates."""
+        self.refuse(options, shapes)
+        self.options = options
+        self.decoder, self.generation = None, None
+        self.why_not = generation_problem(model)
+        self.source = None if self.why_not else (model, params)
 
     def refuse(self, options: dict, shapes: dict) -> None:
         if options["precision"] not in self.PRECISIONS:
@@ -338,6 +584,63 @@ class InferenceEngine:
 
     def run(self, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError("run")
+
+    def open_decoder(self, proto: onnx.ModelProto) -> None:
+        raise NotImplementedError("open_decoder")
+
+    def run_decoder(self, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
+        raise NotImplementedError("run_decoder")
+
+    def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
+        """Greedy generation with a KV cache, as Optimum's ONNX decoder loop
+        runs it: the prompts with an empty past, then each step's present
+        fed back as the next one's past. The past grows by one position a
+        step (the graph's Concat): `capacity` bounds it, nothing is
+        allocated ahead."""
+        if self.options.get("precision", "fp32") != "fp32":
+            raise NotImplementedError(f"generation at {self.options['precision']} "
+                                      f"(the {self.ENGINE} engine generates at fp32)")
+        if self.decoder is None:
+            if self.source is None:
+                raise NotImplementedError(f"generation: {self.why_not}")
+            # Neither the graph nor the parameters are kept: the session
+            # holds the weights now.
+            proto, self.decoder = decoder(*self.source)
+            self.open_decoder(proto)
+            self.source = None
+            del proto
+        limit = self.decoder.limit
+        if limit is not None and capacity > limit:
+            raise ValueError(f"generation: a cache of {capacity} tokens, but the "
+                             f"model has {limit} learned positions")
+        n = len(rows)
+        self.generation = Generation(capacity, n, 0, [
+            np.zeros((n, p.heads, 0, p.width), np.float32)
+            for p in self.decoder.past for _ in (p.key, p.value)])
+        return self.next_tokens(np.array(rows, dtype=np.int64))
+
+    def decode(self, tokens: List[int]) -> List[int]:
+        g = self.generation
+        if g is None:
+            raise ValueError("generation: decode before prefill")
+        if len(tokens) != g.rows:
+            raise ValueError(f"generation: {len(tokens)} tokens to decode for "
+                             f"{g.rows} rows")
+        return self.next_tokens(np.array(tokens, dtype=np.int64).reshape(-1, 1))
+
+    def next_tokens(self, ids: np.ndarray) -> List[int]:
+        """ids [N, t] after the generation's tokens: each row's greedy next
+        token; the past then holds them too."""
+        g, d = self.generation, self.decoder
+        assert g is not None and d is not None
+        if g.length + ids.shape[1] > g.capacity:
+            raise ValueError(f"generation: {g.length + ids.shape[1]} tokens "
+                             f"exceed the cache's {g.capacity}")
+        names = [name for p in d.past for name in (p.key, p.value)]
+        logits, *present = self.run_decoder({IDS: ids, **dict(zip(names, g.past))})
+        g.past = present
+        g.length += ids.shape[1]
+        return [int(t) for t in np.asarray(logits)[:, -1].argmax(-1)]
 
     def load_batches(self, t: dict) -> None:
         n = sum(1 for k in t if k.startswith("input."))

@@ -8,6 +8,12 @@ session's intra-op threads (inter-op 1, sequential execution). A step is
 one session.run, which returns the output on the host. Training is
 refused as unimplemented: ONNX Runtime here is an inference engine.
 
+Generation (fp32) runs the writer's decoder graph, Optimum's idiom for an
+exported GPT-2 with past keys and values, in a second session with the
+same options, built by the first prefill after a compile; each step is
+one session.run, the present keys and values fed back as the past
+(nnbench_onnx.InferenceEngine.prefill).
+
 int8 is ONNX Runtime's own post-training static quantization
 (quant_pre_process, then quantize_static) of that graph: QDQ format,
 per-channel signed 8-bit weights (7-bit, reduce_range, on a CPU without
@@ -19,6 +25,7 @@ from __future__ import annotations
 import os
 import platform
 import tempfile
+from typing import Dict, List
 
 import numpy as np
 import onnx
@@ -74,7 +81,8 @@ class Engine(nnbench_onnx.InferenceEngine):
                 "python": platform.python_version(),
                 "devices": ["cpu"], "precisions": list(self.PRECISIONS),
                 "optimizers": [],
-                "exports": ["onnx"]}
+                "exports": ["onnx"],
+                "generates": True}
 
     def export(self, fmt: str, model: dict, params: dict, path: str) -> None:
         """`nnbench models --export-onnx`: the graph this engine runs."""
@@ -82,15 +90,9 @@ class Engine(nnbench_onnx.InferenceEngine):
             f.write(nnbench_onnx.build(model, params).SerializeToString())
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
-        self.refuse(options, shapes)
-        self.options = options
+        self.compiling(model, params, options, shapes)
         proto = nnbench_onnx.build(model, params)
-        so = ort.SessionOptions()
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        if options["threads"] > 0:
-            so.intra_op_num_threads = options["threads"]
-        so.inter_op_num_threads = 1
+        so = self.session_options()
         graph = proto.SerializeToString()
         self.calibrated = 0
         if options["precision"] == "int8":
@@ -100,6 +102,16 @@ class Engine(nnbench_onnx.InferenceEngine):
         self.session = ort.InferenceSession(graph, so,
                                             providers=["CPUExecutionProvider"])
         return self.effective()
+
+    def session_options(self) -> ort.SessionOptions:
+        """The inference session's and the decoder's."""
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        if self.options["threads"] > 0:
+            so.intra_op_num_threads = self.options["threads"]
+        so.inter_op_num_threads = 1
+        return so
 
     def effective(self) -> dict:
         so = self.session.get_session_options()
@@ -120,3 +132,11 @@ class Engine(nnbench_onnx.InferenceEngine):
 
     def run(self, x: np.ndarray) -> np.ndarray:
         return self.session.run(["output"], {"input": x})[0]
+
+    def open_decoder(self, proto: onnx.ModelProto) -> None:
+        self.decoder_session = ort.InferenceSession(
+            proto.SerializeToString(), self.session_options(),
+            providers=["CPUExecutionProvider"])
+
+    def run_decoder(self, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
+        return self.decoder_session.run(None, feeds)

@@ -8,6 +8,13 @@ precision (the plugin would otherwise pick bf16 on CPUs that have it). A
 step is one synchronous infer on a request, the output read to the host.
 Training is refused as unimplemented.
 
+Generation (fp32) runs the writer's decoder graph (Optimum's idiom for an
+exported GPT-2 with past keys and values): read with the past's length
+and the new tokens' count dynamic, compiled once with the same
+configuration by the first prefill after a compile, each step one
+synchronous infer on its own request, the present keys and values fed
+back as the past (nnbench_onnx.InferenceEngine.prefill).
+
 int8 is NNCF's post-training quantization of the OpenVINO model
 (nncf.quantize, its default mixed preset: symmetric weights, per-channel),
 calibrated on the samples nnbench hands over; the CPU plugin then runs the
@@ -19,8 +26,10 @@ from __future__ import annotations
 import os
 import platform
 import tempfile
+from typing import Dict, List
 
 import numpy as np
+import onnx
 import openvino as ov
 import openvino.properties as props
 import openvino.properties.hint as hints
@@ -88,6 +97,7 @@ class Engine(nnbench_onnx.InferenceEngine):
                 "devices": ["cpu"], "precisions": list(self.PRECISIONS),
                 "optimizers": [],
                 "checks_shapes": True,
+                "generates": True,
                 "unsupported": [{
                     "op": "lstm", "precision": "int8",
                     "why": "NNCF's int8 LSTM does not compile on the CPU "
@@ -99,27 +109,32 @@ class Engine(nnbench_onnx.InferenceEngine):
         nnbench_onnx.check_avg_pool_overhang(model)
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
-        self.refuse(options, shapes)
-        self.options = options
+        self.compiling(model, params, options, shapes)
         nnbench_onnx.check_avg_pool_overhang(model)
-        proto = nnbench_onnx.build(model, params)
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "model.onnx")
-            with open(path, "wb") as f:
-                f.write(proto.SerializeToString())
-            net = self.core.read_model(path)
+        net = self.read(nnbench_onnx.build(model, params))
         self.calibrated = 0
         if options["precision"] == "int8":
             x = tensors.read(options["calibration"])["input"]
             net = quantized(net, x)
             self.calibrated = x.shape[0]
-        config = {hints.performance_mode: hints.PerformanceMode.LATENCY,
-                  hints.inference_precision: ov.Type.f32}
-        if options["threads"] > 0:
-            config[props.inference_num_threads] = options["threads"]
-        self.compiled = self.core.compile_model(net, "CPU", config)
+        self.compiled = self.core.compile_model(net, "CPU", self.config())
         self.request = self.compiled.create_infer_request()
         return self.effective()
+
+    def read(self, proto: onnx.ModelProto) -> "ov.Model":
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "model.onnx")
+            with open(path, "wb") as f:
+                f.write(proto.SerializeToString())
+            return self.core.read_model(path)
+
+    def config(self) -> dict:
+        """The inference model's compile configuration and the decoder's."""
+        config = {hints.performance_mode: hints.PerformanceMode.LATENCY,
+                  hints.inference_precision: ov.Type.f32}
+        if self.options["threads"] > 0:
+            config[props.inference_num_threads] = self.options["threads"]
+        return config
 
     def effective(self) -> dict:
         c = self.compiled
@@ -147,3 +162,14 @@ class Engine(nnbench_onnx.InferenceEngine):
 
     def run(self, x: np.ndarray) -> np.ndarray:
         return self.request.infer({0: x})[0]
+
+    def open_decoder(self, proto: onnx.ModelProto) -> None:
+        # The graph's symbolic dims (batch, tokens, past) read as dynamic:
+        # one compiled model for the prompt and every step.
+        self.decoder_model = self.core.compile_model(self.read(proto), "CPU",
+                                                     self.config())
+        self.decoder_request = self.decoder_model.create_infer_request()
+
+    def run_decoder(self, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
+        out = self.decoder_request.infer(feeds)
+        return [out[o] for o in self.decoder_model.outputs]

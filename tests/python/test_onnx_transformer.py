@@ -8,17 +8,20 @@ compared with the ops' definitions (src/engines/reference/ops/
 transformer.h) written in plain numpy, in float64 (transformer_numpy.py)."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import tempfile
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Tuple, cast
 
 import numpy as np
 import onnx
 import pytest
+from onnx import numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import nnbench_onnx
+import tensors
 from conftest import ROOT
 from transformer_numpy import Params, attention, gelu, layer_norm, model
 
@@ -258,3 +261,228 @@ def test_the_tied_output_shares_the_embedding_table(
     assert len(tables) == 1
     np.testing.assert_array_equal(onnx.numpy_helper.to_array(tables[0]), p["wte.weight"])
     assert graph.graph.output[0].type.tensor_type.shape.dim[-1].dim_value == V
+
+
+# Generation: the decoder graph (nnbench_onnx.decoder) with past keys and
+# values, step by step, and the engines' greedy generation on it.
+
+GEN_V, GEN_F, GEN_H, GEN_T, GEN_POS = 13, 8, 2, 6, 12  # GEN_T: the description's
+GEN_BLOCKS = 2  # two attention layers: past_key_0 and past_key_1
+
+
+def gpt2_case() -> Tuple[dict, Params, Callable[[Params, np.ndarray], np.ndarray]]:
+    """A two-block GPT-2 (block_case's layers twice, the residual stream
+    wired by index) and its NumPy forward pass over a sequence of any
+    length (the positions' first rows), in float64."""
+    layers: List[dict] = [{"name": "wte", "op": "embedding", "vocab": GEN_V, "out": GEN_F},
+                          {"name": "wpe", "op": "positions", "vocab": GEN_POS}]
+    for b in range(GEN_BLOCKS):
+        stream = len(layers) - 1  # the residual stream's layer
+        layers += [{"name": f"ln_1_{b}", "op": "layer_norm", "eps": 1e-5},
+                   {"name": f"attn_{b}", "op": "attention", "heads": GEN_H, "causal": True,
+                    "bias": True},
+                   {"name": f"res1_{b}", "op": "add", "inputs": [stream, stream + 2]},
+                   {"name": f"ln_2_{b}", "op": "layer_norm", "eps": 1e-5},
+                   {"name": f"fc_{b}", "op": "linear", "out": 4 * GEN_F, "bias": True},
+                   {"name": f"act_{b}", "op": "gelu", "approximate": True},
+                   {"name": f"proj_{b}", "op": "linear", "out": GEN_F, "bias": True},
+                   {"name": f"res2_{b}", "op": "add", "inputs": [stream + 3, stream + 7]}]
+    layers += [{"name": "ln_f", "op": "layer_norm", "eps": 1e-5},
+               {"name": "lm_head", "op": "tied_linear", "tied": 0}]
+    for l in layers:
+        wide = l["name"].startswith(("fc", "act"))
+        l["shape"] = [GEN_T, GEN_V if l["name"] == "lm_head" else 4 * GEN_F if wide
+                      else GEN_F]
+    p = {"wte.weight": floats((GEN_V, GEN_F), 50), "wpe.weight": floats((GEN_POS, GEN_F), 51)}
+    for b in range(GEN_BLOCKS):
+        s = 60 + 20 * b
+        p |= {f"attn_{b}.in_weight": floats((3 * GEN_F, GEN_F), s, 0.5),
+              f"attn_{b}.in_bias": floats((3 * GEN_F,), s + 1, 0.1),
+              f"attn_{b}.out_weight": floats((GEN_F, GEN_F), s + 2, 0.5),
+              f"attn_{b}.out_bias": floats((GEN_F,), s + 3, 0.1),
+              f"fc_{b}.weight": floats((4 * GEN_F, GEN_F), s + 4, 0.5),
+              f"fc_{b}.bias": floats((4 * GEN_F,), s + 5, 0.1),
+              f"proj_{b}.weight": floats((GEN_F, 4 * GEN_F), s + 6, 0.3),
+              f"proj_{b}.bias": floats((GEN_F,), s + 7, 0.1)}
+        for i, ln in enumerate((f"ln_1_{b}", f"ln_2_{b}")):
+            p[f"{ln}.weight"] = 1 + floats((GEN_F,), s + 10 + i, 0.1)
+            p[f"{ln}.bias"] = floats((GEN_F,), s + 12 + i, 0.1)
+    p["ln_f.weight"] = 1 + floats((GEN_F,), 99, 0.1)
+    p["ln_f.bias"] = floats((GEN_F,), 98, 0.1)
+
+    def forward(p: Params, ids: np.ndarray) -> np.ndarray:
+        table = p["wte.weight"].astype(np.float64)
+        h = table[ids] + p["wpe.weight"][:ids.shape[1]]
+        ln = lambda n, v: layer_norm(v, p[f"{n}.weight"], p[f"{n}.bias"], 1e-5)
+        for b in range(GEN_BLOCKS):
+            h = h + attention(ln(f"ln_1_{b}", h), p, GEN_H, True, name=f"attn_{b}")
+            up = gelu(ln(f"ln_2_{b}", h) @ p[f"fc_{b}.weight"].T + p[f"fc_{b}.bias"], True)
+            h = h + up @ p[f"proj_{b}.weight"].T + p[f"proj_{b}.bias"]
+        out: np.ndarray = ln("ln_f", h) @ table.T
+        return out
+    return model(layers, [GEN_T], "int64", name="gpt2"), p, forward
+
+
+GEN_ROWS = [[3, 9, 1, 12], [10, 2, 2, 7]]  # prompts of one length
+GEN_CAPACITY = 9  # prompt 4, five decodes: a sixth is refused
+
+
+def greedy(forward: Callable[[Params, np.ndarray], np.ndarray], p: Params,
+           rows: List[List[int]], steps: int) -> List[List[int]]:
+    """Each step's next tokens: the argmax of the last row of a forward
+    pass over the whole sequence so far (no cache). The margin over the
+    runner-up is asserted, so that float32 engines cannot differ by a
+    rounding."""
+    seqs = np.array(rows, np.int64)
+    out = []
+    for _ in range(steps):
+        last = forward(p, seqs)[:, -1]
+        top = np.sort(last, -1)
+        assert (top[:, -1] - top[:, -2] > 1e-3).all(), "a near tie: pick other seeds"
+        nxt = last.argmax(-1)
+        out.append([int(t) for t in nxt])
+        seqs = np.concatenate([seqs, nxt[:, None]], 1)
+    return out
+
+
+def test_the_decoder_graph_is_valid_opset_17_with_a_cache_per_attention() -> None:
+    m, p, _ = gpt2_case()
+    proto, d = nnbench_onnx.decoder(m, p)
+    onnx.checker.check_model(proto, full_check=True)
+    assert [(o.domain, o.version) for o in proto.opset_import] == [("", 17)]
+    names = lambda vs: [v.name for v in vs]
+    assert names(proto.graph.input) == ["input_ids", "past_key_0", "past_value_0",
+                                          "past_key_1", "past_value_1"]
+    assert names(proto.graph.output) == ["logits", "present_key_0", "present_value_0",
+                                           "present_key_1", "present_value_1"]
+    assert [(c.heads, c.width) for c in d.past] == [(GEN_H, GEN_F // GEN_H)] * GEN_BLOCKS
+    assert d.limit == GEN_POS
+    ops = {n.op_type for n in proto.graph.node}
+    assert "Gelu" not in ops and "Attention" not in ops
+    # the whole positions table, the other weights as the inference graph's
+    tables = {t.name: numpy_helper.to_array(t) for t in proto.graph.initializer}
+    assert any(v.shape == (GEN_POS, GEN_F) and np.array_equal(v, p["wpe.weight"])
+               for v in tables.values())
+    graph = {t.name: numpy_helper.to_array(t)
+             for t in nnbench_onnx.build(m, p).graph.initializer}
+    same = lambda v: any(v.shape == w.shape and np.array_equal(v, w) for w in graph.values())
+    assert sum(not same(v) for v in tables.values() if v.ndim == 2) == 1  # positions
+
+
+def test_the_decoder_graph_step_by_step_gives_the_whole_sequences_logits() -> None:
+    """ONNX's reference evaluator runs the prompts with an empty past, then
+    one token a step and once two (a past and several new tokens: the
+    mask's general case), each step's present fed back: the last position's
+    logits are those of the whole sequence by the NumPy definition."""
+    m, p, forward = gpt2_case()
+    run = ReferenceEvaluator(nnbench_onnx.decoder(m, p)[0])
+    n, depth = len(GEN_ROWS), GEN_F // GEN_H
+    past: List[np.ndarray] = [np.zeros((n, GEN_H, 0, depth), np.float32)
+                              for _ in range(2 * GEN_BLOCKS)]
+    names = [f"past_{kind}_{b}" for b in range(GEN_BLOCKS) for kind in ("key", "value")]
+    seqs = np.zeros((n, 0), np.int64)
+    for rows in (GEN_ROWS, [[5], [11]], [[0, 4], [8, 1]], [[6], [6]]):
+        new = np.array(rows, np.int64)
+        seqs = np.concatenate([seqs, new], 1)
+        # a list, the outputs in order, when no names are asked for
+        outs = cast(List[np.ndarray],
+                    run.run(None, {"input_ids": new, **dict(zip(names, past))}))
+        logits, past = np.asarray(outs[0]), [np.asarray(x) for x in outs[1:]]
+        assert logits.shape == (n, 1, GEN_V)
+        assert [x.shape for x in past] == [(n, GEN_H, seqs.shape[1], depth)] * 4
+        np.testing.assert_allclose(logits[:, 0], forward(p, seqs)[:, -1],
+                                   rtol=1e-4, atol=1e-5)
+    assert seqs.shape[1] > GEN_T  # past the description's T: the table's later rows
+
+
+def test_a_model_that_does_not_generate_has_no_decoder() -> None:
+    m, p, _, _, _ = attention_case(True, True)
+    with pytest.raises(NotImplementedError, match="token ids"):
+        nnbench_onnx.decoder(m, p)
+    m, p, _, _, _ = seq_first_case()
+    with pytest.raises(NotImplementedError, match="generation"):
+        nnbench_onnx.decoder(m, p)
+
+
+# The engines' generation, in their own environment: compile, then prefill
+# and decode as worker.py drives them (tokens to the JSON file argv[2]).
+GENERATE = """
+import json, os, sys
+import numpy as np
+root, d = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(root, "frameworks", "common"))
+import worker
+engine = sys.argv[3]
+e = worker.load_module(os.path.join(root, "frameworks", engine, "engine.py")).Engine()
+opened = []
+open_decoder = e.open_decoder
+e.open_decoder = lambda proto: (opened.append(1), open_decoder(proto))[1]
+with open(f"{d}/case.json") as f:
+    case = json.load(f)
+import tensors
+params = tensors.read(f"{d}/params.bin")
+e.compile(case["model"], params, {"precision": "fp32", "threads": 1, "device": "cpu",
+          "seed": 1}, {"train_batch": 0, "infer_batches": [len(case["rows"])]})
+out = {"generates": e.hello().get("generates")}
+
+def generate(rows, steps):
+    got = [e.prefill(rows, case["capacity"])]
+    for _ in range(steps - 1):
+        got.append(e.decode(got[-1]))
+    return got
+
+out["batch"] = generate(case["rows"], case["steps"])
+try:
+    e.decode(out["batch"][-1])
+except ValueError as x:
+    out["refused"] = str(x)
+out["alone"] = generate(case["rows"][1:], case["steps"])
+try:
+    e.prefill(case["rows"], case["too_many"])
+except ValueError as x:
+    out["too_many"] = str(x)
+out["opened"] = len(opened)
+with open(f"{d}/out.json", "w") as f:
+    json.dump(out, f)
+"""
+
+
+@pytest.fixture(scope="module", params=sorted(RUNNERS))
+def engine_generations(request: pytest.FixtureRequest) -> dict:
+    engine = request.param
+    py = os.path.join(venvs(), engine, "bin", "python")
+    if not os.access(py, os.X_OK):
+        pytest.skip(f"no {engine} environment ({py}): scripts/setup {engine}")
+    m, p, _ = gpt2_case()
+    steps = GEN_CAPACITY - len(GEN_ROWS[0]) + 1  # the prefill's token and 5 decodes
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "case.json"), "w") as f:
+            json.dump({"model": m, "rows": GEN_ROWS, "capacity": GEN_CAPACITY,
+                       "steps": steps, "too_many": GEN_POS + 1}, f)
+        tensors.write(os.path.join(d, "params.bin"), p)  # as nnbench hands them over
+        r = subprocess.run([py, "-c", GENERATE, ROOT, d, engine], capture_output=True,
+                           text=True)
+        assert r.returncode == 0, f"{engine}: {r.stderr}"
+        with open(os.path.join(d, "out.json")) as f:
+            out: dict = json.load(f)
+            return out
+
+
+def test_the_engine_generates_the_greedy_tokens_of_the_whole_sequences(
+        engine_generations: dict) -> None:
+    m, p, forward = gpt2_case()
+    out = engine_generations
+    assert out["generates"] is True
+    steps = GEN_CAPACITY - len(GEN_ROWS[0]) + 1
+    want = greedy(forward, p, GEN_ROWS, steps)
+    assert out["batch"] == want
+    assert len({tuple(t) for t in want}) > 1  # not one token over and over
+    # the rows decoded apart: the second prompt alone, as in the batch
+    assert out["alone"] == [[t[1]] for t in want]
+    assert out["opened"] == 1  # one decoder per compile, not per generation
+
+
+def test_the_engine_refuses_tokens_past_the_capacity(engine_generations: dict) -> None:
+    assert f"{GEN_CAPACITY + 1} tokens exceed the cache's {GEN_CAPACITY}" in \
+        engine_generations["refused"]
+    assert f"{GEN_POS} learned positions" in engine_generations["too_many"]
