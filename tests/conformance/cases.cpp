@@ -126,9 +126,9 @@ Case binary_cross_entropy() {
 }  // namespace
 
 std::vector<std::string> zoo_cases() {
-  return {"mnist-mlp",     "mnist-cnn",   "cifar10-cnn",
-          "alexnet-r",     "resnet-56",   "fcn-r",
-          "imdb-fasttext", "imdb-bilstm", "lstm-text-gen"};
+  return {"mnist-mlp",     "mnist-cnn", "cifar10-cnn",   "alexnet-r",
+          "resnet-56",     "fcn-r",     "imdb-fasttext", "imdb-bilstm",
+          "lstm-text-gen", "bert-tiny", "gpt2-tiny"};
 }
 
 namespace {
