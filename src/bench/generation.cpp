@@ -1,6 +1,7 @@
 #include "bench/generation.h"
 
 #include <chrono>
+#include <vector>
 
 #include "bench/cpu_usage.h"
 #include "bench/statistics.h"
@@ -111,7 +112,7 @@ void time_generation(backend::Generator& g,
 }
 
 void summarize_generation(results::GenerationRun& r,
-                          const std::optional<machine::Bandwidth>& bw) {
+                          const std::vector<machine::Bandwidth>& measured) {
   std::vector<double> tpot, all;
   for (const auto& itl : r.itl_seconds) {
     tpot.push_back(mean(itl));
@@ -127,11 +128,16 @@ void summarize_generation(results::GenerationRun& r,
       batch * static_cast<double>(r.asked.prompt) / r.ttft.median;
   r.generation_tokens_per_second = batch / r.tpot.median;
   r.ceiling.reset();
-  if (bw && bw->triad_gbs > 0 && r.weight_bytes > 0) {
+  const machine::Bandwidth* best = nullptr;
+  for (const auto& b : measured)
+    if (b.triad_gbs > 0 && (!best || b.triad_gbs > best->triad_gbs)) best = &b;
+  if (best && r.weight_bytes > 0) {
     results::Ceiling c;
-    c.bandwidth_gbs = bw->triad_gbs;
-    c.threads = bw->threads;
-    c.steps_per_second = bw->triad_gbs * 1e9 / r.weight_bytes;
+    c.bandwidth_gbs = best->triad_gbs;
+    c.threads = best->threads;
+    for (const auto& b : measured)
+      if (b.triad_gbs > 0) c.measured_gbs.push_back(b.triad_gbs);
+    c.steps_per_second = best->triad_gbs * 1e9 / r.weight_bytes;
     c.fraction = (1 / r.tpot.median) / c.steps_per_second;
     r.ceiling = c;
   }
@@ -157,8 +163,21 @@ results::GenerationRun run_generation(backend::Backend& b,
     backend::Options o = request.options;
     o.threads = machine::resolve_threads(o.threads);
     int threads = o.threads;
+    // The host's bandwidth bounds a generation on the host only; measured
+    // before and after, as it moves on a shared machine (a missing one is
+    // no ceiling rather than no record).
+    const bool host =
+        request.options.device.empty() || request.options.device == "cpu";
+    std::vector<machine::Bandwidth> measured;
+    const auto measure = [&](int at) {
+      try {
+        if (auto bw = bandwidth(at)) measured.push_back(*bw);
+      } catch (const std::exception&) {
+      }
+    };
     {
       auto gen = b.generator(m, o, {g.batch, g.prompt, g.new_tokens});
+      if (host) measure(threads);  // only for an engine that generates
       const auto prompts =
           data::synthetic_prompts(g.batch, g.prompt, m.input.vocab, o.seed);
       UsageProbe probe(gen->processes());  // over the warm-up too
@@ -167,18 +186,19 @@ results::GenerationRun run_generation(backend::Backend& b,
       r.effective = gen->effective();
       if (r.effective.threads > 0) threads = r.effective.threads;
       r.cpu_usage = probe.stop(threads);
-    }  // the generator's memory freed before the bandwidth's arrays
+    }  // the generator's memory freed before the bandwidth's arrays again
     judge_contention(r.cpu_usage, request.contention.rule, r.validity);
-    // The host's bandwidth bounds a generation on the host only.
-    std::optional<machine::Bandwidth> bw;
     if (r.effective.device.empty() || r.effective.device == "cpu") {
-      try {
-        bw = bandwidth(threads);
-      } catch (const std::exception&) {
-        bw.reset();  // no ceiling rather than no record
-      }
+      // At the threads the engine ran (its record's): a measurement before
+      // at another count does not apply.
+      std::erase_if(measured, [&](const machine::Bandwidth& bw) {
+        return bw.threads != threads;
+      });
+      measure(threads);
+    } else {
+      measured.clear();
     }
-    summarize_generation(r, bw);
+    summarize_generation(r, measured);
     r.state = results::State::kOk;
   } catch (...) {
     r.fail(results::classify(std::current_exception()));

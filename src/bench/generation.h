@@ -36,12 +36,15 @@ void time_generation(backend::Generator& g,
                      const Seconds& now = steady_seconds);
 
 // The figures from the raw times (summaries, percentiles with intervals,
-// tokens/s) and, with a bandwidth, the ceiling and the fraction of it.
+// tokens/s) and, with bandwidth measurements, the ceiling (the highest
+// triad of them: the machine gave that much, so the fraction is not
+// flattered by a slow moment) and the fraction of it.
 void summarize_generation(results::GenerationRun& r,
-                          const std::optional<machine::Bandwidth>& bw);
+                          const std::vector<machine::Bandwidth>& measured);
 
-// The machine's bandwidth at a thread count, asked once the generations
-// are timed (none when it is not measured).
+// The machine's bandwidth at a thread count, measured before the
+// generator is made and again after the generations (none when it is not
+// measured).
 using BandwidthAt = std::function<std::optional<machine::Bandwidth>(int)>;
 
 // The whole case: the generator compiled, prompts made, timed, judged for

@@ -82,6 +82,7 @@ json GenerationRun::serialize() const {
   if (ceiling)
     j["bandwidth_ceiling"] = {
         {"bandwidth_gbs", ceiling->bandwidth_gbs},
+        {"measured_gbs", ceiling->measured_gbs},
         {"threads", ceiling->threads},
         {"steps_per_second", finite_or_null(ceiling->steps_per_second)},
         {"fraction", finite_or_null(ceiling->fraction)}};
@@ -112,9 +113,10 @@ GenerationRun generation_run_from_json(const json& j) {
       number_or_nan(j.at("generation_tokens_per_second"));
   if (j.contains("bandwidth_ceiling")) {
     const json& c = j["bandwidth_ceiling"];
-    r.ceiling = Ceiling{c.at("bandwidth_gbs"), c.at("threads"),
-                        number_or_nan(c.at("steps_per_second")),
-                        number_or_nan(c.at("fraction"))};
+    r.ceiling = Ceiling{
+        c.at("bandwidth_gbs"), c.value("measured_gbs", std::vector<double>{}),
+        c.at("threads"), number_or_nan(c.at("steps_per_second")),
+        number_or_nan(c.at("fraction"))};
   }
   return r;
 }

@@ -43,7 +43,8 @@ struct Percentile {
 // Decoding reads every weight once per step: tokens/s per row is bounded by
 // bandwidth / bytes of weights.
 struct Ceiling {
-  double bandwidth_gbs = 0;  // STREAM triad at the run's threads
+  double bandwidth_gbs = 0;  // STREAM triad at the run's threads: the best
+  std::vector<double> measured_gbs;  // each measurement, before and after
   int threads = 0;
   double steps_per_second = 0;  // bandwidth / weight_bytes
   double fraction = 0;          // the measured steps/s over that

@@ -6,10 +6,10 @@
 #include "bench/generation.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <map>
-#include <mutex>
 
 #include "machine/cpu.h"
 #include "machine/environment.h"
@@ -66,17 +66,13 @@ results::GenerationRequest request_of(
   return g;
 }
 
-// Measured once per process and thread count: a suite's cases share it.
+// Measured anew each time: on a shared machine the bandwidth moves within
+// minutes, so a run's ceiling comes from measurements around it.
 machine::Bandwidth bandwidth_at(int threads) {
-  static std::mutex mu;
-  static std::map<int, machine::Bandwidth> seen;
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto it = seen.find(threads); it != seen.end()) return it->second;
   const machine::Cpu cpu = machine::describe_cpu({});
-  const auto b = machine::measure_bandwidth(
+  return machine::measure_bandwidth(
       threads,
       machine::stream_array_bytes(cpu, machine::available_memory_bytes()));
-  return seen.emplace(threads, b).first->second;
 }
 
 class Generation : public Scenario {
@@ -170,11 +166,12 @@ class Generation : public Scenario {
         tokens < 368 ? "; p99's 95 % interval needs 368 tokens" : "");
     if (r->ceiling)
       out += fmt::format(
-          "bandwidth ceiling: {:.1f} GB/s (triad, {} thread{}) over {:.1f} MB "
-          "of weights = {:.1f} steps/s; this run {:.1f} steps/s, {:.0f} % "
-          "of it\n",
+          "bandwidth ceiling: {:.1f} GB/s (triad, {} thread{}; the best of "
+          "{:.1f} GB/s measured before and after) over {:.1f} MB of weights "
+          "= {:.1f} steps/s; this run {:.1f} steps/s, {:.0f} % of it\n",
           r->ceiling->bandwidth_gbs, r->ceiling->threads,
-          r->ceiling->threads == 1 ? "" : "s", r->weight_bytes / 1e6,
+          r->ceiling->threads == 1 ? "" : "s",
+          fmt::join(r->ceiling->measured_gbs, ", "), r->weight_bytes / 1e6,
           r->ceiling->steps_per_second, 1 / r->tpot.median,
           100 * r->ceiling->fraction);
     return out;

@@ -77,7 +77,7 @@ TEST(Generation, FiguresFromTheTimes) {
   machine::Bandwidth bw;
   bw.triad_gbs = 20;
   bw.threads = 2;
-  summarize_generation(r, bw);
+  summarize_generation(r, {bw});
   EXPECT_NEAR(r.ttft.median, 0.2, 1e-9);
   // Each generation: six steps of 0.01 and two of 0.04, mean 0.0175.
   EXPECT_NEAR(r.tpot.median, 0.0175, 1e-9);
@@ -93,8 +93,17 @@ TEST(Generation, FiguresFromTheTimes) {
   EXPECT_NEAR(r.ceiling->steps_per_second, 20e9 / 4e9, 1e-9);
   EXPECT_NEAR(r.ceiling->fraction, (1 / 0.0175) / 5, 1e-9);
   EXPECT_EQ(r.ceiling->threads, 2);
+  // Measured before and after: the higher is the ceiling (the machine gave
+  // that much), both are recorded.
+  machine::Bandwidth slow = bw;
+  slow.triad_gbs = 12;
+  summarize_generation(r, {slow, bw});
+  ASSERT_TRUE(r.ceiling.has_value());
+  EXPECT_DOUBLE_EQ(r.ceiling->bandwidth_gbs, 20);
+  EXPECT_EQ(r.ceiling->measured_gbs, (std::vector<double>{12, 20}));
+  EXPECT_NEAR(r.ceiling->fraction, (1 / 0.0175) / 5, 1e-9);
   // Without a bandwidth there is no ceiling, not a zero one.
-  summarize_generation(r, std::nullopt);
+  summarize_generation(r, {});
   EXPECT_FALSE(r.ceiling.has_value());
 }
 
@@ -137,7 +146,7 @@ TEST(Generation, RecordRoundTripsThroughItsKind) {
   r.weight_bytes = 4e9;
   machine::Bandwidth bw;
   bw.triad_gbs = 20;
-  summarize_generation(r, bw);
+  summarize_generation(r, {bw});
   const auto back = results::record_from_json(r.serialize());
   const auto& g2 = results::as<results::GenerationRun>(*back);
   EXPECT_EQ(g2.kind, "generation");
@@ -147,6 +156,7 @@ TEST(Generation, RecordRoundTripsThroughItsKind) {
   EXPECT_DOUBLE_EQ(g2.itl_p90.value, r.itl_p90.value);
   EXPECT_DOUBLE_EQ(g2.itl_p50.ci.hi, r.itl_p50.ci.hi);
   EXPECT_DOUBLE_EQ(g2.ceiling->fraction, r.ceiling->fraction);
+  EXPECT_EQ(g2.ceiling->measured_gbs, r.ceiling->measured_gbs);
   EXPECT_EQ(g2.asked.prompt, 16);
   // The store's columns: time per output token and generation tokens/s.
   EXPECT_DOUBLE_EQ(g2.headline().median_seconds, r.tpot.median);

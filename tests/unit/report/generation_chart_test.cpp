@@ -30,7 +30,7 @@ TEST(GenerationChart, OneBarPerMeasuredCaseAndAFailedOneLeftOut) {
   s.label = "run";
   s.generation.push_back(measured("torch", 0.002));
   auto slow = measured("reference", 0.010);
-  slow.ceiling = results::Ceiling{30, 2, 60, 0.25};
+  slow.ceiling = results::Ceiling{30, {30}, 2, 60, 0.25};
   s.generation.push_back(slow);
   results::GenerationRun failed;
   failed.model = "gpt2-tiny";
