@@ -91,14 +91,29 @@ struct LayerCtx {
 // Shapes with the batch dim first, in a layout the primitive may choose.
 inline Md any_md(const Dims& dims, Dt dt) { return Md(dims, dt, Tag::any); }
 
+// A generation build's one-token step (InferPlan::kv_capacity): its linears
+// run as matrix-vector products on plain weights (gemv_step).
+inline bool one_token(const LayerCtx& c, int64_t tokens) {
+  return c.infer != nullptr && c.infer->kv_capacity > 0 && tokens == 1;
+}
+
+// y [rows, out] = x [rows, in] w^T (w plain [out, in]) + b, added to what y
+// holds with `accumulate` (a fused residual add), then a ReLU with `relu`;
+// plain fp32 buffers, b empty for no bias (ops_gemv.cpp).
+struct Gemv {
+  memory x, w, b, y;
+  int64_t rows = 0, in = 0, out = 0;
+  bool accumulate = false, relu = false;
+};
+void gemv_step(Net& net, const Gemv& g);
+
 // The weights of a linear layer: in the layout its primitive prefers, but
 // plain ([out, in], the canonical one) in a generation build's one-token
-// step, where oneDNN's GEMV reads them faster (docs/performance.md).
+// step, which reads them with gemv_step.
 inline Md linear_weights_md(const LayerCtx& c, const Dims& dims,
                             int64_t tokens) {
-  const bool one_token =
-      c.infer != nullptr && c.infer->kv_capacity > 0 && tokens == 1;
-  return one_token ? Md(dims, c.net.dt(), Tag::ab) : any_md(dims, c.net.dt());
+  return one_token(c, tokens) ? Md(dims, c.net.dt(), Tag::ab)
+                              : any_md(dims, c.net.dt());
 }
 
 inline bool is_reference(const dnnl::primitive_desc& pd) {

@@ -62,6 +62,10 @@ class Projection {
     if (c.l.bias)
       b_ = c.params.add(c.l.name + "." + name + "_bias", b, pd_.bias_desc(),
                         b_grad);
+    if (one_token(c, tokens)) {
+      gemv_step(net, {src, w_.weights, b_.weights, dst, rows, in, out});
+      return;
+    }
     Args args{{DNNL_ARG_SRC, fwd_view(net, src, s_)},
               {DNNL_ARG_WEIGHTS, w_.weights},
               {DNNL_ARG_DST, fwd_view(net, dst, d_)}};

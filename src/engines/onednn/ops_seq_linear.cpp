@@ -89,6 +89,14 @@ void build_seq_linear(LayerCtx& c) {
       net.fwd(When::kAlways, make_reorder(y, c.dst().mem),
               {{DNNL_ARG_FROM, y}, {DNNL_ARG_TO, c.dst().mem}});
     }
+    if (one_token(c, in[1])) {
+      Gemv g{x,           w.weights, l.bias ? args.at(DNNL_ARG_BIAS) : memory(),
+             c.dst().mem, rows,      in[2],
+             l.out};
+      g.accumulate = c.sum;
+      g.relu = c.fuse_relu;
+      return gemv_step(net, g);
+    }
     net.fwd(When::kAlways, dnnl::inner_product_forward(pd), args);
     return;
   }
