@@ -130,14 +130,14 @@ void summarize_generation(results::GenerationRun& r,
   r.ceiling.reset();
   const machine::Bandwidth* best = nullptr;
   for (const auto& b : measured)
-    if (b.triad_gbs > 0 && (!best || b.triad_gbs > best->triad_gbs)) best = &b;
+    if (b.read_gbs > 0 && (!best || b.read_gbs > best->read_gbs)) best = &b;
   if (best && r.weight_bytes > 0) {
     results::Ceiling c;
-    c.bandwidth_gbs = best->triad_gbs;
+    c.bandwidth_gbs = best->read_gbs;
     c.threads = best->threads;
     for (const auto& b : measured)
-      if (b.triad_gbs > 0) c.measured_gbs.push_back(b.triad_gbs);
-    c.steps_per_second = best->triad_gbs * 1e9 / r.weight_bytes;
+      if (b.read_gbs > 0) c.measured_gbs.push_back(b.read_gbs);
+    c.steps_per_second = best->read_gbs * 1e9 / r.weight_bytes;
     c.fraction = (1 / r.tpot.median) / c.steps_per_second;
     r.ceiling = c;
   }

@@ -63,8 +63,11 @@ void print_text(const nlohmann::json& env, const machine::Peak& peak,
         "theoretical_peak", t.fp32_gflops, t.bf16_gflops,
         t.fp32_flops_per_cycle, t.ghz, t.cores, t.units, t.clock_source);
   if (bw)
-    fmt::print("{:<22} triad {:.1f} GB/s, copy {:.1f} GB/s ({})\n",
-               "memory_bandwidth", bw->triad_gbs, bw->copy_gbs, bw->method);
+    fmt::print(
+        "{:<22} read {:.1f} GB/s, triad {:.1f} GB/s, copy {:.1f} "
+        "GB/s ({})\n",
+        "memory_bandwidth", bw->read_gbs, bw->triad_gbs, bw->copy_gbs,
+        bw->method);
 }
 
 int env_command(const EnvArgs& a) {
@@ -101,7 +104,7 @@ Action add_env(CLI::App& app) {
   app.add_flag("!--no-peak", a->peak, "Skip the GEMM peak calibration");
   app.add_flag("!--no-bandwidth", a->bandwidth,
                "Skip the memory bandwidth measurement (STREAM copy and "
-               "triad)");
+               "triad, a read)");
   app.add_option(
          "--threads", a->threads,
          "Threads for the peak calibration and the bandwidth measurement "

@@ -13,20 +13,26 @@
 namespace nnbench::machine {
 namespace {
 
-// Runs f(begin, end) for each thread's contiguous part of [0, n).
+// Runs f(t, begin, end) for each thread t's contiguous part of [0, n).
 template <typename F>
-void in_parts(int64_t n, int threads, F f) {
+void in_numbered_parts(int64_t n, int threads, F f) {
   if (threads <= 1) {
-    f(int64_t{0}, n);
+    f(0, int64_t{0}, n);
     return;
   }
   std::vector<std::thread> pool;
   pool.reserve(threads);
   for (int t = 0; t < threads; ++t) {
     const int64_t begin = n * t / threads, end = n * (t + 1) / threads;
-    pool.emplace_back([=] { f(begin, end); });
+    pool.emplace_back([=] { f(t, begin, end); });
   }
   for (auto& th : pool) th.join();
+}
+
+template <typename F>
+void in_parts(int64_t n, int threads, F f) {
+  in_numbered_parts(n, threads,
+                    [&f](int, int64_t begin, int64_t end) { f(begin, end); });
 }
 
 }  // namespace
@@ -55,6 +61,22 @@ void stream_triad(double* a, const double* b, const double* c, double s,
   in_parts(n, threads, [=](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) a[i] = b[i] + s * c[i];
   });
+}
+
+double stream_read(const double* a, int64_t n, int threads) {
+  std::vector<double> part(std::max(threads, 1), 0.0);
+  in_numbered_parts(n, threads, [&, a](int t, int64_t begin, int64_t end) {
+    // Four sums, so that the adds' latency does not bound the loop.
+    double s[4] = {0, 0, 0, 0};
+    int64_t i = begin;
+    for (; i + 4 <= end; i += 4)
+      for (int k = 0; k < 4; ++k) s[k] += a[i + k];
+    for (; i < end; ++i) s[0] += a[i];
+    part[t] = s[0] + s[1] + s[2] + s[3];
+  });
+  double total = 0;
+  for (double p : part) total += p;
+  return total;
 }
 
 Bandwidth measure_bandwidth(int threads, int64_t array_bytes, int passes) {
@@ -95,6 +117,9 @@ Bandwidth measure_bandwidth(int threads, int64_t array_bytes, int passes) {
       best([&] { stream_copy(a.get(), b.get(), n, threads); });
   const double triad_s =
       best([&] { stream_triad(a.get(), b.get(), c.get(), 3.0, n, threads); });
+  volatile double sum = 0;
+  const double read_s =
+      best([&] { sum = sum + stream_read(c.get(), n, threads); });
   // Read the result back, so that no pass is work the compiler may drop.
   volatile double sink = a[0] + a[n - 1];
   (void)sink;
@@ -102,23 +127,25 @@ Bandwidth measure_bandwidth(int threads, int64_t array_bytes, int passes) {
   const double bytes = static_cast<double>(n) * sizeof(double);
   out.copy_gbs = 2 * bytes / copy_s / 1e9;
   out.triad_gbs = 3 * bytes / triad_s / 1e9;
+  out.read_gbs = bytes / read_s / 1e9;
   out.threads = threads;
   out.array_bytes = n * static_cast<int64_t>(sizeof(double));
   out.passes = passes;
   out.method = fmt::format(
-      "STREAM copy and triad over 3 x {} MiB float64 arrays, best of {} "
-      "passes, {} thread{}; bytes counted as STREAM does, 16 per element "
-      "copied, 24 per triad element",
+      "STREAM copy and triad over 3 x {} MiB float64 arrays, and a read "
+      "(sum) of one, best of {} passes, {} thread{}; bytes counted as STREAM "
+      "does, 16 per element copied, 24 per triad element, 8 per element "
+      "read",
       out.array_bytes >> 20, passes, threads, threads == 1 ? "" : "s");
   out.seconds = util::seconds_since(start);
   return out;
 }
 
 nlohmann::json to_json(const Bandwidth& b) {
-  return {{"copy_gbs", b.copy_gbs}, {"triad_gbs", b.triad_gbs},
-          {"threads", b.threads},   {"array_bytes", b.array_bytes},
-          {"passes", b.passes},     {"method", b.method},
-          {"seconds", b.seconds}};
+  return {{"copy_gbs", b.copy_gbs},       {"triad_gbs", b.triad_gbs},
+          {"read_gbs", b.read_gbs},       {"threads", b.threads},
+          {"array_bytes", b.array_bytes}, {"passes", b.passes},
+          {"method", b.method},           {"seconds", b.seconds}};
 }
 
 }  // namespace nnbench::machine

@@ -5,8 +5,11 @@
 // kernels and its counting: copy a = b moves 2 arrays, triad a = b + s*c
 // moves 3, of 8-byte doubles, each array at least four times the last-level
 // caches so that the caches hold none of it; the write-allocate reads a
-// store causes are not counted (STREAM's rule), so the figure is what a
-// reading kernel can expect, not the bus's raw traffic.
+// store causes are not counted (STREAM's rule). Beside them a read kernel
+// (a sum over one array, 8 bytes per element), as likwid-bench's `load`:
+// a decoding step only reads its weights, and a machine streams a read
+// faster than a triad's mix, so the read figure is the ceiling for it (a
+// triad's can be exceeded).
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -16,7 +19,7 @@
 namespace nnbench::machine {
 
 struct Bandwidth {
-  double copy_gbs = 0, triad_gbs = 0;  // best pass, 1e9 bytes/s
+  double copy_gbs = 0, triad_gbs = 0, read_gbs = 0;  // best pass, 1e9 B/s
   int threads = 0;
   int64_t array_bytes = 0;  // each of the three arrays
   int passes = 0;           // timed passes of each kernel (best kept)
@@ -40,6 +43,8 @@ int64_t stream_array_bytes(const Cpu& cpu, double available_bytes);
 void stream_copy(double* a, const double* b, int64_t n, int threads);
 void stream_triad(double* a, const double* b, const double* c, double s,
                   int64_t n, int threads);
+// The sum of a[0..n) (each thread its part, the parts' sums added).
+double stream_read(const double* a, int64_t n, int threads);
 
 // Allocates three arrays of `array_bytes`, one untimed pass of each kernel,
 // then `passes` timed passes of each; the best of each is the figure.

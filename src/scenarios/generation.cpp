@@ -166,7 +166,7 @@ class Generation : public Scenario {
         tokens < 368 ? "; p99's 95 % interval needs 368 tokens" : "");
     if (r->ceiling)
       out += fmt::format(
-          "bandwidth ceiling: {:.1f} GB/s (triad, {} thread{}; the best of "
+          "bandwidth ceiling: {:.1f} GB/s (read, {} thread{}; the best of "
           "{:.1f} GB/s measured before and after) over {:.1f} MB of weights "
           "= {:.1f} steps/s; this run {:.1f} steps/s, {:.0f} % of it\n",
           r->ceiling->bandwidth_gbs, r->ceiling->threads,

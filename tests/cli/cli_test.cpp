@@ -213,6 +213,7 @@ TEST_F(Cli, EnvMeasuresTheMemoryBandwidthUnlessToldNot) {
   const auto b = parse(o)["memory_bandwidth"];
   ASSERT_TRUE(b.is_object()) << o.output;
   EXPECT_GT(b["triad_gbs"].get<double>(), 0);
+  EXPECT_GT(b["read_gbs"].get<double>(), 0);
   EXPECT_GT(b["copy_gbs"].get<double>(), 0);
   EXPECT_EQ(b["threads"], 1);
   // At least STREAM's floor of 64 MiB per array, unless memory is short.

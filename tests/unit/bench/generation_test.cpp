@@ -75,7 +75,7 @@ TEST(Generation, FiguresFromTheTimes) {
                   [&] { return clock; });
   r.weight_bytes = 4e9;
   machine::Bandwidth bw;
-  bw.triad_gbs = 20;
+  bw.read_gbs = 20;
   bw.threads = 2;
   summarize_generation(r, {bw});
   EXPECT_NEAR(r.ttft.median, 0.2, 1e-9);
@@ -96,7 +96,7 @@ TEST(Generation, FiguresFromTheTimes) {
   // Measured before and after: the higher is the ceiling (the machine gave
   // that much), both are recorded.
   machine::Bandwidth slow = bw;
-  slow.triad_gbs = 12;
+  slow.read_gbs = 12;
   summarize_generation(r, {slow, bw});
   ASSERT_TRUE(r.ceiling.has_value());
   EXPECT_DOUBLE_EQ(r.ceiling->bandwidth_gbs, 20);
@@ -145,7 +145,7 @@ TEST(Generation, RecordRoundTripsThroughItsKind) {
                   [&] { return clock; });
   r.weight_bytes = 4e9;
   machine::Bandwidth bw;
-  bw.triad_gbs = 20;
+  bw.read_gbs = 20;
   summarize_generation(r, {bw});
   const auto back = results::record_from_json(r.serialize());
   const auto& g2 = results::as<results::GenerationRun>(*back);

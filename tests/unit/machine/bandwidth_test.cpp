@@ -1,4 +1,5 @@
-// The memory bandwidth measurement: STREAM's kernels compute what they
+// The memory bandwidth measurement: STREAM's kernels and the read kernel
+// compute what they
 // count, on any split of the arrays between threads; the array size
 // follows the last-level caches within its bounds; bad bounds are refused
 // before anything is allocated.
@@ -29,6 +30,9 @@ TEST(Bandwidth, KernelsComputeEveryElementOnAnySplit) {
     // i + 3 * 2i = 7i
     for (int64_t i = 0; i < n; ++i)
       ASSERT_EQ(a[i], 7.0 * static_cast<double>(i)) << threads;
+    // 0 + 1 + ... + 1000, exact in doubles.
+    EXPECT_EQ(stream_read(b.data(), n, threads), 1000.0 * 1001.0 / 2)
+        << threads;
   }
 }
 
@@ -70,6 +74,7 @@ TEST(Bandwidth, AMeasurementSaysWhatItRan) {
   const Bandwidth b = measure_bandwidth(2, int64_t{8} << 20, 3);
   EXPECT_TRUE(std::isfinite(b.copy_gbs) && b.copy_gbs > 0);
   EXPECT_TRUE(std::isfinite(b.triad_gbs) && b.triad_gbs > 0);
+  EXPECT_TRUE(std::isfinite(b.read_gbs) && b.read_gbs > 0);
   EXPECT_EQ(b.array_bytes, int64_t{8} << 20);
   EXPECT_EQ(b.threads, 2);
   EXPECT_EQ(b.passes, 3);
