@@ -799,3 +799,29 @@ def kept(grads) -> None:
         raise ValueError("the training step's gradients were not kept "
                          "(compile with options.observe, as nnbench verify "
                          "does)")
+
+
+class Generates:
+    """An engine's prefill and decode over a Generation made by its first
+    prefill after a compile (which sets `generation` back to None);
+    the engine gives its KerasModel `k`, its compiled step `_greedy(ids,
+    cache, length)` and `_zeros(shape)`, a cache tensor on its device."""
+
+    generation: Optional[Generation] = None
+    k: KerasModel
+
+    def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
+        if self.generation is None:
+            self.generation = Generation(self.k, self._greedy, self._zeros)
+        return self.generation.prefill(rows, capacity)
+
+    def decode(self, tokens: List[int]) -> List[int]:
+        if self.generation is None:
+            raise ValueError("generation: decode before a prefill")
+        return self.generation.decode(tokens)
+
+    def _greedy(self, ids: np.ndarray, cache: list, length: int):
+        raise NotImplementedError
+
+    def _zeros(self, shape: tuple):
+        raise NotImplementedError

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import platform
-from typing import List, Optional
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
 ASKED_THREADS = int(os.environ.get("NNBENCH_THREADS", "0") or 0)
@@ -39,10 +38,7 @@ import keras
 import keras_model as km
 
 
-class Engine:
-    # Made by the first prefill after a compile.
-    generation: Optional[km.Generation] = None
-
+class Engine(km.Generates):
     def __init__(self):
         self.batches = []
         self.out = None
@@ -190,16 +186,6 @@ class Engine:
         x, _ = self.batches[batch]
         self.out = self.infer_fn(self.state[0], self.state[1], x)
         self.out.block_until_ready()
-
-    def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
-        if self.generation is None:
-            self.generation = km.Generation(self.k, self._greedy, self._zeros)
-        return self.generation.prefill(rows, capacity)
-
-    def decode(self, tokens: List[int]) -> List[int]:
-        if self.generation is None:
-            raise ValueError("generation: decode before a prefill")
-        return self.generation.decode(tokens)
 
     def _greedy(self, ids: np.ndarray, cache: list, length: int):
         # The weights are the state's (the trained ones after a training

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import platform
-from typing import List, Optional
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -32,10 +31,7 @@ import keras
 import keras_model as km
 
 
-class Engine:
-    # Made by the first prefill after a compile.
-    generation: Optional[km.Generation] = None
-
+class Engine(km.Generates):
     def __init__(self):
         self.batches = []
         self.out = None
@@ -140,16 +136,6 @@ class Engine:
         x, _ = self.batches[batch]
         self.out = self.infer_fn(x)
         self.out[0].numpy()
-
-    def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
-        if self.generation is None:
-            self.generation = km.Generation(self.k, self._greedy, self._zeros)
-        return self.generation.prefill(rows, capacity)
-
-    def decode(self, tokens: List[int]) -> List[int]:
-        if self.generation is None:
-            raise ValueError("generation: decode before a prefill")
-        return self.generation.decode(tokens)
 
     def _greedy(self, ids: np.ndarray, cache: list, length: int):
         # length as a tensor: a Python int would trace the function again
