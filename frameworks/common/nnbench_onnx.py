@@ -622,7 +622,7 @@ class InferenceEngine:
     def decode(self, tokens: List[int]) -> List[int]:
         g = self.generation
         if g is None:
-            raise ValueError("generation: decode before prefill")
+            raise ValueError("generation: decode before a prefill")
         if len(tokens) != g.rows:
             raise ValueError(f"generation: {len(tokens)} tokens to decode for "
                              f"{g.rows} rows")

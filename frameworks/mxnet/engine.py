@@ -589,7 +589,7 @@ class Engine:
 
     def decode(self, tokens: List[int]) -> List[int]:
         if self.cache is None:
-            raise ValueError("generation: decode before prefill")
+            raise ValueError("generation: decode before a prefill")
         if len(tokens) != self.cache.rows:
             raise ValueError(f"generation: {len(tokens)} tokens to decode for "
                              f"{self.cache.rows} rows")
@@ -628,6 +628,7 @@ class Engine:
         self.ctx = mx.gpu(int(dev.split(":")[1])) if dev.startswith("cuda") else mx.cpu()
         mx.random.seed(options["seed"])
         self.net = Net(model)
+        self.cache = None  # an earlier compile's arrays are not this model's
         self.net.initialize(ctx=self.ctx)
         for name, prm in self.net.canonical.items():
             if name not in params:

@@ -37,7 +37,7 @@ void time_generation(backend::Generator& g,
 
 // The figures from the raw times (summaries, percentiles with intervals,
 // tokens/s) and, with bandwidth measurements, the ceiling (the highest
-// triad of them: the machine gave that much, so the fraction is not
+// read bandwidth of them: the machine gave that much, so the fraction is not
 // flattered by a slow moment) and the fraction of it.
 void summarize_generation(results::GenerationRun& r,
                           const std::vector<machine::Bandwidth>& measured);

@@ -83,6 +83,7 @@ json GenerationRun::serialize() const {
     j["bandwidth_ceiling"] = {
         {"bandwidth_gbs", ceiling->bandwidth_gbs},
         {"measured_gbs", ceiling->measured_gbs},
+        {"kernel", ceiling->kernel},
         {"threads", ceiling->threads},
         {"steps_per_second", finite_or_null(ceiling->steps_per_second)},
         {"fraction", finite_or_null(ceiling->fraction)}};
@@ -117,6 +118,7 @@ GenerationRun generation_run_from_json(const json& j) {
         c.at("bandwidth_gbs"), c.value("measured_gbs", std::vector<double>{}),
         c.at("threads"), number_or_nan(c.at("steps_per_second")),
         number_or_nan(c.at("fraction"))};
+    r.ceiling->kernel = c.value("kernel", std::string("triad"));
   }
   return r;
 }

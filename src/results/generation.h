@@ -43,11 +43,14 @@ struct Percentile {
 // Decoding reads every weight once per step: tokens/s per row is bounded by
 // bandwidth / bytes of weights.
 struct Ceiling {
-  double bandwidth_gbs = 0;  // read kernel at the run's threads: the best
+  double bandwidth_gbs = 0;  // `kernel`'s at the run's threads: the best
   std::vector<double> measured_gbs;  // each measurement, before and after
   int threads = 0;
   double steps_per_second = 0;  // bandwidth / weight_bytes
   double fraction = 0;          // the measured steps/s over that
+  // The bandwidth kernel: "read" (a sum over one array); records written
+  // before it was named used STREAM's "triad".
+  std::string kernel = "read";
 };
 
 struct GenerationRun : Record {

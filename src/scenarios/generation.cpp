@@ -164,16 +164,23 @@ class Generation : public Scenario {
         r->itl_p90.value * 1e3, r->itl_p99.value * 1e3, tokens,
         r->ttft_seconds.size(),
         tokens < 368 ? "; p99's 95 % interval needs 368 tokens" : "");
-    if (r->ceiling)
+    if (r->ceiling) {
+      const auto& m = r->ceiling->measured_gbs;
+      const std::string measured =
+          m.size() > 1 ? fmt::format(
+                             "the best of {:.1f} GB/s measured before "
+                             "and after",
+                             fmt::join(m, ", "))
+                       : "measured once";
       out += fmt::format(
-          "bandwidth ceiling: {:.1f} GB/s (read, {} thread{}; the best of "
-          "{:.1f} GB/s measured before and after) over {:.1f} MB of weights "
-          "= {:.1f} steps/s; this run {:.1f} steps/s, {:.0f} % of it\n",
-          r->ceiling->bandwidth_gbs, r->ceiling->threads,
-          r->ceiling->threads == 1 ? "" : "s",
-          fmt::join(r->ceiling->measured_gbs, ", "), r->weight_bytes / 1e6,
+          "bandwidth ceiling: {:.1f} GB/s ({}, {} thread{}; {}) over {:.1f} "
+          "MB of weights = {:.1f} steps/s; this run {:.1f} steps/s, {:.0f} % "
+          "of it\n",
+          r->ceiling->bandwidth_gbs, r->ceiling->kernel, r->ceiling->threads,
+          r->ceiling->threads == 1 ? "" : "s", measured, r->weight_bytes / 1e6,
           r->ceiling->steps_per_second, 1 / r->tpot.median,
           100 * r->ceiling->fraction);
+    }
     return out;
   }
 };

@@ -100,6 +100,9 @@ TEST(OnednnInt8, ExactOnTheQuantizationGrid) {
     }
   EXPECT_NE(r.effective.extras.at("int8").find("u8/s8 inputs"),
             std::string::npos);
+  EXPECT_NE(r.effective.extras.at("int8").find("1 quantized here"),
+            std::string::npos)
+      << r.effective.extras.at("int8");
   EXPECT_NE(r.effective.extras.at("int8").find(
                 std::to_string(static_cast<int>(levels())) + " levels each"),
             std::string::npos)
@@ -246,15 +249,20 @@ TEST(OnednnInt8, LinearOnASequenceExactOnTheQuantizationGrid) {
         want += double(x.f[row * 4 + k]) * w[o * 4 + k];
       EXPECT_DOUBLE_EQ(r.output.f[row * 2 + o], want) << row << "," << o;
     }
+  // Quantized (the grid is exact in fp32 too): one int8 product, nothing
+  // left in fp32.
+  EXPECT_NE(r.effective.extras.at("int8").find("1 quantized here"),
+            std::string::npos)
+      << r.effective.extras.at("int8");
   EXPECT_EQ(r.effective.extras.at("int8").find("not quantized"),
             std::string::npos)
       << r.effective.extras.at("int8");
 }
 
-// A transformer in int8: the MLP's linears, each attention's input
-// projection and the tied output head run quantized; the record names
-// what stays fp32 (the attention past its input projection) and the
-// logits stay near fp32's on seeded weights and tokens.
+// A transformer in int8: the MLP's linears, each attention's projections
+// and the tied output head run quantized; the record names what stays
+// fp32 (the attention between its projections) and the logits stay near
+// fp32's on seeded weights and tokens.
 TEST(OnednnInt8, TransformerQuantizesItsLinearsAndNamesTheRest) {
   const model::Model m = model::zoo::get("gpt2-tiny");
   const host::Batch batch = data::synthetic_batch(m, 2, 5);
@@ -264,10 +272,13 @@ TEST(OnednnInt8, TransformerQuantizesItsLinearsAndNamesTheRest) {
   const Ran q = infer("onednn", m, "int8", params, batch.input, batch.input);
   const Ran f = infer("onednn", m, "fp32", params, batch.input, batch.input);
   const std::string& record = q.effective.extras.at("int8");
-  EXPECT_NE(record.find("h0.attn (attention but its input projection)"),
+  EXPECT_NE(record.find("h0.attn (attention's scores, softmax and weighted "
+                        "sum)"),
             std::string::npos)
       << record;
-  EXPECT_EQ(record.find("linear on [T, F]"), std::string::npos) << record;
+  // Two blocks of four products (the attention's two projections, the
+  // MLP's two linears) and the tied head.
+  EXPECT_NE(record.find("; 9 quantized here"), std::string::npos) << record;
   ASSERT_EQ(q.output.f.size(), f.output.f.size());
   double diff = 0, norm = 0;
   for (size_t k = 0; k < f.output.f.size(); ++k) {

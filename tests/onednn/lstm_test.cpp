@@ -130,8 +130,8 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Layers, Lstm, ::testing::ValuesIn(cases()), case_name);
 
-// int8 quantizes conv and linear layers on [F] only: the LSTM and a linear
-// on every step run in fp32 inside an int8 build, and the record says so.
+// int8 leaves the LSTM in fp32 inside an int8 build, and the record says
+// so; the linear on every step after it is quantized (one int8 product).
 TEST(LstmInt8, RunsTheLstmInFp32AndSaysSo) {
   model::Model m = lstm_model("int8", {.num_layers = 2}, false, true);
   const auto batch = data::synthetic_batch(m, 3, 5);
@@ -145,15 +145,15 @@ TEST(LstmInt8, RunsTheLstmInFp32AndSaysSo) {
   exe->infer(0);
   exe->synchronize();
   const std::string int8 = exe->effective().extras.at("int8");
-  EXPECT_NE(int8.find("not quantized (fp32): head (linear on [T, F]), lstm "
-                      "(lstm)"),
-            std::string::npos)
+  EXPECT_NE(int8.find("; 1 quantized here"), std::string::npos) << int8;
+  EXPECT_NE(int8.find("not quantized (fp32): lstm (lstm)"), std::string::npos)
       << int8;
   auto oracle = backend::make_backend(backend::kOracle)
                     ->compile(m, options("fp32"), backend::Shapes::infer(3));
   oracle->load_batches({batch});
   oracle->infer(0);
-  EXPECT_LT(relative_error(exe->output(), oracle->output()), 1e-4);
+  // The head's int8 rounding only (the LSTM in fp32 matches to 1e-4).
+  EXPECT_LT(relative_error(exe->output(), oracle->output()), 1e-2);
 }
 
 }  // namespace

@@ -35,18 +35,24 @@ host::Tensor chunk(const host::Tensor& all, int64_t first, int64_t n) {
   return t;
 }
 
-void widen(Range& r, const std::vector<float>& v) {
-  for (float x : v) {
-    r.min = std::min(r.min, x);
-    r.max = std::max(r.max, x);
+void widen(Range& r, const float* v, size_t n) {
+  for (size_t k = 0; k < n; ++k) {
+    r.min = std::min(r.min, v[k]);
+    r.max = std::max(r.max, v[k]);
   }
 }
 
 }  // namespace
 
+void widen(Range& r, const memory& m) {
+  widen(r, static_cast<const float*>(m.get_data_handle()),
+        m.get_desc().get_size() / sizeof(float));
+}
+
 std::map<int, Range> calibrate(const model::Model& m, const std::string& file,
                                const dnnl::engine& eng, ParamStates* params,
-                               RunState* state, int64_t* samples) {
+                               RunState* state, int64_t* samples,
+                               std::map<std::string, Range>* inner) {
   if (file.empty())
     throw Error(
         "oneDNN backend: int8 needs calibration samples (the options' "
@@ -66,8 +72,7 @@ std::map<int, Range> calibrate(const model::Model& m, const std::string& file,
   // holds its other input in the conv's output buffer, as int8 at that
   // input's own level (ops_dense_infer.cpp).
   std::map<int, Range> ranges;
-  const Range empty{std::numeric_limits<float>::max(),
-                    std::numeric_limits<float>::lowest()};
+  const Range empty = kNoRange;
   for (int i = 0; i < static_cast<int>(m.layers.size()); ++i) {
     const model::Op op = m.layers[i].op;
     if (op == model::Op::kConv2d || op == model::Op::kLinear ||
@@ -77,7 +82,9 @@ std::map<int, Range> calibrate(const model::Model& m, const std::string& file,
       for (int id : model::layer_inputs(m, i)) ranges[id] = empty;
   }
 
-  const InferPlan fp32;
+  InferPlan fp32;
+  inner->clear();
+  fp32.observe = inner;
   Graph g = build_graph(m, batch, Dt::f32, eng, params, state, 0, &fp32);
   Net& net = *g.net;
   // An add's input that a fused conv writes straight into the add's
@@ -105,7 +112,7 @@ std::map<int, Range> calibrate(const model::Model& m, const std::string& file,
           .execute(net.stream(),
                    {{DNNL_ARG_FROM, net.value(id).mem}, {DNNL_ARG_TO, to}});
       net.stream().wait();
-      widen(range, plain);
+      widen(range, plain.data(), plain.size());
     }
   }
   state->tokens = nullptr;

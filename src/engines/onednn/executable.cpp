@@ -43,7 +43,7 @@ class OnednnExecutable : public backend::Executable {
         plan_.int8 = true;
         plan_.vnni = cpu_has_vnni();
         plan_.ranges = calibrate(model_, o.calibration, eng_, &params_, &state_,
-                                 &calibration_samples_);
+                                 &calibration_samples_, &plan_.inner);
       }
       for (int64_t n : sizes) {
         if (n <= 0) throw Error("oneDNN backend: batch size must be > 0");
@@ -230,14 +230,21 @@ std::string note_or(const std::map<std::string, std::string>& notes,
   return it == notes.end() ? fallback : it->second;
 }
 
-// The layers an int8 build runs in fp32 though they have weights (LSTM,
-// linear on sequences), from their notes.
+// The layers an int8 build runs in fp32 though they have weights (an
+// LSTM, an attention's core), from their notes.
 std::string not_quantized(const std::map<std::string, std::string>& notes) {
   std::string out;
   for (const auto& [key, text] : notes)
     if (key.rfind("fp32_in_int8 ", 0) == 0)
       out += (out.empty() ? "" : ", ") + text;
   return out.empty() ? "" : "; not quantized (fp32): " + out;
+}
+
+// How many matrix products an int8 build runs quantized, from their notes.
+int quantized_products(const std::map<std::string, std::string>& notes) {
+  int n = 0;
+  for (const auto& [key, text] : notes) n += key.rfind("int8_product ", 0) == 0;
+  return n;
 }
 
 backend::Effective OnednnExecutable::effective() const {
@@ -281,8 +288,10 @@ backend::Effective OnednnExecutable::effective() const {
   if (int8)
     e.extras["int8"] =
         std::string(
-            "conv and linear (an attention's input projection, a tied "
-            "output head): s8 weights (per output channel, ") +
+            "conv and linear (an attention's projections, a tied output "
+            "head; " +
+            std::to_string(quantized_products(notes)) +
+            " quantized here): s8 weights (per output channel, ") +
         (plan_.vnni ? "127 levels each side"
                     : "63 levels each side: no VNNI; 126 where oneDNN's "
                       "reorder halves them, a conv with s8 inputs") +

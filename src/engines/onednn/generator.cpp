@@ -73,8 +73,10 @@ class OnednnGenerator : public backend::Generator {
          {"kv_cache", "[N, heads, " + std::to_string(plan_.kv_capacity) +
                           ", head width] per attention layer, fp32"},
          {"builds",
-          "a prompt's and a token's, each with its own copy of the "
-          "weights in the layouts its primitives chose"},
+          "a prompt's (weights in the layouts its primitives chose) and a "
+          "token's, whose linears are a matrix-vector loop over the output "
+          "rows on plain [out, in] weights (ops_gemv.cpp, built for "
+          "x86-64-v4, v3 and the baseline, picked by the CPU)"},
          {"kernels", g.net->kernels() + "; one token: " + step_.net->kernels()},
          {"reference_kernels", g.net->reference_kernels() + "; one token: " +
                                    step_.net->reference_kernels()}}};

@@ -35,12 +35,14 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
                   int state_arrays, const InferPlan* infer = nullptr);
 
 // int8: the range of every value a quantized layer reads (the inputs of
-// conv and linear layers), over the calibration samples in `file` (a tensor
-// file, "input" [N, ...]), from an fp32 inference-only build of the same
-// plan run over them in chunks.
+// conv, linear, attention and tied output layers, and of adds), over the
+// calibration samples in `file` (a tensor file, "input" [N, ...]), from an fp32
+// inference-only build of the same plan run over them in chunks; `inner`: the
+// ranges of buffers inside layers that int8 builds quantize (InferPlan::inner).
 std::map<int, Range> calibrate(const model::Model& m, const std::string& file,
                                const dnnl::engine& eng, ParamStates* params,
-                               RunState* state, int64_t* samples);
+                               RunState* state, int64_t* samples,
+                               std::map<std::string, Range>* inner);
 
 // A layout in oneDNN's notation (e.g. OIhw16i16o) from the descriptor;
 // `names` are the logical dims' letters.

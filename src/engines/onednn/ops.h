@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,6 +42,11 @@ RunState::Running& running_stats(RunState& s, int layer, int64_t channels);
 struct Range {
   float min = 0, max = 0;
 };
+// A range nothing has widened yet.
+inline constexpr Range kNoRange{std::numeric_limits<float>::max(),
+                                std::numeric_limits<float>::lowest()};
+// Widens r over every element of the fp32 buffer m.
+void widen(Range& r, const memory& m);
 
 // An inference-only build (compile without a train batch): conv and linear
 // layers hold constant weights, a batch norm that alone reads one is folded
@@ -50,6 +56,11 @@ struct InferPlan {
   bool int8 = false;
   bool vnni = true;             // weight_levels() below
   std::map<int, Range> ranges;  // by value id: the inputs of quantized layers
+  // Ranges of buffers inside a layer that a quantized step reads (an
+  // attention's heads' context: "<layer>.ctx"), and where calibration
+  // records them (its fp32 build's plan only; layers widen them each run).
+  std::map<std::string, Range> inner;
+  std::map<std::string, Range>* observe = nullptr;
   // Generation (engines/onednn/generator.h): attention layers keep their
   // keys and values in RunState::caches, `kv_capacity` positions each, and
   // the output head reads only the last position. 0: a plain build.
@@ -172,16 +183,20 @@ struct Level {
   float scale;
 };
 Level level_of(const LayerCtx& c, int id);
+Level level_of(const Range& r);
 // Conv or linear of an inference-only build.
 void build_dense_infer(LayerCtx& c);
 // An int8 inner product of an inference build on plain rows: value `src`
-// seen as [rows, in] (quantized per tensor from its calibrated range),
+// seen as [rows, in] (quantized per tensor from its calibrated range; or,
+// where `src_mem` is given, that fp32 buffer [rows, in] and `src_range`),
 // parameters `weight` ([out, in], s8 per output channel) and `bias` ("":
 // none), into `dst` seen as [rows, out]: in the net's type, or int8 at the
 // level of value `dst_level` where that is >= 0 (the buffer must be of
 // that type); `post_ops` run on the result (a sum reads dst at dst's level).
 struct RowsInt8 {
   int src = 0;
+  memory src_mem;
+  Range src_range;
   std::string weight, bias;
   int64_t rows = 0, in = 0, out = 0;
   memory dst;

@@ -356,13 +356,16 @@ void build_attention(LayerCtx& c) {
   net.define(c.out, net.plain(c.out, dt));
   const memory qkv = net.alloc(Md({n * t, 3 * f}, dt, Tag::ab));
   const memory ctx = net.alloc(Md({n * t, f}, dt, Tag::ab));
-  // int8: the input projection quantized like a linear; the heads'
-  // context, the output projection's input, is no value calibration sees,
-  // so that projection and the attention itself stay fp32.
+  // int8: both projections quantized like linears, the output one from
+  // the heads' context's range, which calibration records inside this
+  // layer (InferPlan::observe); the scores, softmax and weighted sum stay
+  // fp32.
+  const std::string ctx_key = c.l.name + ".ctx";
   std::optional<Projection> in_proj;
-  if (c.infer != nullptr && c.infer->int8) {
+  const bool int8 = c.infer != nullptr && c.infer->int8;
+  if (int8) {
     net.note("fp32_in_int8 " + c.l.name,
-             c.l.name + " (attention but its input projection)");
+             c.l.name + " (attention's scores, softmax and weighted sum)");
     RowsInt8 r;
     r.src = c.in[0];
     r.weight = c.l.name + ".in_weight";
@@ -389,6 +392,24 @@ void build_attention(LayerCtx& c) {
     } else {
       attend_cached(c, qkv, ctx, cache, x);
     }
+  }
+  if (c.infer != nullptr && c.infer->observe != nullptr) {
+    Range* seen =
+        &c.infer->observe->try_emplace(ctx_key, kNoRange).first->second;
+    net.fwd(When::kAlways, [ctx, seen] { widen(*seen, ctx); });
+  }
+  if (int8) {
+    RowsInt8 r;
+    r.src_mem = ctx;
+    r.src_range = c.infer->inner.at(ctx_key);
+    r.weight = c.l.name + ".out_weight";
+    if (c.l.bias) r.bias = c.l.name + ".out_bias";
+    r.rows = n * t;
+    r.in = f;
+    r.out = f;
+    r.dst = c.dst().mem;
+    linear_rows_int8(c, r);
+    return;
   }
   const Projection out_proj(c, ctx, c.dst().mem, n * t, t, f, f, "out");
   if (c.infer != nullptr) return;

@@ -226,6 +226,7 @@ void build_dense_infer(LayerCtx& c) {
            {DNNL_ARG_BIAS, b},
            {DNNL_ARG_DST, c.dst().mem}});
   note_layouts(c, pd, grouped);
+  if (int8) net.note("int8_product " + l.name, pd.impl);
 }
 
 Level level_of(const LayerCtx& c, int id) {
@@ -233,7 +234,10 @@ Level level_of(const LayerCtx& c, int id) {
   if (it == c.infer->ranges.end())
     throw std::logic_error("no calibrated range for value " +
                            std::to_string(id) + " at " + c.l.name);
-  const Range r = it->second;
+  return level_of(it->second);
+}
+
+Level level_of(const Range& r) {
   const bool is_unsigned = r.min >= 0;
   const float reach = std::max(std::abs(r.min), std::abs(r.max));
   return {is_unsigned ? Dt::u8 : Dt::s8,
@@ -245,7 +249,7 @@ void linear_rows_int8(LayerCtx& c, const RowsInt8& r) {
   Dense d{c.params.state(r.weight).value, {}};
   d.b = r.bias.empty() ? std::vector<float>(r.out, 0.f)
                        : c.params.state(r.bias).value;
-  const Level src = level_of(c, r.src);
+  const Level src = r.src_mem ? level_of(r.src_range) : level_of(c, r.src);
   const Level dst =
       r.dst_level < 0 ? Level{Dt::f32, 1.f} : level_of(c, r.dst_level);
   const Dims w_dims{r.out, r.in};
@@ -271,13 +275,21 @@ void linear_rows_int8(LayerCtx& c, const RowsInt8& r) {
   const memory weights =
       constant(net, pd.weights_desc(), canonical, d.w, 1, &q.weight_scales);
   const memory b = constant(net, bias, bias, d.b, 0, nullptr);
-  const memory x = net.quantized(r.src, net.plain(r.src, src.dt), src.scale);
+  memory x;
+  if (!r.src_mem) {
+    x = net.quantized(r.src, net.plain(r.src, src.dt), src.scale);
+  } else {
+    x = net.alloc(s);
+    net.fwd(When::kAlways, make_scaling_reorder(r.src_mem, x, 0, {src.scale}),
+            {{DNNL_ARG_FROM, r.src_mem}, {DNNL_ARG_TO, x}});
+  }
   net.fwd(When::kAlways, dnnl::inner_product_forward(pd),
           {{DNNL_ARG_SRC, fwd_view(net, x, s)},
            {DNNL_ARG_WEIGHTS, weights},
            {DNNL_ARG_BIAS, b},
            {DNNL_ARG_DST, fwd_view(net, r.dst, y)}});
   net.note("linear_impl", c.l.name + ": " + pd.impl_info_str());
+  net.note("int8_product " + r.weight, pd.impl_info_str());
 }
 
 }  // namespace nnbench::engines::onednn

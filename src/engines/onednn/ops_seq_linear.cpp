@@ -78,25 +78,25 @@ void build_seq_linear(LayerCtx& c) {
   if (!train) {
     const auto w = c.params.add(l.name + ".weight", canonical,
                                 pd.weights_desc(), canonical);
-    Args args{{DNNL_ARG_SRC, fwd_view(net, x, src)},
-              {DNNL_ARG_WEIGHTS, w.weights},
-              {DNNL_ARG_DST, fwd_view(net, c.dst().mem, dst)}};
-    if (l.bias)
-      args[DNNL_ARG_BIAS] =
-          c.params.add(l.name + ".bias", bias, pd.bias_desc(), bias).weights;
+    const memory b =
+        l.bias
+            ? c.params.add(l.name + ".bias", bias, pd.bias_desc(), bias).weights
+            : memory();
     if (c.sum) {
       const memory y = net.src_as(c.sum_from, net.plain(c.sum_from, dt));
       net.fwd(When::kAlways, make_reorder(y, c.dst().mem),
               {{DNNL_ARG_FROM, y}, {DNNL_ARG_TO, c.dst().mem}});
     }
     if (one_token(c, in[1])) {
-      Gemv g{x,           w.weights, l.bias ? args.at(DNNL_ARG_BIAS) : memory(),
-             c.dst().mem, rows,      in[2],
-             l.out};
+      Gemv g{x, w.weights, b, c.dst().mem, rows, in[2], l.out};
       g.accumulate = c.sum;
       g.relu = c.fuse_relu;
       return gemv_step(net, g);
     }
+    Args args{{DNNL_ARG_SRC, fwd_view(net, x, src)},
+              {DNNL_ARG_WEIGHTS, w.weights},
+              {DNNL_ARG_DST, fwd_view(net, c.dst().mem, dst)}};
+    if (l.bias) args[DNNL_ARG_BIAS] = b;
     net.fwd(When::kAlways, dnnl::inner_product_forward(pd), args);
     return;
   }

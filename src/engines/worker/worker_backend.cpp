@@ -18,6 +18,7 @@
 #include "model/params.h"
 #include "util/child_env.h"
 #include "util/clock.h"
+#include "util/error.h"
 #include "util/paths.h"
 
 namespace nnbench::engines::worker {
@@ -271,6 +272,10 @@ class WorkerGenerator : public backend::Generator {
       const std::vector<std::vector<int64_t>>& prompts, int64_t new_tokens,
       int warmup, int repetitions) override {
     backend::check_prompts(prompts, shape_);
+    if (new_tokens < 2 || new_tokens > shape_.new_tokens)
+      throw Error("generation: " + std::to_string(new_tokens) +
+                  " new tokens for a generator sized for " +
+                  std::to_string(shape_.new_tokens));
     const json r = e_->call("generate", {{"prompts", prompts_json(prompts)},
                                          {"new_tokens", new_tokens},
                                          {"warmup", warmup},

@@ -157,6 +157,13 @@ TEST(Generation, RecordRoundTripsThroughItsKind) {
   EXPECT_DOUBLE_EQ(g2.itl_p50.ci.hi, r.itl_p50.ci.hi);
   EXPECT_DOUBLE_EQ(g2.ceiling->fraction, r.ceiling->fraction);
   EXPECT_EQ(g2.ceiling->measured_gbs, r.ceiling->measured_gbs);
+  EXPECT_EQ(g2.ceiling->kernel, "read");
+  // A record written before the kernel was named used the triad.
+  auto old = r.serialize();
+  old["bandwidth_ceiling"].erase("kernel");
+  EXPECT_EQ(results::as<results::GenerationRun>(*results::record_from_json(old))
+                .ceiling->kernel,
+            "triad");
   EXPECT_EQ(g2.asked.prompt, 16);
   // The store's columns: time per output token and generation tokens/s.
   EXPECT_DOUBLE_EQ(g2.headline().median_seconds, r.tpot.median);
