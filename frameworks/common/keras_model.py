@@ -45,7 +45,8 @@ import keras
 from keras import layers as L
 from keras import ops
 
-from description import attr, layer_inputs, optimizer_settings, pool_dim
+from description import (PER_POSITION, attr, generation_problem, layer_inputs,
+                         optimizer_settings, pool_dim)
 
 
 def lrn(t, n: int, alpha: float, beta: float, k: float):
@@ -588,28 +589,6 @@ class KerasModel:
 # to the positions filled; the shapes then depend on the rows, the
 # capacity and the number of new tokens only, so that one compiled step
 # serves the prompt and one every next token, at any position.
-
-# The ops that work on each position alone (model/generation.cpp's
-# per_position, less positions and tied_linear, which take more): the
-# cached forward calls the Keras layer that the Builder kept for them.
-PER_POSITION = {"embedding", "one_hot", "linear", "layer_norm", "gelu", "relu",
-                "sigmoid", "tanh", "softmax", "dropout", "add"}
-
-
-def generation_problem(model: dict) -> str:
-    """Why the model cannot generate token by token ("" when it can), as
-    model::generation_problem says it."""
-    if model["input"]["dtype"] != "int64" or len(model["input"]["shape"]) != 1:
-        return f"model '{model.get('name', '')}' does not read token ids [T]"
-    for l in model["layers"]:
-        named = f"layer '{l['name']}' ({l['op']})"
-        if l["op"] == "attention":
-            if not attr(l, "causal", False):
-                return f"{named} attends to later positions (not causal)"
-        elif l["op"] not in PER_POSITION | {"positions", "tied_linear"}:
-            return f"{named} mixes positions other than by causal attention"
-    return ""
-
 
 def cached_attention(mha, x, keys, values, length) -> tuple:
     """Keras's MultiHeadAttention on new tokens x [N, t, F] after `length`

@@ -46,41 +46,13 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from description import attr, layer_inputs, pool_dim, shapes, window_overhang
+from description import (attr, generation_problem, layer_inputs, pool_dim, shapes,
+                         window_overhang)
 
 OPSET = 17
 
 # The decoder graph's names (Optimum's GPT-2 export's, less its dots).
 IDS, LOGITS = "input_ids", "logits"
-
-# The ops that work on each position alone (model/generation.cpp's list):
-# with causal attention, the only ones a model that generates may hold.
-PER_POSITION = frozenset((
-    "embedding", "one_hot", "linear", "layer_norm", "gelu", "relu", "sigmoid",
-    "tanh", "softmax", "dropout", "add", "tied_linear", "positions"))
-
-
-def generation_problem(model: dict) -> str:
-    """Why the model does not generate token by token, naming the layer
-    (as model/generation.cpp's generation_problem says it); empty when it
-    does."""
-    if model["input"]["dtype"] != "int64" or len(model["input"]["shape"]) != 1:
-        return f"model '{model.get('name', 'model')}' does not read token ids [T]"
-    for l in model["layers"]:
-        named = f"layer '{l['name']}' ({l['op']})"
-        if l["op"] == "attention":
-            if not attr(l, "causal", False):
-                return f"{named} attends to later positions (not causal)"
-        elif l["op"] not in PER_POSITION:
-            return f"{named} mixes positions other than by causal attention"
-    out = model["layers"][-1].get("shape") if model["layers"] else None
-    if out is None:
-        return f"model '{model.get('name', 'model')}' has no per-layer shapes"
-    if len(out) != 2 or out[0] != model["input"]["shape"][0]:
-        return (f"model '{model.get('name', 'model')}' gives {out}, not one row "
-                "of logits per token [T, vocab]")
-    return ""
-
 
 def check_avg_pool_overhang(model: dict) -> None:
     """NotImplementedError for a ceil-mode average pool with padding whose
