@@ -7,6 +7,7 @@
 #include <random>
 
 #include "backend/registry.h"
+#include "compare.h"
 #include "data/synthetic.h"
 #include "engines/onednn/graph.h"
 #include "expected_isa.h"
@@ -266,9 +267,7 @@ TEST(OnednnInt8, LinearOnASequenceExactOnTheQuantizationGrid) {
 TEST(OnednnInt8, TransformerQuantizesItsLinearsAndNamesTheRest) {
   const model::Model m = model::zoo::get("gpt2-tiny");
   const host::Batch batch = data::synthetic_batch(m, 2, 5);
-  Tensors params;
-  for (auto& p : model::init_params(m, 1))
-    params[p.spec.name] = tensor(p.spec.shape, std::move(p.data));
+  const Tensors params = weights(m, {});
   const Ran q = infer("onednn", m, "int8", params, batch.input, batch.input);
   const Ran f = infer("onednn", m, "fp32", params, batch.input, batch.input);
   const std::string& record = q.effective.extras.at("int8");
@@ -280,16 +279,12 @@ TEST(OnednnInt8, TransformerQuantizesItsLinearsAndNamesTheRest) {
   // MLP's two linears) and the tied head.
   EXPECT_NE(record.find("; 9 quantized here"), std::string::npos) << record;
   ASSERT_EQ(q.output.f.size(), f.output.f.size());
-  double diff = 0, norm = 0;
-  for (size_t k = 0; k < f.output.f.size(); ++k) {
-    diff += std::pow(double(q.output.f[k]) - f.output.f[k], 2);
-    norm += std::pow(double(f.output.f[k]), 2);
-  }
   // int8's rounding keeps the logits within 5 % of fp32's (in norm); a
   // wrong scale or a misread layout would not, and identical logits would
   // mean nothing was quantized.
-  EXPECT_LE(std::sqrt(diff), 0.05 * std::sqrt(norm));
-  EXPECT_GT(std::sqrt(diff), 0.0) << "int8 gave fp32's logits exactly";
+  const double error = onednn_test::relative_l2(q.output, f.output);
+  EXPECT_LE(error, 0.05);
+  EXPECT_GT(error, 0.0) << "int8 gave fp32's logits exactly";
 }
 
 // Folding and fusing: conv -> batch norm -> ReLU and conv -> batch norm ->

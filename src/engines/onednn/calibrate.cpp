@@ -72,14 +72,13 @@ std::map<int, Range> calibrate(const model::Model& m, const std::string& file,
   // holds its other input in the conv's output buffer, as int8 at that
   // input's own level (ops_dense_infer.cpp).
   std::map<int, Range> ranges;
-  const Range empty = kNoRange;
   for (int i = 0; i < static_cast<int>(m.layers.size()); ++i) {
     const model::Op op = m.layers[i].op;
     if (op == model::Op::kConv2d || op == model::Op::kLinear ||
         op == model::Op::kAttention || op == model::Op::kTiedLinear)
-      ranges[model::layer_inputs(m, i)[0]] = empty;
+      ranges[model::layer_inputs(m, i)[0]] = kNoRange;
     if (op == model::Op::kAdd)
-      for (int id : model::layer_inputs(m, i)) ranges[id] = empty;
+      for (int id : model::layer_inputs(m, i)) ranges[id] = kNoRange;
   }
 
   InferPlan fp32;

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <optional>
 #include <string>
 
 #include "engines/onednn/bf16.h"
@@ -27,16 +26,31 @@ float* floats(const memory& m) {
 }
 
 // dst [rows, out] = src [rows, in] x W^T + b on plain buffers, W canonical
-// [out, in] stored in the layout the inner product prefers.
+// [out, in] stored in the layout the inner product prefers; with an int8
+// plan, quantized from `int8_range`, src's calibrated range.
 class Projection {
  public:
   Projection(LayerCtx& c, const memory& src, const memory& dst, int64_t rows,
-             int64_t tokens, int64_t in, int64_t out, const std::string& name)
+             int64_t tokens, int64_t in, int64_t out, const std::string& name,
+             const Range* int8_range = nullptr)
       : src_(src),
         s_(Dims{rows, in}, c.net.dt(), Tag::ab),
         d_(Dims{rows, out}, c.net.dt(), Tag::ab),
         w_dims_{out, in} {
     Net& net = c.net;
+    if (int8_range != nullptr) {
+      RowsInt8 r;
+      r.src_mem = src;
+      r.src_range = *int8_range;
+      r.weight = c.l.name + "." + name + "_weight";
+      if (c.l.bias) r.bias = c.l.name + "." + name + "_bias";
+      r.rows = rows;
+      r.in = in;
+      r.out = out;
+      r.dst = dst;
+      linear_rows_int8(c, r);
+      return;
+    }
     const bool train = c.infer == nullptr;
     const Md b = c.l.bias ? Md({out}, Dt::f32, Tag::a) : Md();
     pd_ = dnnl::inner_product_forward::primitive_desc(
@@ -361,23 +375,12 @@ void build_attention(LayerCtx& c) {
   // layer (InferPlan::observe); the scores, softmax and weighted sum stay
   // fp32.
   const std::string ctx_key = c.l.name + ".ctx";
-  std::optional<Projection> in_proj;
   const bool int8 = c.infer != nullptr && c.infer->int8;
-  if (int8) {
+  if (int8)
     net.note("fp32_in_int8 " + c.l.name,
              c.l.name + " (attention's scores, softmax and weighted sum)");
-    RowsInt8 r;
-    r.src = c.in[0];
-    r.weight = c.l.name + ".in_weight";
-    if (c.l.bias) r.bias = c.l.name + ".in_bias";
-    r.rows = n * t;
-    r.in = f;
-    r.out = 3 * f;
-    r.dst = qkv;
-    linear_rows_int8(c, r);
-  } else {
-    in_proj.emplace(c, src, qkv, n * t, t, f, 3 * f, "in");
-  }
+  const Projection in_proj(c, src, qkv, n * t, t, f, 3 * f, "in",
+                           int8 ? &c.infer->ranges.at(c.in[0]) : nullptr);
   memory probs;
   if (!cached) {
     probs = net.alloc(x.scores(dt));
@@ -398,20 +401,8 @@ void build_attention(LayerCtx& c) {
         &c.infer->observe->try_emplace(ctx_key, kNoRange).first->second;
     net.fwd(When::kAlways, [ctx, seen] { widen(*seen, ctx); });
   }
-  if (int8) {
-    RowsInt8 r;
-    r.src_mem = ctx;
-    r.src_range = c.infer->inner.at(ctx_key);
-    r.weight = c.l.name + ".out_weight";
-    if (c.l.bias) r.bias = c.l.name + ".out_bias";
-    r.rows = n * t;
-    r.in = f;
-    r.out = f;
-    r.dst = c.dst().mem;
-    linear_rows_int8(c, r);
-    return;
-  }
-  const Projection out_proj(c, ctx, c.dst().mem, n * t, t, f, f, "out");
+  const Projection out_proj(c, ctx, c.dst().mem, n * t, t, f, f, "out",
+                            int8 ? &c.infer->inner.at(ctx_key) : nullptr);
   if (c.infer != nullptr) return;
 
   net.begin_layer(c.index);
@@ -420,11 +411,11 @@ void build_attention(LayerCtx& c) {
   const memory d_qkv = net.alloc(qkv.get_desc());
   attend_backward(c, qkv, probs, d_ctx, d_qkv, x);
   if (!c.src_needs_grad()) {
-    in_proj->backward(net, d_qkv, nullptr);
+    in_proj.backward(net, d_qkv, nullptr);
     return;
   }
   const memory d_src = net.grad_out(c.in[0], net.plain(c.in[0], dt));
-  in_proj->backward(net, d_qkv, &d_src);
+  in_proj.backward(net, d_qkv, &d_src);
   net.grad_commit(c.in[0], d_src);
 }
 

@@ -279,9 +279,12 @@ void linear_rows_int8(LayerCtx& c, const RowsInt8& r) {
   if (!r.src_mem) {
     x = net.quantized(r.src, net.plain(r.src, src.dt), src.scale);
   } else {
+    // Seen as [rows, in] whatever its dims ([N, T, F] for a value).
+    const memory from =
+        fwd_view(net, r.src_mem, Md(Dims{r.rows, r.in}, Dt::f32, Tag::ab));
     x = net.alloc(s);
-    net.fwd(When::kAlways, make_scaling_reorder(r.src_mem, x, 0, {src.scale}),
-            {{DNNL_ARG_FROM, r.src_mem}, {DNNL_ARG_TO, x}});
+    net.fwd(When::kAlways, make_scaling_reorder(from, x, 0, {src.scale}),
+            {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, x}});
   }
   net.fwd(When::kAlways, dnnl::inner_product_forward(pd),
           {{DNNL_ARG_SRC, fwd_view(net, x, s)},
