@@ -184,6 +184,9 @@ struct Level {
 };
 Level level_of(const LayerCtx& c, int id);
 Level level_of(const Range& r);
+// A fused add (LayerCtx::sum): the steps that copy value sum_from into
+// `to`, the layer's output buffer, held as value * `scale` (1 in fp32).
+void copy_addend(LayerCtx& c, const memory& to, float scale);
 // Conv or linear of an inference-only build.
 void build_dense_infer(LayerCtx& c);
 // An int8 inner product of an inference build on plain rows: value `src`

@@ -207,18 +207,11 @@ void build_dense_infer(LayerCtx& c) {
                           : net.src_as(c.in[0], pd.src);
   net.define(c.out, pd.dst, q.dst.scale);
   if (c.sum) {
-    // The addend at the output's level, or at its own as int8 (above); an
-    // int8 value is value * scale.
-    net.md_or_plain(c.sum_from);
-    const Value& y = net.value(c.sum_from);
-    const float ratio = (own ? addend.scale : q.dst.scale) / y.scale;
+    // The addend at the output's level, or at its own as int8 (above).
     Md as = c.dst().md;
     if (own) as.data.data_type = static_cast<dnnl_data_type_t>(addend.dt);
-    const memory to = own ? view(c.dst().mem, as) : c.dst().mem;
-    net.fwd(When::kAlways,
-            ratio == 1.f ? make_reorder(y.mem, to)
-                         : make_scaling_reorder(y.mem, to, 0, {ratio}),
-            {{DNNL_ARG_FROM, y.mem}, {DNNL_ARG_TO, to}});
+    copy_addend(c, own ? view(c.dst().mem, as) : c.dst().mem,
+                own ? addend.scale : q.dst.scale);
   }
   net.fwd(When::kAlways, pd.prim,
           {{DNNL_ARG_SRC, src},
@@ -235,6 +228,17 @@ Level level_of(const LayerCtx& c, int id) {
     throw std::logic_error("no calibrated range for value " +
                            std::to_string(id) + " at " + c.l.name);
   return level_of(it->second);
+}
+
+void copy_addend(LayerCtx& c, const memory& to, float scale) {
+  Net& net = c.net;
+  net.md_or_plain(c.sum_from);
+  const Value& y = net.value(c.sum_from);
+  const float ratio = scale / y.scale;
+  net.fwd(When::kAlways,
+          ratio == 1.f ? make_reorder(y.mem, to)
+                       : make_scaling_reorder(y.mem, to, 0, {ratio}),
+          {{DNNL_ARG_FROM, y.mem}, {DNNL_ARG_TO, to}});
 }
 
 Level level_of(const Range& r) {

@@ -30,15 +30,7 @@ void build_seq_linear_int8(LayerCtx& c, const dnnl::post_ops& po) {
   r.post_ops = po;
   net.define(c.out, net.plain(c.out, out.dt), out.scale);
   r.dst = c.dst().mem;
-  if (c.sum) {
-    net.md_or_plain(c.sum_from);
-    const Value& y = net.value(c.sum_from);
-    const float ratio = out.scale / y.scale;
-    net.fwd(When::kAlways,
-            ratio == 1.f ? make_reorder(y.mem, r.dst)
-                         : make_scaling_reorder(y.mem, r.dst, 0, {ratio}),
-            {{DNNL_ARG_FROM, y.mem}, {DNNL_ARG_TO, r.dst}});
-  }
+  if (c.sum) copy_addend(c, r.dst, out.scale);
   linear_rows_int8(c, r);
 }
 
