@@ -97,6 +97,10 @@ class Attention(gluon.HybridBlock):
         with self.name_scope():
             self.proj_in = nn.Dense(3 * f, use_bias=bias, flatten=False, in_units=f)
             self.proj_out = nn.Dense(f, use_bias=bias, flatten=False, in_units=f)
+        # Generation's graphs (Heads, Merge), made by the first cached call;
+        # in a tuple, which Gluon does not register as children: the
+        # whole-sequence graph does not use them.
+        self.graphs: Optional[Tuple["Heads", "Merge"]] = None
 
     def hybrid_forward(self, F, x):
         q, k, v = F.split(self.proj_in(x), num_outputs=3, axis=-1)
@@ -119,13 +123,21 @@ class Attention(gluon.HybridBlock):
         return self.proj_out(F.reshape(ctx, shape=(0, 0, -3)))
 
     def cached(self, x, cache: "Cache", i: int):
-        """The same, imperatively (mx.nd), on new tokens x [N, t, F] after
-        the cache's `length` earlier ones, whose keys and values cache.k[i],
-        cache.v[i] ([N H, capacity, D], made on first use) hold; these are
-        written in. The projections are this block's own Dense layers."""
+        """The same on new tokens x [N, t, F] after the cache's `length`
+        earlier ones, whose keys and values cache.k[i], cache.v[i]
+        ([N H, capacity, D], made on first use) hold; these are written in.
+        The projections and the heads' reshapes run as two hybridized graphs
+        (this block's own Dense layers), the cache's reads and writes and
+        the scores between them imperatively (mx.nd): their shapes grow
+        with every token."""
         F, at = mx.nd, cache.length
         t = x.shape[1]
-        q, k, v = F.split(self.proj_in(x), num_outputs=3, axis=-1)
+        if self.graphs is None:
+            self.graphs = (Heads(self), Merge(self))
+            for b in self.graphs:
+                b.hybridize(static_alloc=True, static_shape=True)
+        heads_of, merge_out = self.graphs
+        q, k, v = heads_of(x)
         if i not in cache.k:
             # Only positions [0, length + t) are ever read: no need to zero.
             n, f = x.shape[0], x.shape[2]
@@ -134,15 +146,42 @@ class Attention(gluon.HybridBlock):
             cache.v[i] = F.empty(shape, ctx=x.context)
         # Slice assignment (_slice_assign) writes in place: the cache's
         # arrays are allocated once, not grown by a concat each step.
-        cache.k[i][:, at:at + t] = self._split(F, k)
-        cache.v[i][:, at:at + t] = self._split(F, v)
+        cache.k[i][:, at:at + t] = k
+        cache.v[i][:, at:at + t] = v
         keys = F.slice_axis(cache.k[i], axis=1, begin=0, end=at + t)
         values = F.slice_axis(cache.v[i], axis=1, begin=0, end=at + t)
-        scores = F.batch_dot(self._split(F, q), keys, transpose_b=True) * self.scale
+        scores = F.batch_dot(q, keys, transpose_b=True) * self.scale
         if t > 1:  # new token j sees the cache and the new ones up to itself
             scores = F.broadcast_add(scores, log_seen(
                 F, F.arange(at, at + t, ctx=x.context), F.arange(at + t, ctx=x.context)))
-        return self._merge(F, F.batch_dot(F.softmax(scores, axis=-1), values))
+        return merge_out(F.batch_dot(F.softmax(scores, axis=-1), values))
+
+
+class Heads(gluon.HybridBlock):
+    """An attention's q, k and v of new tokens, each [N H, t, D]: its input
+    projection and the heads' split as one graph for generation."""
+
+    def __init__(self, a: Attention, **kwargs):
+        super().__init__(**kwargs)
+        self.split_heads = a._split
+        self.proj_in = a.proj_in  # a child here too: one Parameter each
+
+    def hybrid_forward(self, F, x):
+        q, k, v = F.split(self.proj_in(x), num_outputs=3, axis=-1)
+        return self.split_heads(F, q), self.split_heads(F, k), self.split_heads(F, v)
+
+
+class Merge(gluon.HybridBlock):
+    """An attention's heads [N H, t, D] side by side, projected out: one
+    graph for generation."""
+
+    def __init__(self, a: Attention, **kwargs):
+        super().__init__(**kwargs)
+        self.merge = a._merge  # it calls a.proj_out, a child here too
+        self.proj_out = a.proj_out
+
+    def hybrid_forward(self, F, ctx):
+        return self.merge(F, ctx)
 
 
 def log_seen(F, queries, keys):
@@ -185,6 +224,42 @@ class Positions(gluon.HybridBlock):
         return mx.nd.broadcast_add(x, mx.nd.expand_dims(rows, axis=0))
 
 
+class Segment(gluon.HybridBlock):
+    """Consecutive layers of a Net that work on each position alone, as one
+    graph for generation (Net.cached): `inputs`, the outputs of earlier
+    layers (-1: the ids) they read, `outputs`, theirs that later layers
+    read. The model's last layer sees the last position only: only its
+    logits choose the next token (a no-op for one token)."""
+
+    def __init__(self, net: "Net", layers: List[int], **kwargs):
+        super().__init__(**kwargs)
+        model = net.model
+        self.layers = layers
+        self.last = len(model["layers"]) - 1
+        inside = set(layers)
+        self.inputs = sorted({j for i in layers for j in layer_inputs(model, i)
+                              if j not in inside})
+        later = {j for i in range(layers[-1] + 1, len(model["layers"]))
+                 for j in layer_inputs(model, i)}
+        self.outputs = [i for i in layers if i in later or i == self.last]
+        # The Net's own layer code (a method, not a child: the Net is not a
+        # part of its segment); the layers' blocks are children here too.
+        self.model, self.run_layer = model, net._run
+        for i in layers:
+            if i in net.blocks:
+                self.register_child(net.blocks[i], f"layer{i}")
+
+    def hybrid_forward(self, F, *xs):
+        env = dict(zip(self.inputs, xs))
+        for i in self.layers:
+            ins = [env[j] for j in layer_inputs(self.model, i)]
+            if i == self.last:
+                ins = [F.slice_axis(y, axis=1, begin=-1, end=None) for y in ins]
+            env[i] = self.run_layer(F, i, self.model["layers"][i], ins)
+        outs = [env[o] for o in self.outputs]
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
 class Net(gluon.HybridBlock):
     def __init__(self, model: dict):
         super().__init__(prefix="net_")
@@ -195,6 +270,9 @@ class Net(gluon.HybridBlock):
         # gradients), by nnbench's names.
         self.stats: Dict[str, gluon.Parameter] = {}
         self.shapes: List[list] = []
+        # Generation's steps (cached), made by the first: a list, which
+        # Gluon does not register, so its Segments are not children.
+        self.plan: Optional[list] = None
         with self.name_scope():
             for i, l in enumerate(model["layers"]):
                 ins = [model["input"]["shape"] if j < 0 else self.shapes[j]
@@ -332,36 +410,59 @@ class Net(gluon.HybridBlock):
 
     def cached(self, ids, cache: Cache):
         """Token ids [N, t] (float32, as the Embedding takes them) after the
-        cache's `length` tokens, run imperatively (mx.nd; the blocks'
-        hybridized graphs for the layers that are blocks): the last
-        position's logits [N, 1, vocab]; the cache then holds all. Each
-        block's own parameters: nothing is copied. The blocks stay
-        hybridized (compile's static_alloc, static_shape), cheaper per call
-        than imperative blocks; a new shape (a prefill's, then the first
-        decode's) re-plans each block's graph once, which the time to first
-        token and the first inter-token time include."""
+        cache's `length` tokens: the last position's logits [N, 1, vocab];
+        the cache then holds all. Attention and positions run with the
+        cache (Attention.cached, Positions.at); the layers between them,
+        which work on each position alone, as one hybridized graph per run
+        of them (Segment): a decoding step then calls a few graphs per
+        block instead of one imperative operator per layer and element-wise
+        op, whose Python dispatch a token's arithmetic does not hide. Each
+        block's own parameters: nothing is copied. The graphs are
+        hybridized with static_alloc and static_shape; a new shape (a
+        prefill's, then the first decode's) re-plans each graph once, which
+        the time to first token and the first inter-token time include."""
         t = ids.shape[1]
         if cache.length + t > cache.capacity:
             raise ValueError(f"generation: {cache.length + t} tokens exceed "
                              f"the cache's {cache.capacity}")
-        outs: list = []
-        last = len(self.model["layers"]) - 1
-        for i, l in enumerate(self.model["layers"]):
-            ins = [ids if j < 0 else outs[j] for j in layer_inputs(self.model, i)]
-            op = l["op"]
-            # Only the last position's logits choose the next token, and
-            # every layer but attention (and positions, by its offset) works
-            # on each position alone: the last layer sees the last only.
-            if i == last and op not in ("attention", "positions") and t > 1:
-                ins = [mx.nd.slice_axis(y, axis=1, begin=-1, end=None) for y in ins]
-            if op == "attention":
-                outs.append(self.blocks[i].cached(ins[0], cache, i))
-            elif op == "positions":
-                outs.append(self.blocks[i].at(ins[0], cache.length))
+        if self.plan is None:
+            self.plan = self._plan()
+        env = {-1: ids}
+        for step in self.plan:
+            if isinstance(step, Segment):
+                outs = step(*[env[j] for j in step.inputs])
+                env.update(zip(step.outputs, outs if isinstance(outs, (list, tuple))
+                               else [outs]))
+                continue
+            i = step
+            x = env[layer_inputs(self.model, i)[0]]
+            if self.model["layers"][i]["op"] == "attention":
+                env[i] = self.blocks[i].cached(x, cache, i)
             else:
-                outs.append(self._run(mx.nd, i, l, ins))
+                env[i] = self.blocks[i].at(x, cache.length)
         cache.length += t
-        return outs[-1]
+        return env[len(self.model["layers"]) - 1]
+
+    def _plan(self) -> list:
+        """Generation's steps in order: an attention's or positions' index,
+        or a Segment of the layers between them."""
+        layers = self.model["layers"]
+        plan: list = []
+        run: List[int] = []
+        for i, l in enumerate(layers):
+            if l["op"] in ("attention", "positions"):
+                if run:
+                    plan.append(Segment(self, run))
+                    run = []
+                plan.append(i)
+            else:
+                run.append(i)
+        if run:
+            plan.append(Segment(self, run))
+        for step in plan:
+            if isinstance(step, Segment):
+                step.hybridize(static_alloc=True, static_shape=True)
+        return plan
 
     def _run(self, F, i: int, l: dict, ins):
         op, x = l["op"], ins[0]
@@ -415,6 +516,16 @@ class Net(gluon.HybridBlock):
         if op == "seq_first":
             return F.squeeze(F.slice_axis(x, axis=1, begin=0, end=1), axis=1)
         raise NotImplementedError(f"layer '{l['name']}' ({op})")
+
+
+def host_view(a: np.ndarray) -> mx.nd.NDArray:
+    """A parameter's numpy values seen as an NDArray without a copy
+    (DLPack), for set_data to copy in MXNet's engine. Through mx.nd.array's
+    synchronous copy instead, a process's decoding steps afterwards ran
+    20-30 % slower, a plain Gluon loop's in the same process too
+    (docs/performance.md, "Generation beside the frameworks' own loops");
+    why was not found."""
+    return mx.nd.from_numpy(np.ascontiguousarray(a, dtype=np.float32), zero_copy=True)
 
 
 def zeros_pair(weight) -> Tuple[mx.nd.NDArray, mx.nd.NDArray]:
@@ -633,10 +744,13 @@ class Engine:
         for name, prm in self.net.canonical.items():
             if name not in params:
                 raise ValueError(f"no initial value for parameter {name}")
-            prm.set_data(mx.nd.array(params[name], ctx=self.ctx))
+            prm.set_data(host_view(params[name]))
         for name, prm in self.net.stats.items():
             if name in params:
-                prm.set_data(mx.nd.array(params[name], ctx=self.ctx))
+                prm.set_data(host_view(params[name]))
+        # set_data's copies run in MXNet's engine: done before the arrays
+        # they read can go.
+        mx.nd.waitall()
         for name, prm in self.net.collect_params().items():
             if name.endswith("h2h_bias") and prm.grad_req == "null":
                 prm.set_data(mx.nd.zeros(prm.shape, ctx=self.ctx))

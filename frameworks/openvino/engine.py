@@ -171,5 +171,13 @@ class Engine(nnbench_onnx.InferenceEngine):
         self.decoder_request = self.decoder_model.create_infer_request()
 
     def run_decoder(self, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
-        out = self.decoder_request.infer(feeds)
-        return [out[o] for o in self.decoder_model.outputs]
+        # optimum-intel's stateless loop: the inputs shared (the past is read
+        # where it lies, not copied in) and the outputs read from the
+        # request's own tensors (not copied out), so that the next step's
+        # past is this step's present as the request left it. Copying both
+        # ways moved about 90 MB a token at GPT-2 small's pp512
+        # (docs/performance.md).
+        r = self.decoder_request
+        r.start_async(feeds, share_inputs=True)
+        r.wait()
+        return [r.get_tensor(o).data for o in self.decoder_model.outputs]

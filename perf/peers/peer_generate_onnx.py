@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""Plain decoding loop for nnbench's onnxruntime and openvino engines
+(perf/generation_peers.sh, docs/generation.md).
+
+The decoder graph is the one the engines run: nnbench_onnx's builder
+(frameworks/common) makes Optimum's GPT-2 idiom (opset 17, input_ids and
+past_key_k / past_value_k in, logits of the last position and
+present_key_k / present_value_k out) from the zoo model's description,
+written here as src/model/zoo/transformers.cpp builds it (the input's
+length set to prompt + new tokens, as nnbench generate does), and fp32
+weights of the zoo's shapes and initial distributions drawn by numpy from
+--seed (not the zoo's values: a benchmark of the arithmetic, as nnbench's
+own prompts and weights are). The graph goes through a temporary .onnx
+file (one file: GPT-2 small is 0.5 GB, under protobuf's 2 GB), then the
+builder's objects are dropped and only the runtime's own API runs:
+
+  onnxruntime: as Optimum's ORTModelForCausalLM runs on the CPU (no I/O
+    binding there): an InferenceSession on the file, one session.run per
+    token, the present_* outputs fed back as the next past_* inputs, an
+    empty past [N, heads, 0, D] for the prompt.
+  openvino: as optimum-intel's OVModelForCausalLM runs a stateless model:
+    core.read_model and compile_model on the CPU (the graph's symbolic
+    dims read as dynamic), one infer request, start_async(share_inputs=
+    True) and wait per token, the logits and present_* read from the
+    request's own output tensors (get_tensor(...).data, no copy) and fed
+    back as the next past_*.
+
+Settings, matched to the engines' (frameworks/onnxruntime/engine.py,
+frameworks/openvino/engine.py) so that only the worker path differs:
+ONNX Runtime's CPU provider with ORT_ENABLE_ALL, sequential execution,
+intra_op_num_threads = --threads, inter_op_num_threads 1 (the engine's
+exactly); OpenVINO's CPU plugin with PERFORMANCE_HINT LATENCY,
+INFERENCE_NUM_THREADS = --threads and INFERENCE_PRECISION_HINT f32 (the
+engine's exactly; a user would often leave the precision unset, but on a
+CPU with bf16 the plugin would then run bf16 and the comparison would be of
+precisions). What differs on purpose: the engines build and compile the
+decoder in the first prefill after a compile (inside the warm-up's time to
+first token), the peer before timing; nnbench's openvino worker calls
+request.infer(feeds), which copies the inputs in and the outputs out, where
+optimum-intel's loop shares both; and the worker hands tokens over as
+Python lists through its request loop.
+
+Timing is perf/peers/timing.py's time_generations, as nnbench's worker
+times a generation: whole generations of warm-up, then the prefill (time
+to first token) and each later token alone. Greedy: the argmax of the
+last position's logits. --check first decodes a few tokens with the cache
+and recomputes each without it (the prompt and the tokens before it
+through the decoder with an empty past), and the timed run's tokens must
+repeat them. Run it with the engine's interpreter:
+
+    ~/.local/share/nnbench/venvs/onnxruntime/bin/python \\
+        perf/peers/peer_generate_onnx.py --runtime onnxruntime --threads 2
+    ~/.local/share/nnbench/venvs/openvino/bin/python \\
+        perf/peers/peer_generate_onnx.py --runtime openvino --threads 2
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import numpy as np
+
+import timing  # perf/peers/timing.py, beside this script
+
+# nnbench_onnx and the description helpers it imports; used only to write
+# the graph, never in the timed loop
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "frameworks" / "common"))
+import nnbench_onnx
+from description import layer_inputs, layer_shape
+
+# The zoo's GPT-2s (src/model/zoo/transformers.cpp): layers, width, heads,
+# vocabulary, learned positions.
+MODELS: Dict[str, Tuple[int, int, int, int, int]] = {
+    "gpt2-small": (12, 768, 12, 50257, 1024),
+    "gpt2-tiny": (2, 64, 4, 512, 64),
+}
+
+IDS, LOGITS = "input_ids", "logits"
+
+
+def gpt2(name: str, tokens: int) -> dict:
+    """The zoo's description (what `nnbench models --export` writes, the
+    layers in its order and with its names) with input length `tokens`,
+    and the per-layer shapes nnbench's worker request adds."""
+    n_layers, width, heads, vocab, positions = MODELS[name]
+    layers: List[dict] = []
+    counter = 0  # the zoo's Builder names unnamed layers op_k, one counter
+
+    def add(layer: dict) -> int:
+        layers.append(layer)
+        return len(layers) - 1
+
+    def auto(op: str) -> str:
+        nonlocal counter
+        counter += 1
+        return f"{op}_{counter - 1}"
+
+    wte = add({"name": "wte", "op": "embedding", "out": width, "vocab": vocab})
+    x = add({"name": "wpe", "op": "positions", "vocab": positions})
+    for i in range(n_layers):
+        h = f"h{i}."
+        add({"name": h + "ln_1", "op": "layer_norm", "eps": 1e-5})
+        a = add({"name": h + "attn", "op": "attention", "heads": heads,
+                 "causal": True, "bias": True})
+        x = add({"name": auto("add"), "op": "add", "inputs": [x, a]})
+        add({"name": h + "ln_2", "op": "layer_norm", "eps": 1e-5})
+        add({"name": h + "mlp.c_fc", "op": "linear", "out": 4 * width, "bias": True})
+        add({"name": auto("gelu"), "op": "gelu", "approximate": True})
+        m = add({"name": h + "mlp.c_proj", "op": "linear", "out": width, "bias": True})
+        x = add({"name": auto("add"), "op": "add", "inputs": [x, m]})
+    add({"name": "ln_f", "op": "layer_norm", "eps": 1e-5})
+    add({"name": "lm_head", "op": "tied_linear", "tied": wte})
+    model = {"name": name, "input": {"dtype": "int64", "shape": [tokens], "vocab": vocab},
+             "layers": layers}
+    out: List[list] = []
+    for i, layer in enumerate(layers):
+        ins = [[tokens] if j < 0 else out[j] for j in layer_inputs(model, i)]
+        if layer["op"] == "tied_linear":  # layer_shape has no case for it
+            out.append(ins[0][:-1] + [layers[layer["tied"]]["vocab"]])
+        else:
+            out.append(layer_shape(layer, ins))
+        layer["shape"] = out[-1]
+    return model
+
+
+def weights(model: dict, seed: int) -> Dict[str, np.ndarray]:
+    """fp32 parameters of the zoo's layouts (src/model/params.h) and initial
+    distributions: U(+-1/sqrt(fan in)) for projections, N(0, 0.02) for a
+    transformer's tables, ones and zeros for layer norm."""
+    rng = np.random.default_rng(seed)
+
+    def uniform(shape: Tuple[int, ...], fan_in: int) -> np.ndarray:
+        bound = np.float32(1 / np.sqrt(fan_in))
+        return (rng.random(shape, dtype=np.float32) * 2 - 1) * bound
+
+    p: Dict[str, np.ndarray] = {}
+    layers = model["layers"]
+    width = layers[0]["out"]
+    for i, layer in enumerate(layers):
+        name, op = layer["name"], layer["op"]
+        if op in ("embedding", "positions"):
+            p[f"{name}.weight"] = rng.standard_normal((layer["vocab"], width),
+                                                      dtype=np.float32) * np.float32(0.02)
+        elif op == "layer_norm":
+            p[f"{name}.weight"] = np.ones(width, np.float32)
+            p[f"{name}.bias"] = np.zeros(width, np.float32)
+        elif op == "attention":
+            p[f"{name}.in_weight"] = uniform((3 * width, width), width)
+            p[f"{name}.in_bias"] = uniform((3 * width,), width)
+            p[f"{name}.out_weight"] = uniform((width, width), width)
+            p[f"{name}.out_bias"] = uniform((width,), width)
+        elif op == "linear":
+            fan_in = layers[layer_inputs(model, i)[0]]["shape"][-1]
+            p[f"{name}.weight"] = uniform((layer["out"], fan_in), fan_in)
+            p[f"{name}.bias"] = uniform((layer["out"],), fan_in)
+    return p
+
+
+def past_layout(inputs: List[Tuple[str, list]]) -> Tuple[List[str], List[Tuple[int, int]]]:
+    """The past inputs' names in the graph's order and each one's (heads,
+    D), from the runtime's own view of the inputs, as Optimum reads them."""
+    past = [(n, s) for n, s in inputs if n.startswith("past_")]
+    return [n for n, _ in past], [(int(s[1]), int(s[3])) for _, s in past]
+
+
+class OrtDecoder:
+    """ONNX Runtime, as Optimum's ORTModelForCausalLM on the CPU."""
+
+    def __init__(self, path: str, threads: int):
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        self.version = f"onnxruntime {ort.__version__}"
+        self.threads = self.session.get_session_options().intra_op_num_threads
+        self.names, self.shapes = past_layout(
+            [(i.name, i.shape) for i in self.session.get_inputs()])
+        self.past: List[np.ndarray] = []
+
+    def first(self, ids: np.ndarray) -> np.ndarray:
+        """ids [N, t] with an empty past: each row's next token."""
+        n = ids.shape[0]
+        self.past = [np.zeros((n, h, 0, d), np.float32) for h, d in self.shapes]
+        return self.step(ids)
+
+    def next(self, tokens: np.ndarray) -> np.ndarray:
+        return self.step(tokens[:, None])
+
+    def step(self, ids: np.ndarray) -> np.ndarray:
+        feeds = dict(zip(self.names, self.past))
+        feeds[IDS] = ids
+        # outputs in the graph's order: logits, then present_key_k,
+        # present_value_k as the past_* inputs are ordered
+        logits, *self.past = self.session.run(None, feeds)
+        return logits[:, -1].argmax(-1)
+
+
+class OvDecoder:
+    """OpenVINO, as optimum-intel's OVModelForCausalLM runs a stateless
+    model."""
+
+    def __init__(self, path: str, threads: int):
+        import openvino as ov
+        import openvino.properties as props
+        import openvino.properties.hint as hints
+
+        core = ov.Core()
+        self.compiled = core.compile_model(core.read_model(path), "CPU", {
+            hints.performance_mode: hints.PerformanceMode.LATENCY,
+            hints.inference_precision: ov.Type.f32,
+            props.inference_num_threads: threads})
+        self.request = self.compiled.create_infer_request()
+        self.version = f"openvino {ov.__version__.split('-')[0]}"
+        self.threads = int(self.compiled.get_property(props.inference_num_threads))
+        self.names, self.shapes = past_layout(
+            [(i.get_any_name(), [d.get_length() if d.is_static else -1
+                                 for d in i.get_partial_shape()])
+             for i in self.compiled.inputs])
+        self.present = [n.replace("past_", "present_", 1) for n in self.names]
+        self.past: List[np.ndarray] = []
+
+    def first(self, ids: np.ndarray) -> np.ndarray:
+        n = ids.shape[0]
+        self.past = [np.zeros((n, h, 0, d), np.float32) for h, d in self.shapes]
+        return self.step(ids)
+
+    def next(self, tokens: np.ndarray) -> np.ndarray:
+        return self.step(tokens[:, None])
+
+    def step(self, ids: np.ndarray) -> np.ndarray:
+        feeds = dict(zip(self.names, self.past))
+        feeds[IDS] = ids
+        self.request.start_async(feeds, share_inputs=True)
+        self.request.wait()
+        r = self.request
+        self.past = [r.get_tensor(n).data for n in self.present]
+        return r.get_tensor(LOGITS).data[:, -1].argmax(-1)
+
+
+def check(dec: OrtDecoder | OvDecoder, prompt: np.ndarray, k: int) -> np.ndarray:
+    """k tokens per row with the cache, each equal to the argmax of a
+    recomputation without it; exits 1 where one differs. Returns them."""
+    got = [dec.first(prompt)]
+    for _ in range(1, k):
+        got.append(dec.next(got[-1]))
+    cached = np.stack(got, 1)
+    for j in range(k):
+        want = dec.first(np.concatenate([prompt, cached[:, :j]], 1))
+        if not np.array_equal(want, cached[:, j]):
+            print(f"check: token {j} differs: cached {cached[:, j].tolist()}, "
+                  f"no cache {want.tolist()}", file=sys.stderr)
+            sys.exit(1)
+    return cached
+
+
+def arguments() -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runtime", choices=("onnxruntime", "openvino"), required=True)
+    ap.add_argument("--model", choices=sorted(MODELS), default="gpt2-small")
+    ap.add_argument("--prompt", type=int, default=512)
+    ap.add_argument("--new-tokens", type=int, default=128)
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--repetitions", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--check", action="store_true",
+                    help="first compare a few cached tokens with a no-cache recomputation")
+    a = ap.parse_args()
+    positions = MODELS[a.model][4]
+    for ok, why in ((a.prompt >= 1, "--prompt must be at least 1"),
+                    (a.new_tokens >= 2, "--new-tokens must be at least 2"),
+                    (a.prompt + a.new_tokens <= positions,
+                     f"--prompt + --new-tokens must be at most {a.model}'s "
+                     f"{positions} learned positions"),
+                    (1 <= a.batch <= 64, "--batch must be 1 to 64"),
+                    (a.threads >= 1, "--threads must be at least 1"),
+                    (a.warmup >= 0, "--warmup must be at least 0"),
+                    (a.repetitions >= 1, "--repetitions must be at least 1"),
+                    (a.seed >= 0, "--seed must be at least 0")):
+        if not ok:
+            ap.error(why)
+    return a
+
+
+def main() -> None:
+    a = arguments()
+    model = gpt2(a.model, a.prompt + a.new_tokens)
+    vocab = model["input"]["vocab"]
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "decoder.onnx")
+        proto, _ = nnbench_onnx.decoder(model, weights(model, a.seed))
+        with open(path, "wb") as f:
+            f.write(proto.SerializeToString())
+        del proto  # the runtime holds the weights from here, as in the engines
+        dec = (OrtDecoder if a.runtime == "onnxruntime" else OvDecoder)(path, a.threads)
+    prompt = np.random.default_rng(a.seed).integers(0, vocab, (a.batch, a.prompt),
+                                                    dtype=np.int64)
+    checked = None
+    if a.check:
+        checked = check(dec, prompt, min(a.new_tokens, 8))
+        rows = f" in each of {a.batch} rows" if a.batch > 1 else ""
+        print(f"check: {checked.shape[1]} tokens equal{rows}")
+    ttft, tpot, row0 = timing.time_generations(
+        lambda: dec.first(prompt), dec.next, a.new_tokens, a.warmup, a.repetitions)
+    if checked is not None and row0[:checked.shape[1]] != checked[0].tolist():
+        print(f"check: the timed generation gave {row0[:checked.shape[1]]}, "
+              f"the checked one {checked[0].tolist()}", file=sys.stderr)
+        sys.exit(1)
+    print(f"{dec.version} {a.model} pp{a.prompt} tg{a.new_tokens} batch {a.batch}, "
+          f"{dec.threads} threads: "
+          + timing.generation_summary(ttft, tpot, a.repetitions))
+
+
+if __name__ == "__main__":
+    main()
