@@ -13,6 +13,8 @@ namespace nnbench::onednn_test {
 
 struct ExpectedIsa {
   bool vnni = false, bf16 = false, amx = false;
+  // The level the engine's matrix-vector loop (ops_gemv.cpp) runs at.
+  std::string gemv_level = "x86-64 baseline";
 };
 
 inline ExpectedIsa expected_isa() {
@@ -25,19 +27,30 @@ inline ExpectedIsa expected_isa() {
     return flags.find(" " + std::string(f) + " ") != std::string::npos;
   };
   const bool avx512 = has("avx512f") && has("avx512bw") && has("avx512vl");
-  ExpectedIsa cpu{(avx512 && has("avx512_vnni")) || has("avx_vnni"),
-                  avx512 && has("avx512_bf16"),
-                  has("amx_bf16") && has("amx_tile")};
+  // x86-64-v3 and v4 as GCC defines them (v4: v3 and AVX-512 F, BW, CD,
+  // DQ, VL).
+  const bool v3 = has("avx2") && has("fma") && has("bmi1") && has("bmi2") &&
+                  has("f16c") && has("movbe") && has("abm");
+  const bool v4 = v3 && avx512 && has("avx512cd") && has("avx512dq");
   const char* env = std::getenv("ONEDNN_MAX_CPU_ISA");
   std::string cap = env == nullptr ? "ALL" : env;
   std::transform(cap.begin(), cap.end(), cap.begin(),
                  [](unsigned char c) { return std::toupper(c); });
+  const bool avx512_cap = cap.rfind("AVX512_CORE", 0) == 0 || cap == "ALL";
+  const bool avx2_cap = avx512_cap || cap.rfind("AVX2", 0) == 0;
+  const std::string gemv = v4 && avx512_cap ? "x86-64-v4"
+                           : v3 && avx2_cap ? "x86-64-v3"
+                                            : "x86-64 baseline";
+  ExpectedIsa cpu{(avx512 && has("avx512_vnni")) || has("avx_vnni"),
+                  avx512 && has("avx512_bf16"),
+                  has("amx_bf16") && has("amx_tile"), gemv};
   if (cap == "ALL" || cap == "AVX512_CORE_AMX") return cpu;
-  if (cap == "AVX512_CORE_BF16") return {cpu.vnni, cpu.bf16, false};
+  if (cap == "AVX512_CORE_BF16") return {cpu.vnni, cpu.bf16, false, gemv};
   if (cap == "AVX512_CORE_VNNI")
-    return {avx512 && has("avx512_vnni"), false, false};
-  if (cap == "AVX2_VNNI") return {has("avx_vnni"), false, false};
-  return {};  // SSE41, AVX, AVX2, AVX512_CORE: no VNNI, no bf16
+    return {avx512 && has("avx512_vnni"), false, false, gemv};
+  if (cap == "AVX2_VNNI") return {has("avx_vnni"), false, false, gemv};
+  // SSE41, AVX, AVX2, AVX512_CORE: no VNNI, no bf16
+  return {false, false, false, gemv};
 }
 
 }  // namespace nnbench::onednn_test

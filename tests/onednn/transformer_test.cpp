@@ -113,6 +113,15 @@ TEST(OnednnGeneration, AShorterPromptAndASecondGenerationAgree) {
   }
 }
 
+TEST(OnednnGeneration, RecordsTheIsaLevelOfItsMatrixVectorLoop) {
+  // oneDNN's effective ISA picks it, so that ONEDNN_MAX_CPU_ISA=AVX2 runs
+  // the AVX2 build on an AVX-512 machine.
+  auto g = backend::make_backend("onednn")->generator(
+      model::zoo::get("gpt2-tiny"), backend::Options{}, {1, 4, 4});
+  EXPECT_EQ(g->effective().extras.at("gemv_level"),
+            onednn_test::expected_isa().gemv_level);
+}
+
 TEST(OnednnGeneration, RefusesBf16) {
   // Its KV cache is fp32.
   backend::Options bf16;

@@ -44,6 +44,10 @@ bool has_all_bits(dnnl::cpu_isa need) {
 
 std::string cpu_isa_name() { return name_of(dnnl::get_effective_cpu_isa()); }
 
+bool cpu_has_avx512() { return has_all_bits(dnnl::cpu_isa::avx512_core); }
+
+bool cpu_has_avx2() { return has_all_bits(dnnl::cpu_isa::avx2); }
+
 bool cpu_has_bf16() { return has_all_bits(dnnl::cpu_isa::avx512_core_bf16); }
 
 bool cpu_has_vnni() {

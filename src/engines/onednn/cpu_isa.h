@@ -8,6 +8,9 @@ namespace nnbench::engines::onednn {
 
 // oneDNN's effective ISA, e.g. "avx512_core_bf16".
 std::string cpu_isa_name();
+// Whether the effective ISA includes AVX-512 (avx512_core) / AVX2.
+bool cpu_has_avx512();
+bool cpu_has_avx2();
 // Whether the effective ISA includes AVX512-BF16 instructions.
 bool cpu_has_bf16();
 // Whether the effective ISA has VNNI (int8 dot products without 16-bit

@@ -75,8 +75,8 @@ class OnednnGenerator : public backend::Generator {
          {"builds",
           "a prompt's (weights in the layouts its primitives chose) and a "
           "token's, whose linears are a matrix-vector loop over the output "
-          "rows on plain [out, in] weights (ops_gemv.cpp, built for "
-          "x86-64-v4, v3 and the baseline, picked by the CPU)"},
+          "rows on plain [out, in] weights (ops_gemv.cpp)"},
+         {"gemv_level", gemv_level()},
          {"kernels", g.net->kernels() + "; one token: " + step_.net->kernels()},
          {"reference_kernels", g.net->reference_kernels() + "; one token: " +
                                    step_.net->reference_kernels()}}};

@@ -117,6 +117,9 @@ struct Gemv {
   bool accumulate = false, relu = false;
 };
 void gemv_step(Net& net, const Gemv& g);
+// The ISA level gemv_step's loop was built for and runs at: "x86-64-v4",
+// "x86-64-v3" or "x86-64 baseline", by oneDNN's effective ISA.
+std::string gemv_level();
 
 // The weights of a linear layer: in the layout its primitive prefers, but
 // plain ([out, in], the canonical one) in a generation build's one-token
