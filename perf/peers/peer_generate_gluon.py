@@ -50,35 +50,11 @@ CHECK_TOKENS = 4  # --check's tokens per row: each costs a whole recomputation
 
 
 def parse(argv: Optional[List[str]] = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", choices=sorted(MODELS), default="gpt2-small")
-    p.add_argument("--prompt", type=int, default=512)
-    p.add_argument("--new-tokens", type=int, default=128)
-    p.add_argument("--batch", type=int, default=1)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--warmup", type=int, default=1)
-    p.add_argument("--repetitions", type=int, default=5)
-    p.add_argument("--seed", type=int, default=1)
+    p = timing.generation_parser(__doc__, MODELS)
     p.add_argument("--check", action="store_true",
                    help="first check the cached tokens against a recomputation")
     a = p.parse_args(argv)
-    positions = MODELS[a.model][4]
-    if a.prompt < 1:
-        p.error("--prompt must be at least 1")
-    if a.new_tokens < 2:
-        p.error("--new-tokens must be at least 2 (one token after the first)")
-    if a.prompt + a.new_tokens > positions:
-        p.error(f"--prompt + --new-tokens ({a.prompt + a.new_tokens}) exceed "
-                f"{a.model}'s {positions} learned positions")
-    if not 1 <= a.batch <= 64:
-        p.error("--batch must be 1 to 64")
-    if a.threads < 1:
-        p.error("--threads must be at least 1")
-    if a.repetitions < 1:
-        p.error("--repetitions must be at least 1")
-    if a.warmup < 0:
-        p.error("--warmup must be at least 0")
+    timing.check_generation_arguments(p, a, MODELS[a.model][4])
     return a
 
 

@@ -43,7 +43,6 @@ client sizes its pools by it).
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from dataclasses import dataclass
@@ -296,16 +295,7 @@ def check(model: GPT2, gen: Generator, count: int) -> None:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", choices=sorted(MODELS), default="gpt2-small")
-    p.add_argument("--prompt", type=int, default=512, help="prompt tokens")
-    p.add_argument("--new-tokens", type=int, default=128)
-    p.add_argument("--batch", type=int, default=1)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--warmup", type=int, default=1, help="untimed generations")
-    p.add_argument("--repetitions", type=int, default=5, help="timed generations")
-    p.add_argument("--seed", type=int, default=1)
+    p = timing.generation_parser(__doc__, MODELS)
     p.add_argument("--xla", action="store_true",
                    default=os.environ.get("NNBENCH_TF_XLA") == "1",
                    help="tensorflow: tf.function(jit_compile=True), as the "
@@ -315,21 +305,7 @@ def main() -> None:
                         "recomputation without a cache")
     a = p.parse_args()
     spec = MODELS[a.model]
-    if a.prompt < 1:
-        p.error("--prompt must be at least 1")
-    if a.new_tokens < 2:
-        p.error("--new-tokens must be at least 2")
-    if a.prompt + a.new_tokens > spec.positions:
-        p.error(f"--prompt + --new-tokens ({a.prompt + a.new_tokens}) exceed "
-                f"{a.model}'s {spec.positions} learned positions")
-    if not 1 <= a.batch <= 64:
-        p.error("--batch must be 1 to 64")
-    if a.threads < 1:
-        p.error("--threads must be at least 1")
-    if a.repetitions < 1:
-        p.error("--repetitions must be at least 1")
-    if a.warmup < 0:
-        p.error("--warmup must be at least 0")
+    timing.check_generation_arguments(p, a, spec.positions)
     if BACKEND == "tensorflow":
         import tensorflow as tf
         # Before any op runs: the pools are made with the runtime.

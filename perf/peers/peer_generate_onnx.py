@@ -167,7 +167,29 @@ def past_layout(inputs: List[Tuple[str, list]]) -> Tuple[List[str], List[Tuple[i
     return [n for n, _ in past], [(int(s[1]), int(s[3])) for _, s in past]
 
 
-class OrtDecoder:
+class Decoder:
+    """A runtime's decoding loop: first() starts a generation with an empty
+    past, next() feeds one token per row; both return each row's next
+    token. A subclass sets names and shapes (the past inputs) and step."""
+
+    names: List[str]
+    shapes: List[Tuple[int, int]]
+    past: List[np.ndarray]
+
+    def first(self, ids: np.ndarray) -> np.ndarray:
+        """ids [N, t] with an empty past: each row's next token."""
+        n = ids.shape[0]
+        self.past = [np.zeros((n, h, 0, d), np.float32) for h, d in self.shapes]
+        return self.step(ids)
+
+    def next(self, tokens: np.ndarray) -> np.ndarray:
+        return self.step(tokens[:, None])
+
+    def step(self, ids: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class OrtDecoder(Decoder):
     """ONNX Runtime, as Optimum's ORTModelForCausalLM on the CPU."""
 
     def __init__(self, path: str, threads: int):
@@ -185,15 +207,6 @@ class OrtDecoder:
             [(i.name, i.shape) for i in self.session.get_inputs()])
         self.past: List[np.ndarray] = []
 
-    def first(self, ids: np.ndarray) -> np.ndarray:
-        """ids [N, t] with an empty past: each row's next token."""
-        n = ids.shape[0]
-        self.past = [np.zeros((n, h, 0, d), np.float32) for h, d in self.shapes]
-        return self.step(ids)
-
-    def next(self, tokens: np.ndarray) -> np.ndarray:
-        return self.step(tokens[:, None])
-
     def step(self, ids: np.ndarray) -> np.ndarray:
         feeds = dict(zip(self.names, self.past))
         feeds[IDS] = ids
@@ -203,7 +216,7 @@ class OrtDecoder:
         return logits[:, -1].argmax(-1)
 
 
-class OvDecoder:
+class OvDecoder(Decoder):
     """OpenVINO, as optimum-intel's OVModelForCausalLM runs a stateless
     model."""
 
@@ -227,14 +240,6 @@ class OvDecoder:
         self.present = [n.replace("past_", "present_", 1) for n in self.names]
         self.past: List[np.ndarray] = []
 
-    def first(self, ids: np.ndarray) -> np.ndarray:
-        n = ids.shape[0]
-        self.past = [np.zeros((n, h, 0, d), np.float32) for h, d in self.shapes]
-        return self.step(ids)
-
-    def next(self, tokens: np.ndarray) -> np.ndarray:
-        return self.step(tokens[:, None])
-
     def step(self, ids: np.ndarray) -> np.ndarray:
         feeds = dict(zip(self.names, self.past))
         feeds[IDS] = ids
@@ -245,7 +250,7 @@ class OvDecoder:
         return r.get_tensor(LOGITS).data[:, -1].argmax(-1)
 
 
-def check(dec: OrtDecoder | OvDecoder, prompt: np.ndarray, k: int) -> np.ndarray:
+def check(dec: Decoder, prompt: np.ndarray, k: int) -> np.ndarray:
     """k tokens per row with the cache, each equal to the argmax of a
     recomputation without it; exits 1 where one differs. Returns them."""
     got = [dec.first(prompt)]
@@ -262,32 +267,12 @@ def check(dec: OrtDecoder | OvDecoder, prompt: np.ndarray, k: int) -> np.ndarray
 
 
 def arguments() -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = timing.generation_parser(__doc__.splitlines()[0], MODELS)
     ap.add_argument("--runtime", choices=("onnxruntime", "openvino"), required=True)
-    ap.add_argument("--model", choices=sorted(MODELS), default="gpt2-small")
-    ap.add_argument("--prompt", type=int, default=512)
-    ap.add_argument("--new-tokens", type=int, default=128)
-    ap.add_argument("--batch", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--warmup", type=int, default=1)
-    ap.add_argument("--repetitions", type=int, default=5)
-    ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--check", action="store_true",
                     help="first compare a few cached tokens with a no-cache recomputation")
     a = ap.parse_args()
-    positions = MODELS[a.model][4]
-    for ok, why in ((a.prompt >= 1, "--prompt must be at least 1"),
-                    (a.new_tokens >= 2, "--new-tokens must be at least 2"),
-                    (a.prompt + a.new_tokens <= positions,
-                     f"--prompt + --new-tokens must be at most {a.model}'s "
-                     f"{positions} learned positions"),
-                    (1 <= a.batch <= 64, "--batch must be 1 to 64"),
-                    (a.threads >= 1, "--threads must be at least 1"),
-                    (a.warmup >= 0, "--warmup must be at least 0"),
-                    (a.repetitions >= 1, "--repetitions must be at least 1"),
-                    (a.seed >= 0, "--seed must be at least 0")):
-        if not ok:
-            ap.error(why)
+    timing.check_generation_arguments(ap, a, MODELS[a.model][4])
     return a
 
 

@@ -34,7 +34,6 @@ Debian's interpreter, which has python3-torch:
 """
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from dataclasses import dataclass
@@ -217,36 +216,13 @@ def check(model: GPT, gen: Generator, count: int) -> None:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", choices=sorted(MODELS), default="gpt2-small")
-    p.add_argument("--prompt", type=int, default=512, help="prompt tokens")
-    p.add_argument("--new-tokens", type=int, default=128)
-    p.add_argument("--batch", type=int, default=1)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--warmup", type=int, default=1, help="untimed generations")
-    p.add_argument("--repetitions", type=int, default=5, help="timed generations")
-    p.add_argument("--seed", type=int, default=1)
+    p = timing.generation_parser(__doc__, MODELS)
     p.add_argument("--check", action="store_true",
                    help=f"first compare the first {CHECKED_TOKENS} tokens with a "
                         "recomputation without a cache")
     a = p.parse_args()
     config = MODELS[a.model]
-    if a.prompt < 1:
-        p.error("--prompt must be at least 1")
-    if a.new_tokens < 2:
-        p.error("--new-tokens must be at least 2")
-    if a.prompt + a.new_tokens > config.block_size:
-        p.error(f"--prompt + --new-tokens ({a.prompt + a.new_tokens}) exceed "
-                f"{a.model}'s {config.block_size} learned positions")
-    if not 1 <= a.batch <= 64:
-        p.error("--batch must be 1 to 64")
-    if a.threads < 1:
-        p.error("--threads must be at least 1")
-    if a.repetitions < 1:
-        p.error("--repetitions must be at least 1")
-    if a.warmup < 0:
-        p.error("--warmup must be at least 0")
+    timing.check_generation_arguments(p, a, config.block_size)
 
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)

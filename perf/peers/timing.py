@@ -13,6 +13,7 @@ synchronisation, so the time includes it. Standard library only: the
 peers run in each framework's own environment. The peers import it from
 their own folder, which Python puts first on sys.path for a script.
 """
+import argparse
 import statistics
 import time
 
@@ -71,3 +72,37 @@ def generation_summary(ttft, tpot, repetitions):
     "ttft median X ms" and "tpot median Y ms", so keep those words."""
     return (f"ttft median {ttft * 1e3:.2f} ms, tpot median {tpot * 1e3:.3f} ms "
             f"over {repetitions} generations")
+
+
+def generation_parser(description, models):
+    """The generation peers' shared options (nnbench generate's, with its
+    defaults: pp512/tg128, batch 1, one warm-up and five timed
+    generations); models: the peer's model names."""
+    p = argparse.ArgumentParser(description=description,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", choices=sorted(models), default="gpt2-small")
+    p.add_argument("--prompt", type=int, default=512, help="prompt tokens")
+    p.add_argument("--new-tokens", type=int, default=128)
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--warmup", type=int, default=1, help="untimed generations")
+    p.add_argument("--repetitions", type=int, default=5, help="timed generations")
+    p.add_argument("--seed", type=int, default=1)
+    return p
+
+
+def check_generation_arguments(p, a, positions):
+    """Each shared option's bound (positions: the model's learned
+    positions), as an argparse error naming it."""
+    for ok, why in ((a.prompt >= 1, "--prompt must be at least 1"),
+                    (a.new_tokens >= 2, "--new-tokens must be at least 2"),
+                    (a.prompt + a.new_tokens <= positions,
+                     f"--prompt + --new-tokens ({a.prompt + a.new_tokens}) exceed "
+                     f"{a.model}'s {positions} learned positions"),
+                    (1 <= a.batch <= 64, "--batch must be 1 to 64"),
+                    (a.threads >= 1, "--threads must be at least 1"),
+                    (a.warmup >= 0, "--warmup must be at least 0"),
+                    (a.repetitions >= 1, "--repetitions must be at least 1"),
+                    (a.seed >= 0, "--seed must be at least 0")):
+        if not ok:
+            p.error(why)
