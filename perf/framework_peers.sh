@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Sourced by the scripts that time nnbench's framework engines against
 # the frameworks' own loops (worker_overhead.sh, tensorflow_xla.sh,
-# gpu_overhead.sh), after perf/lib.sh's binary, environments and
+# gpu_overhead.sh, generation_peers.sh), after perf/lib.sh's binary,
+# environments and
 # median_ms: one nnbench run printed as its median step, the peers' model
 # names and line prefix, and the environment nnbench gives its workers
 # (the OpenMP OpenBLAS first on LD_LIBRARY_PATH, the malloc setting),

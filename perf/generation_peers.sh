@@ -31,7 +31,10 @@ shape=(--prompt "$prompt" --new-tokens "$new_tokens" --threads "$threads")
 generate() {
   local round=$1 engine=$2
   "$NNBENCH" generate --model "$model" --backend "$engine" "${shape[@]}" \
-    --out "$tmp/g.json" >/dev/null 2>&1
+    --out "$tmp/g.json" >"$tmp/err" 2>&1 || {
+    cat "$tmp/err" >&2
+    return 1
+  }
   echo "round $round nnbench $engine: $(result "$tmp/g.json" \
     '"ttft median %.2f ms, tpot median %.3f ms, valid %s" % (
        r["ttft_seconds"]["median"] * 1e3, r["tpot_seconds"]["median"] * 1e3,
@@ -43,7 +46,11 @@ peer() {
   local round=$1 engine=$2 python=$3 script=$4
   shift 4
   "$python" "perf/peers/$script" --model "$model" "${shape[@]}" "$@" \
-    2>/dev/null | sed "s/^/round $round plain $engine: /"
+    >"$tmp/out" 2>"$tmp/err" || {
+    cat "$tmp/err" >&2
+    return 1
+  }
+  sed "s/^/round $round plain $engine: /" "$tmp/out"
 }
 engine_round() {
   local r=$1 engine=$2

@@ -494,7 +494,8 @@ def decoder(model: dict, params: Dict[str, np.ndarray]) -> Tuple[onnx.ModelProto
 @dataclass
 class Generation:
     """One generation's state: the cache's capacity, the rows, the tokens
-    held and the past keys and values as the graph gave them."""
+    held and the past keys and values as the graph gave them (on OpenVINO
+    views of its request's outputs, fed back in before it runs again)."""
 
     capacity: int
     rows: int

@@ -35,12 +35,14 @@ each later position's score, an exact 0 after softmax), the learned
 positions, the first position and GPT-2's tanh GELU, which MXNet 1.x's
 LeakyReLU does not have (its 'gelu' is the erf form).
 
-Generation (prefill, decode: greedy, with a KV cache) runs the same blocks
-imperatively under autograd.pause(train_mode=False), a Gluon decoding
-loop: Net.cached goes layer by layer in mx.nd, the layers that are blocks
-called as blocks (their hybridized graphs, on their own parameters) and
-attention's keys and values written per layer into arrays of the
-capacity's positions made by the first generation, by slice assignment.
+Generation (prefill, decode: greedy, with a KV cache) runs the same
+blocks under autograd.pause(train_mode=False), a Gluon decoding loop:
+Net.cached calls hybridized graphs of the blocks (each attention's
+projections and heads, each run of layers between attentions: Heads,
+Merge, Segment, on the blocks' own parameters), and writes attention's
+keys and values per layer into arrays of the capacity's positions made by
+the first generation, by slice assignment; the cache's reads and writes
+and the scores run in mx.nd.
 GluonNLP 0.x's GPT-2 instead returns its states grown by a concat each
 step, a copy of the whole cache per layer and token and a new allocation
 every time; the preallocated cache is the PyTorch engine's too, so both
@@ -58,6 +60,7 @@ import ctypes
 import math
 import os
 import platform
+from types import SimpleNamespace
 from typing import Any, Dict, List, Optional, Tuple
 
 ASKED_THREADS = int(os.environ.get("NNBENCH_THREADS", "0") or 0)
@@ -97,10 +100,11 @@ class Attention(gluon.HybridBlock):
         with self.name_scope():
             self.proj_in = nn.Dense(3 * f, use_bias=bias, flatten=False, in_units=f)
             self.proj_out = nn.Dense(f, use_bias=bias, flatten=False, in_units=f)
-        # Generation's graphs (Heads, Merge), made by the first cached call;
-        # in a tuple, which Gluon does not register as children: the
-        # whole-sequence graph does not use them.
-        self.graphs: Optional[Tuple["Heads", "Merge"]] = None
+        # Generation's graphs (Heads, Merge), made by the first cached call,
+        # in a holder Gluon does not look into (an attribute, a list or a
+        # tuple of blocks would make them children or draw its warning):
+        # the whole-sequence graph does not use them.
+        self.generation = SimpleNamespace(graphs=None)
 
     def hybrid_forward(self, F, x):
         q, k, v = F.split(self.proj_in(x), num_outputs=3, axis=-1)
@@ -132,11 +136,12 @@ class Attention(gluon.HybridBlock):
         with every token."""
         F, at = mx.nd, cache.length
         t = x.shape[1]
-        if self.graphs is None:
-            self.graphs = (Heads(self), Merge(self))
-            for b in self.graphs:
+        g = self.generation
+        if g.graphs is None:
+            g.graphs = (Heads(self), Merge(self))
+            for b in g.graphs:
                 b.hybridize(static_alloc=True, static_shape=True)
-        heads_of, merge_out = self.graphs
+        heads_of, merge_out = g.graphs
         q, k, v = heads_of(x)
         if i not in cache.k:
             # Only positions [0, length + t) are ever read: no need to zero.
@@ -270,9 +275,9 @@ class Net(gluon.HybridBlock):
         # gradients), by nnbench's names.
         self.stats: Dict[str, gluon.Parameter] = {}
         self.shapes: List[list] = []
-        # Generation's steps (cached), made by the first: a list, which
-        # Gluon does not register, so its Segments are not children.
-        self.plan: Optional[list] = None
+        # Generation's steps (cached), made by the first, in a holder Gluon
+        # does not look into: its Segments are not children.
+        self.generation = SimpleNamespace(plan=None)
         with self.name_scope():
             for i, l in enumerate(model["layers"]):
                 ins = [model["input"]["shape"] if j < 0 else self.shapes[j]
@@ -419,16 +424,17 @@ class Net(gluon.HybridBlock):
         op, whose Python dispatch a token's arithmetic does not hide. Each
         block's own parameters: nothing is copied. The graphs are
         hybridized with static_alloc and static_shape; a new shape (a
-        prefill's, then the first decode's) re-plans each graph once, which
+        prefill's, then the first decode's) re-plans the graphs, which
         the time to first token and the first inter-token time include."""
         t = ids.shape[1]
         if cache.length + t > cache.capacity:
             raise ValueError(f"generation: {cache.length + t} tokens exceed "
                              f"the cache's {cache.capacity}")
-        if self.plan is None:
-            self.plan = self._plan()
+        g = self.generation
+        if g.plan is None:
+            g.plan = self._plan()
         env = {-1: ids}
-        for step in self.plan:
+        for step in g.plan:
             if isinstance(step, Segment):
                 outs = step(*[env[j] for j in step.inputs])
                 env.update(zip(step.outputs, outs if isinstance(outs, (list, tuple))
@@ -459,6 +465,9 @@ class Net(gluon.HybridBlock):
                 run.append(i)
         if run:
             plan.append(Segment(self, run))
+        # A run whose outputs nothing reads (layers of no use to the logits)
+        # has no graph to build: left out.
+        plan = [s for s in plan if not isinstance(s, Segment) or s.outputs]
         for step in plan:
             if isinstance(step, Segment):
                 step.hybridize(static_alloc=True, static_shape=True)
@@ -524,7 +533,9 @@ def host_view(a: np.ndarray) -> mx.nd.NDArray:
     synchronous copy instead, a process's decoding steps afterwards ran
     20-30 % slower, a plain Gluon loop's in the same process too
     (docs/performance.md, "Generation beside the frameworks' own loops");
-    why was not found."""
+    why was not found. The view marks the array read-only (from_numpy's
+    way of keeping it as MXNet saw it): the worker's parameters are its
+    own copies."""
     return mx.nd.from_numpy(np.ascontiguousarray(a, dtype=np.float32), zero_copy=True)
 
 
@@ -687,7 +698,7 @@ class Engine:
 
     def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
         """Greedy generation with a KV cache, as a Gluon decoding loop runs
-        it: imperatively, outside autograd and in predict mode."""
+        it: outside autograd and in predict mode."""
         # The cache's arrays, made by the first generation (a warm-up's),
         # are kept: a new one only starts over.
         c = self.cache
@@ -748,8 +759,7 @@ class Engine:
         for name, prm in self.net.stats.items():
             if name in params:
                 prm.set_data(host_view(params[name]))
-        # set_data's copies run in MXNet's engine: done before the arrays
-        # they read can go.
+        # set_data's copies run in MXNet's engine: finished within compile.
         mx.nd.waitall()
         for name, prm in self.net.collect_params().items():
             if name.endswith("h2h_bias") and prm.grad_req == "null":

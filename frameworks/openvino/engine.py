@@ -11,9 +11,10 @@ Training is refused as unimplemented.
 Generation (fp32) runs the writer's decoder graph (Optimum's idiom for an
 exported GPT-2 with past keys and values): read with the past's length
 and the new tokens' count dynamic, compiled once with the same
-configuration by the first prefill after a compile, each step one
-synchronous infer on its own request, the present keys and values fed
-back as the past (nnbench_onnx.InferenceEngine.prefill).
+configuration by the first prefill after a compile, each step one infer
+on its own request sharing its inputs and outputs (optimum-intel's
+stateless loop), the present keys and values fed back as the past
+(nnbench_onnx.InferenceEngine.prefill).
 
 int8 is NNCF's post-training quantization of the OpenVINO model
 (nncf.quantize, its default mixed preset: symmetric weights, per-channel),
@@ -176,7 +177,11 @@ class Engine(nnbench_onnx.InferenceEngine):
         # request's own tensors (not copied out), so that the next step's
         # past is this step's present as the request left it. Copying both
         # ways moved about 90 MB a token at GPT-2 small's pp512
-        # (docs/performance.md).
+        # (docs/performance.md). The outputs are views, good until the
+        # request's next inference but one: the CPU plugin writes an output
+        # whose buffer is a shared input elsewhere (its "cyclic memory"
+        # guard), which this relies on, as optimum-intel does; the
+        # generation tests check every step's tokens.
         r = self.decoder_request
         r.start_async(feeds, share_inputs=True)
         r.wait()

@@ -234,8 +234,8 @@ def compiled_step(model: GPT2, xla: bool) -> Tuple[Callable, str]:
         ntv = [v.value for v in model.non_trainable_variables]
 
         def step(ids: np.ndarray, cache: list, index: int):
-            # index as an array, not a Python int: traced, one compile for
-            # every position.
+            # index as an array, not a Python int, which jit would take as
+            # a constant: one compile for every position.
             return jitted(tv, ntv, ids, cache, np.int32(index))
 
         return step, f"jax {jax.__version__}"

@@ -35,9 +35,7 @@ engine's exactly; a user would often leave the precision unset, but on a
 CPU with bf16 the plugin would then run bf16 and the comparison would be of
 precisions). What differs on purpose: the engines build and compile the
 decoder in the first prefill after a compile (inside the warm-up's time to
-first token), the peer before timing; nnbench's openvino worker calls
-request.infer(feeds), which copies the inputs in and the outputs out, where
-optimum-intel's loop shares both; and the worker hands tokens over as
+first token), the peer before timing; and the worker hands tokens over as
 Python lists through its request loop.
 
 Timing is perf/peers/timing.py's time_generations, as nnbench's worker

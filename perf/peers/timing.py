@@ -16,6 +16,7 @@ their own folder, which Python puts first on sys.path for a script.
 import argparse
 import statistics
 import time
+from typing import Callable, Iterable, List, Sequence, Tuple
 
 WARMUP_STEPS, WARMUP_SECONDS = 5, 1.0
 
@@ -43,7 +44,10 @@ def summary(samples):
             f"over {len(samples)} steps")
 
 
-def time_generations(prefill, decode, new_tokens, warmup=1, repetitions=5):
+def time_generations(prefill: Callable[[], Sequence[int]],
+                     decode: Callable[..., Sequence[int]], new_tokens: int,
+                     warmup: int = 1,
+                     repetitions: int = 5) -> Tuple[float, float, List[int]]:
     """The median time to first token and the median of each repetition's
     mean time per later token, in seconds, and row 0's tokens of the last
     generation: prefill() starts a generation (a new cache) and returns the
@@ -67,14 +71,15 @@ def time_generations(prefill, decode, new_tokens, warmup=1, repetitions=5):
     return statistics.median(ttft), statistics.median(tpot), row0
 
 
-def generation_summary(ttft, tpot, repetitions):
+def generation_summary(ttft: float, tpot: float, repetitions: int) -> str:
     """The end of a generation peer's line; perf/generation_peers.sh reads
     "ttft median X ms" and "tpot median Y ms", so keep those words."""
     return (f"ttft median {ttft * 1e3:.2f} ms, tpot median {tpot * 1e3:.3f} ms "
             f"over {repetitions} generations")
 
 
-def generation_parser(description, models):
+def generation_parser(description: str,
+                      models: Iterable[str]) -> argparse.ArgumentParser:
     """The generation peers' shared options (nnbench generate's, with its
     defaults: pp512/tg128, batch 1, one warm-up and five timed
     generations); models: the peer's model names."""
@@ -91,7 +96,8 @@ def generation_parser(description, models):
     return p
 
 
-def check_generation_arguments(p, a, positions):
+def check_generation_arguments(p: argparse.ArgumentParser, a: argparse.Namespace,
+                               positions: int) -> None:
     """Each shared option's bound (positions: the model's learned
     positions), as an argparse error naming it."""
     for ok, why in ((a.prompt >= 1, "--prompt must be at least 1"),
