@@ -531,9 +531,9 @@ def host_view(a: np.ndarray) -> mx.nd.NDArray:
     """A parameter's numpy values seen as an NDArray without a copy
     (DLPack), for set_data to copy in MXNet's engine. Through mx.nd.array's
     synchronous copy instead, a process's decoding steps afterwards ran
-    20-30 % slower, a plain Gluon loop's in the same process too
-    (docs/performance.md, "Generation beside the frameworks' own loops");
-    why was not found. The view marks the array read-only (from_numpy's
+    slower, a plain Gluon loop's in the same process too (docs/
+    performance.md, "Generation beside the frameworks' own loops"); why
+    was not found. The view marks the array read-only (from_numpy's
     way of keeping it as MXNet saw it): the worker's parameters are its
     own copies."""
     return mx.nd.from_numpy(np.ascontiguousarray(a, dtype=np.float32), zero_copy=True)

@@ -175,13 +175,12 @@ class Engine(nnbench_onnx.InferenceEngine):
         # optimum-intel's stateless loop: the inputs shared (the past is read
         # where it lies, not copied in) and the outputs read from the
         # request's own tensors (not copied out), so that the next step's
-        # past is this step's present as the request left it. Copying both
-        # ways moved about 90 MB a token at GPT-2 small's pp512
-        # (docs/performance.md). The outputs are views, good until the
-        # request's next inference but one: the CPU plugin writes an output
-        # whose buffer is a shared input elsewhere (its "cyclic memory"
-        # guard), which this relies on, as optimum-intel does; the
-        # generation tests check every step's tokens.
+        # past is this step's present as the request left it: copying both
+        # ways moved the whole cache twice a token (docs/performance.md).
+        # The outputs are views, good until the request's next inference but
+        # one: the CPU plugin writes an output whose buffer is a shared input
+        # elsewhere (its "cyclic memory" guard), which this relies on, as
+        # optimum-intel does; the generation tests check every step's tokens.
         r = self.decoder_request
         r.start_async(feeds, share_inputs=True)
         r.wait()

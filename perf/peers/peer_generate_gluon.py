@@ -51,8 +51,6 @@ CHECK_TOKENS = 4  # --check's tokens per row: each costs a whole recomputation
 
 def parse(argv: Optional[List[str]] = None) -> argparse.Namespace:
     p = timing.generation_parser(__doc__, MODELS)
-    p.add_argument("--check", action="store_true",
-                   help="first check the cached tokens against a recomputation")
     a = p.parse_args(argv)
     timing.check_generation_arguments(p, a, MODELS[a.model][4])
     return a

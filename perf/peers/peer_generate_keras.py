@@ -300,9 +300,6 @@ def main() -> None:
                    default=os.environ.get("NNBENCH_TF_XLA") == "1",
                    help="tensorflow: tf.function(jit_compile=True), as the "
                         "engine with NNBENCH_TF_XLA=1 (the default when it is set)")
-    p.add_argument("--check", action="store_true",
-                   help=f"first compare the first {CHECKED_TOKENS} tokens with a "
-                        "recomputation without a cache")
     a = p.parse_args()
     spec = MODELS[a.model]
     timing.check_generation_arguments(p, a, spec.positions)

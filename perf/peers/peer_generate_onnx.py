@@ -267,8 +267,6 @@ def check(dec: Decoder, prompt: np.ndarray, k: int) -> np.ndarray:
 def arguments() -> argparse.Namespace:
     ap = timing.generation_parser(__doc__.splitlines()[0], MODELS)
     ap.add_argument("--runtime", choices=("onnxruntime", "openvino"), required=True)
-    ap.add_argument("--check", action="store_true",
-                    help="first compare a few cached tokens with a no-cache recomputation")
     a = ap.parse_args()
     timing.check_generation_arguments(ap, a, MODELS[a.model][4])
     return a

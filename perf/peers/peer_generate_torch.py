@@ -217,9 +217,6 @@ def check(model: GPT, gen: Generator, count: int) -> None:
 
 def main() -> None:
     p = timing.generation_parser(__doc__, MODELS)
-    p.add_argument("--check", action="store_true",
-                   help=f"first compare the first {CHECKED_TOKENS} tokens with a "
-                        "recomputation without a cache")
     a = p.parse_args()
     config = MODELS[a.model]
     timing.check_generation_arguments(p, a, config.block_size)

@@ -93,6 +93,9 @@ def generation_parser(description: str,
     p.add_argument("--warmup", type=int, default=1, help="untimed generations")
     p.add_argument("--repetitions", type=int, default=5, help="timed generations")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--check", action="store_true",
+                   help="first compare the first cached tokens with a "
+                        "recomputation without a cache")
     return p
 
 
