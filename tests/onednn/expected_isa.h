@@ -2,7 +2,8 @@
 // What oneDNN dispatches to on this machine, computed here from the CPU's
 // flags and the ONEDNN_MAX_CPU_ISA cap (oneDNN 2.6's names), independently
 // of the engine, so that tests expect what the ISA at hand runs: int8
-// weights on 127 levels with VNNI, 63 without; bf16 only with AVX512-BF16.
+// weights on 127 levels with VNNI, 63 without; bf16 only with AVX512-BF16;
+// fp32 Winograd 4x3 convolutions only on avx512_core and above.
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -16,6 +17,7 @@ struct ExpectedIsa {
   bool vnni = false, bf16 = false, amx = false;
   // The level the engine's matrix-vector loop (ops_gemv.cpp) runs at.
   std::string gemv_level = "x86-64 baseline";
+  bool winograd = false;
 };
 
 inline ExpectedIsa expected_isa() {
@@ -57,16 +59,18 @@ inline ExpectedIsa expected_isa() {
   const std::string gemv = v4 && avx512_cap ? "x86-64-v4"
                            : v3 && avx2_cap ? "x86-64-v3"
                                             : "x86-64 baseline";
+  // oneDNN 2.6's avx512_core: AVX-512 F, BW, VL and DQ.
+  const bool wino = avx512 && has("avx512dq") && avx512_cap;
   ExpectedIsa cpu{(avx512 && has("avx512_vnni")) || has("avx_vnni"),
                   avx512 && has("avx512_bf16"),
-                  has("amx_bf16") && has("amx_tile"), gemv};
+                  has("amx_bf16") && has("amx_tile"), gemv, wino};
   if (cap == "ALL" || cap == "AVX512_CORE_AMX") return cpu;
-  if (cap == "AVX512_CORE_BF16") return {cpu.vnni, cpu.bf16, false, gemv};
+  if (cap == "AVX512_CORE_BF16") return {cpu.vnni, cpu.bf16, false, gemv, wino};
   if (cap == "AVX512_CORE_VNNI")
-    return {avx512 && has("avx512_vnni"), false, false, gemv};
-  if (cap == "AVX2_VNNI") return {has("avx_vnni"), false, false, gemv};
+    return {avx512 && has("avx512_vnni"), false, false, gemv, wino};
+  if (cap == "AVX2_VNNI") return {has("avx_vnni"), false, false, gemv, wino};
   // SSE41, AVX, AVX2, AVX512_CORE: no VNNI, no bf16
-  return {false, false, false, gemv};
+  return {false, false, false, gemv, wino};
 }
 
 }  // namespace nnbench::onednn_test

@@ -136,6 +136,27 @@ TEST(OnednnBackend, EffectiveSettings) {
       << eff.extras.at("conv_impl");
 }
 
+// Winograd 4x3 for the 3x3 stride-1 convolutions reading 32 channels or
+// more, forward and backward weights alike, even at a batch where oneDNN's
+// `auto` keeps them direct; never where oneDNN 2.6 has no such kernel
+// (below avx512_core, e.g. under ONEDNN_MAX_CPU_ISA=AVX2). Counted by hand
+// from ResNet-56: stages of 9 blocks of two 3x3 convolutions at 16, 32 and
+// 64 channels; in stages 2 and 3 all but the first (stride 2, reading the
+// previous stage's channels) read 32 or 64: 2 x 17 = 34 layers.
+TEST(OnednnBackend, TrainingConvolutionsRunWinogradWhereOnednnHasIt) {
+  const auto exe = backend::make_backend("onednn")->compile(
+      model::zoo::get("resnet-56"), small_options(), backend::Shapes::train(2));
+  const std::string impl = exe->effective().extras.at("conv_impl");
+  if (onednn_test::expected_isa().winograd) {
+    EXPECT_NE(impl.find("fwd jit_wino_4x3:avx512_core, bwd weights "
+                        "jit_wino_4x3:avx512_core in 34 layers"),
+              std::string::npos)
+        << impl;
+  } else {
+    EXPECT_EQ(impl.find("wino"), std::string::npos) << impl;
+  }
+}
+
 // The bf16 path is read from oneDNN, and must agree with the CPU flags read
 // here from /proc/cpuinfo (and oneDNN's ISA cap, if one is set): AMX where
 // amx_bf16 is present, else AVX-512 BF16.

@@ -255,6 +255,22 @@ void Net::note(const std::string& key, const std::string& text) {
   notes_.emplace(key, text);
 }
 
+void Net::tally(const std::string& key, const std::string& text,
+                const std::string& layer) {
+  auto& groups = tallies_[key];
+  auto it = std::find_if(groups.begin(), groups.end(),
+                         [&](const Tally& t) { return t.text == text; });
+  if (it == groups.end()) it = groups.insert(groups.end(), {text, layer, 0});
+  ++it->layers;
+  std::string all;
+  for (const Tally& t : groups)
+    all += (all.empty() ? "" : "; ") + t.text +
+           (t.layers == 1 ? " in " + t.first_layer
+                          : " in " + std::to_string(t.layers) +
+                                " layers from " + t.first_layer);
+  notes_[key] = all;
+}
+
 void Net::finalize() {
   for (int id = -1; id + 1 < static_cast<int>(values_.size()); ++id) {
     Value& v = value(id);

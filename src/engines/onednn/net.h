@@ -107,6 +107,11 @@ class Net {
   // Notes for Executable::effective (e.g. the first conv's implementation);
   // the first note under a key wins.
   void note(const std::string& key, const std::string& text);
+  // A note that groups layers: each distinct text once, with how many
+  // layers share it and the first of them (e.g. which convolutions run
+  // Winograd and which direct).
+  void tally(const std::string& key, const std::string& text,
+             const std::string& layer);
   const std::map<std::string, std::string>& notes() const { return notes_; }
   // Names the layer whose steps follow, for reference_kernels().
   void set_layer_name(const std::string& name) { layer_name_ = name; }
@@ -170,6 +175,11 @@ class Net {
   std::vector<memory> scratchpads_;  // bound to one buffer in finalize
   memory scratchpad_;
   std::map<std::string, std::string> notes_;
+  struct Tally {
+    std::string text, first_layer;
+    int layers = 0;
+  };
+  std::map<std::string, std::vector<Tally>> tallies_;
   std::map<std::string, std::set<std::string>> kernels_;  // impls by kind
   std::deque<Slow> slow_;   // stable addresses: the timed steps hold them
   double run_seconds_ = 0;  // of run_forward and run_backward, if any slow

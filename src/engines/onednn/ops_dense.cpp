@@ -1,6 +1,8 @@
 // Convolution and inner product (linear): blocked layouts chosen by oneDNN,
 // a following ReLU fused as a post-op, gradients of the weights written in
 // the layout of the fp32 master weights.
+#include <string>
+
 #include "engines/onednn/graph.h"
 #include "engines/onednn/ops.h"
 
@@ -127,39 +129,62 @@ void build_conv(LayerCtx& c) {
   const int64_t g = l.groups;
   const Dims w_dims = conv_weight_dims(l, src_dims[1]);
   const Dims strides{l.stride[0], l.stride[1]}, pad{l.pad[0], l.pad[1]};
-  // oneDNN picks (Winograd 4x3 for 3x3 stride-1 fp32 convolutions where its
-  // kernels have it: avx512_core in 2.6; direct elsewhere), except below 16
-  // input channels, which Winograd's kernel pads to 16 (a first layer
-  // reading one channel ran slower on it: docs/performance.md).
-  const auto alg = src_dims[1] / g >= 16 ? algorithm::convolution_auto
-                                         : algorithm::convolution_direct;
-
-  const dnnl::convolution_forward::primitive_desc pd(
-      {prop_kind::forward_training, alg, any_md(src_dims, dt),
-       any_md(w_dims, dt), bias_md(l), any_md(dst_dims, dt), strides, pad, pad},
-      relu_attr(net, c.fuse_relu), net.engine());
-  const auto pw = weights_grad_pd(
-      pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
-      [&](const Md& src, const Md& dw, const Md& dst) {
-        return dnnl::convolution_backward_weights::primitive_desc(
-            {alg, src, dw, l.bias ? pd.bias_desc() : Md(), dst, strides, pad,
-             pad},
-            net.attr(), net.engine(), pd);
-      });
+  // Winograd 4x3 where oneDNN 2.6 has it (fp32 3x3 stride-1 convolutions
+  // on avx512_core) and the layer reads at least 32 channels, all three
+  // passes; direct elsewhere. Not oneDNN's `auto`, which keeps small
+  // batches and images direct (ResNet-50 at batch 8, ResNet-56's backward
+  // weights), where Winograd ran faster; below 32 channels its transforms
+  // cost more than they save (at 1 channel, padded to 16, and at 16:
+  // docs/performance.md).
+  const bool try_winograd = src_dims[1] / g >= 32;
+  auto make_fwd = [&](algorithm a) {
+    return dnnl::convolution_forward::primitive_desc(
+        {prop_kind::forward_training, a, any_md(src_dims, dt),
+         any_md(w_dims, dt), bias_md(l), any_md(dst_dims, dt), strides, pad,
+         pad},
+        relu_attr(net, c.fuse_relu), net.engine());
+  };
+  const auto pd = first_optimised(try_winograd ? 2 : 1, [&](int i) {
+    return make_fwd(try_winograd && i == 0 ? algorithm::convolution_winograd
+                                           : algorithm::convolution_direct);
+  });
+  // The backward passes in the forward's algorithm, else direct.
+  const bool winograd =
+      std::string(pd.impl_info_str()).find("wino") != std::string::npos;
+  auto in_forwards_algorithm = [&](auto make) {
+    return first_optimised(winograd ? 2 : 1, [&](int i) {
+      return make(winograd && i == 0 ? algorithm::convolution_winograd
+                                     : algorithm::convolution_direct);
+    });
+  };
+  const auto pw = in_forwards_algorithm([&](algorithm alg) {
+    return weights_grad_pd(
+        pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
+        [&](const Md& src, const Md& dw, const Md& dst) {
+          return dnnl::convolution_backward_weights::primitive_desc(
+              {alg, src, dw, l.bias ? pd.bias_desc() : Md(), dst, strides, pad,
+               pad},
+              net.attr(), net.engine(), pd);
+        });
+  });
   // The backward-data kernels read the weights in their own layout (e.g.
   // OIhw16o16i for OIhw16i16o): let them choose; a reorder refreshes that
   // copy each step, as forcing the forward's layout falls back to ref:any.
   auto make_data = [&] {
-    return prefer_given_layouts([&](bool given) {
-      return dnnl::convolution_backward_data::primitive_desc(
-          {alg, given ? pd.src_desc() : any_md(src_dims, dt),
-           any_md(w_dims, dt), given ? pd.dst_desc() : any_md(dst_dims, dt),
-           strides, pad, pad},
-          net.attr(), net.engine(), pd);
+    return in_forwards_algorithm([&](algorithm alg) {
+      return prefer_given_layouts([&](bool given) {
+        return dnnl::convolution_backward_data::primitive_desc(
+            {alg, given ? pd.src_desc() : any_md(src_dims, dt),
+             any_md(w_dims, dt), given ? pd.dst_desc() : any_md(dst_dims, dt),
+             strides, pad, pad},
+            net.attr(), net.engine(), pd);
+      });
     });
   };
-  net.note("conv_impl", l.name + ": fwd " + pd.impl_info_str() +
-                            ", bwd weights " + pw.impl_info_str());
+  net.tally("conv_impl",
+            std::string("fwd ") + pd.impl_info_str() + ", bwd weights " +
+                pw.impl_info_str(),
+            l.name);
   const std::string names = g > 1 ? "goihw" : "oihw";
   net.note("conv_layout",
            "conv weights " + layout_name(pd.weights_desc(), names) +

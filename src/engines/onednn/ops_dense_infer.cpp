@@ -136,7 +136,7 @@ void note_layouts(LayerCtx& c, const DensePd& pd, bool grouped) {
         "linear weights " + layout_name(pd.weights, "oi") + " (" + name + ")");
     return;
   }
-  c.net.note("conv_impl", name + ": " + pd.impl);
+  c.net.tally("conv_impl", pd.impl, name);
   c.net.note(
       "conv_layout",
       "conv weights " + layout_name(pd.weights, grouped ? "goihw" : "oihw") +
