@@ -501,6 +501,7 @@ class Generation:
     rows: int
     length: int = 0
     past: List[np.ndarray] = field(default_factory=list)
+    logits: Optional[np.ndarray] = None  # the last step's, [N, 1, vocab]
 
 
 class InferenceEngine:
@@ -613,7 +614,15 @@ class InferenceEngine:
         logits, *present = self.run_decoder({IDS: ids, **dict(zip(names, g.past))})
         g.past = present
         g.length += ids.shape[1]
+        g.logits = logits  # kept (OpenVINO's is a view) for last_logits
         return [int(t) for t in np.asarray(logits)[:, -1].argmax(-1)]
+
+    def last_logits(self) -> Optional[List[List[float]]]:
+        """Each row's logits at its last position after the last step."""
+        g = self.generation
+        if g is None or g.logits is None:
+            return None
+        return np.asarray(g.logits)[:, -1].astype(np.float32).tolist()
 
     def load_batches(self, t: dict) -> None:
         n = sum(1 for k in t if k.startswith("input."))

@@ -145,6 +145,11 @@ class Worker:
     def op_decode(self, req: dict) -> dict:
         return {"next": self.optional("decode")([int(t) for t in req["tokens"]])}
 
+    def op_logits(self, req: dict) -> dict:
+        give = getattr(self.engine, "last_logits", None)
+        rows = give() if give is not None else None
+        return {"logits": {} if rows is None else {"rows": rows}}
+
     def op_generate(self, req: dict) -> dict:
         """Generations timed here, as steps are: the prefill (time to first
         token), then each decoding step (an inter-token latency); the

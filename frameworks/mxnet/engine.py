@@ -722,13 +722,18 @@ class Engine:
         assert self.cache is not None
         with autograd.pause(train_mode=False):
             logits = self.net.cached(ids, self.cache)
-            best = mx.nd.argmax(mx.nd.slice_axis(logits, axis=1, begin=-1, end=None),
-                                axis=-1)
+            self.last_step = mx.nd.slice_axis(logits, axis=1, begin=-1, end=None)
+            best = mx.nd.argmax(self.last_step, axis=-1)
         # MXNet runs operators asynchronously: reading the tokens to the
         # host waits for the whole step (the cache's writes included, which
         # the logits depend on), so that the worker's clock around this
         # call times the work.
         return [int(t) for t in best.asnumpy().reshape(-1)]
+
+    def last_logits(self) -> Optional[List[List[float]]]:
+        """Each row's logits at its last position after the last step."""
+        last = getattr(self, "last_step", None)
+        return None if last is None else last.asnumpy().reshape(last.shape[0], -1).tolist()
 
     def check(self, model: dict) -> None:
         """Builds the model without weights: NotImplementedError names a gap."""

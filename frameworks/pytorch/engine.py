@@ -382,7 +382,13 @@ class Engine:
     def _next(self, ids) -> List[int]:
         with torch.inference_mode():
             logits = self.net.cached(ids, self.cache)
-            return logits[:, -1].argmax(-1).tolist()
+            self.last_step = logits[:, -1]  # a view, read only by last_logits
+            return self.last_step.argmax(-1).tolist()
+
+    def last_logits(self) -> Optional[List[List[float]]]:
+        """Each row's logits at its last position after the last step."""
+        last = getattr(self, "last_step", None)
+        return None if last is None else last.float().cpu().tolist()
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
         if options["precision"] != "fp32":

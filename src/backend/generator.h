@@ -36,6 +36,13 @@ class Generator {
       const std::vector<std::vector<int64_t>>& prompts) = 0;
   // The token given for each row appended; returns each row's next one.
   virtual std::vector<int64_t> decode(const std::vector<int64_t>& tokens) = 0;
+  // Each row's logits at its last position after the last prefill or
+  // decode, [batch][vocab] row after row, read on request (never inside a
+  // timed generation, so that keeping them costs a token nothing). None
+  // where the engine does not give them (its step yields the token only).
+  virtual std::optional<std::vector<float>> last_logits() {
+    return std::nullopt;
+  }
   // What ran (threads, precision, the cache's layout), as Executable's.
   virtual Effective effective() const = 0;
   // The processes doing its work besides this one (a framework worker's),

@@ -1,79 +1,105 @@
 #include "verify/greedy.h"
 
+#include <memory>
+#include <string>
+
 #include "backend/generator.h"
 #include "data/synthetic.h"
 #include "model/generation.h"
 #include "util/error.h"
+#include "verify/verify.h"
 
 namespace nnbench::verify {
 namespace {
 
 constexpr int64_t kRows = 2, kPrompt = 8, kNew = 8;
 
-std::vector<int64_t> generate(backend::Generator& g,
-                              const std::vector<std::vector<int64_t>>& p) {
-  std::vector<int64_t> all, next = g.prefill(p);
-  all.insert(all.end(), next.begin(), next.end());
-  for (int64_t k = 1; k < kNew; ++k) {
-    next = g.decode(next);
-    all.insert(all.end(), next.begin(), next.end());
-  }
-  return all;
+results::TensorCheck failed(std::string what, const std::string& why) {
+  results::TensorCheck c;
+  c.what = std::move(what) + why;
+  c.error = 1;
+  c.pass = false;
+  return c;
 }
 
 }  // namespace
 
-std::optional<results::TensorCheck> check_greedy_tokens(
+std::vector<results::TensorCheck> check_generation(
     backend::Backend& oracle, backend::Backend& candidate,
     const model::Model& m, const backend::Options& options) {
   if (!model::generation_problem(m).empty() || options.precision != "fp32")
-    return std::nullopt;
+    return {};
   try {
     model::with_sequence(m, kPrompt + kNew);
   } catch (const Error&) {
-    return std::nullopt;
+    return {};
   }
+  const std::string tokens_what =
+      "generation (greedy tokens, " + std::to_string(kRows) + " prompts of " +
+      std::to_string(kPrompt) + ", " + std::to_string(kNew) +
+      " new, each step on the oracle's tokens; error: the fraction of steps "
+      "whose next token differs)";
   const backend::GenerationShape shape{kRows, kPrompt, kNew};
   std::unique_ptr<backend::Generator> g;
   try {
     g = candidate.generator(m, options, shape);
   } catch (const backend::Unimplemented&) {
-    return std::nullopt;
+    return {};
   } catch (const backend::Unavailable&) {
     throw;
   } catch (const std::exception& e) {
-    results::TensorCheck c;
-    c.what = std::string("generation: it failed to start: ") + e.what();
-    c.error = 1;
-    c.pass = false;
-    return c;
+    return {
+        failed(tokens_what, std::string(": it failed to start: ") + e.what())};
   }
-  results::TensorCheck c;
-  c.what = "generation (greedy tokens, " + std::to_string(kRows) +
-           " prompts of " + std::to_string(kPrompt) + ", " +
-           std::to_string(kNew) + " new; error: the fraction that differ)";
-  c.tolerance = 0;
   const auto prompts =
       data::synthetic_prompts(kRows, kPrompt, m.input.vocab, options.seed);
   backend::Options plain = options;
   plain.device = "cpu";
-  const auto want = generate(*oracle.generator(m, plain, shape), prompts);
-  std::vector<int64_t> got;
+  const auto ref = oracle.generator(m, plain, shape);
+  host::Tensor want_logits, got_logits;
+  bool logits = true;
+  int64_t differ = 0, steps = 0;
   try {
-    got = generate(*g, prompts);
+    std::vector<int64_t> want = ref->prefill(prompts),
+                         got = g->prefill(prompts);
+    for (int64_t k = 0;; ++k) {
+      for (size_t i = 0; i < want.size(); ++i) differ += got.at(i) != want[i];
+      steps += static_cast<int64_t>(want.size());
+      if (logits) {
+        const auto l = g->last_logits();
+        logits = l.has_value();
+        if (logits) {
+          const auto r = ref->last_logits().value();
+          want_logits.f.insert(want_logits.f.end(), r.begin(), r.end());
+          got_logits.f.insert(got_logits.f.end(), l->begin(), l->end());
+        }
+      }
+      if (k + 1 == kNew) break;
+      got = g->decode(want);
+      want = ref->decode(want);
+    }
   } catch (const std::exception& e) {
     // The candidate failed to generate: a failed check naming why, and the
     // other backends still verified.
-    c.what += ": it failed to generate: " + std::string(e.what());
-    c.error = 1;
-    c.pass = false;
-    return c;
+    return {failed(tokens_what,
+                   ": it failed to generate: " + std::string(e.what()))};
   }
-  int64_t differ = 0;
-  for (size_t i = 0; i < want.size(); ++i) differ += got.at(i) != want[i];
-  c.error = double(differ) / double(want.size());
-  c.pass = differ == 0;
-  return c;
+  std::vector<results::TensorCheck> out(1);
+  out[0].what = tokens_what;
+  out[0].error = double(differ) / double(steps);
+  out[0].tolerance = 0;
+  out[0].pass = differ == 0;
+  if (logits) {
+    results::TensorCheck c;
+    c.what =
+        "generation (logits of each row's last position after the prefill "
+        "and each decode, on the oracle's tokens)";
+    c.error = max_relative_error(got_logits, want_logits);
+    c.tolerance = tolerances_for("fp32").output;
+    c.pass = c.error <= c.tolerance;
+    out.push_back(c);
+  }
+  return out;
 }
 
 }  // namespace nnbench::verify

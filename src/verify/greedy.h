@@ -1,21 +1,27 @@
 #pragma once
 // Generation checked against the oracle: the same prompts decoded greedily
-// by both must give the same tokens. The oracle recomputes the whole
-// sequence for each token; an engine's KV cache that keeps a wrong key,
-// value or position changes its tokens.
-#include <optional>
+// by both, the candidate fed the oracle's tokens (teacher forcing), so that
+// every step compares the two on the same sequence: the same next token at
+// every step, and the same logits where the candidate gives them. The
+// oracle recomputes the whole sequence for each token; an engine's KV cache
+// that keeps a wrong key, value or position changes its logits, and a
+// large error its tokens.
+#include <vector>
 
 #include "backend/backend.h"
 #include "results/verification.h"
 
 namespace nnbench::verify {
 
-// The check for `m` (dropout already off) at `options`, "generation"
-// with the fraction of tokens that differ as its error and tolerance 0.
-// None for a model that does not generate (model::generation_problem), a
-// precision other than fp32, fewer than 16 learned positions, or a
-// candidate whose generator is unimplemented.
-std::optional<results::TensorCheck> check_greedy_tokens(
+// The checks for `m` (dropout already off) at `options`: "generation
+// (greedy tokens ...)", the fraction of steps whose next token differs,
+// tolerance 0; then, where the candidate's generator gives its logits
+// (backend::Generator::last_logits), "generation (logits ...)", their
+// relative error (as the outputs') with fp32's output tolerance. None for
+// a model that does not generate (model::generation_problem), a precision
+// other than fp32, fewer than 16 learned positions, or a candidate whose
+// generator is unimplemented.
+std::vector<results::TensorCheck> check_generation(
     backend::Backend& oracle, backend::Backend& candidate,
     const model::Model& m, const backend::Options& options);
 

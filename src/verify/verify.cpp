@@ -269,8 +269,8 @@ Verification verify(backend::Backend& oracle, backend::Backend& candidate,
   o.threads = machine::resolve_threads(vo.threads);
   o.precision = vo.precision;
   o.device = vo.device;
-  if (auto c = check_greedy_tokens(oracle, candidate, plain, o))
-    v.checks.push_back(*c);
+  for (auto& c : check_generation(oracle, candidate, plain, o))
+    v.checks.push_back(c);
   conclude(v);
   return v;
 }

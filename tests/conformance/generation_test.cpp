@@ -1,6 +1,7 @@
 // KV-cache generation on every engine that generates (in-process and
 // framework workers), against the oracle, which recomputes the whole
-// sequence for every token: greedy decoding gives the same tokens on all.
+// sequence for every token: greedy decoding gives the same tokens on all,
+// and the same logits on every engine that gives them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,7 +30,13 @@ std::vector<std::string> generating() {
 
 class Generation : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(Generation, GreedyTokensAreTheOraclesOnGpt2Tiny) {
+// The Keras engines' compiled step yields the token only (the argmax on
+// the device, as KerasHub's sampler): tokens, no logits, from them.
+bool gives_logits(const std::string& engine) {
+  return engine != "tensorflow" && engine != "jax";
+}
+
+TEST_P(Generation, GreedyTokensAndLogitsAreTheOraclesOnGpt2Tiny) {
   auto engine = backend::make_backend(GetParam());
   auto oracle = backend::make_backend("reference");
   const model::Model m = model::zoo::get("gpt2-tiny");
@@ -37,10 +44,11 @@ TEST_P(Generation, GreedyTokensAreTheOraclesOnGpt2Tiny) {
     backend::Options o;
     o.seed = seed;
     o.threads = 2;
-    const auto c = verify::check_greedy_tokens(*oracle, *engine, m, o);
-    ASSERT_TRUE(c.has_value());
-    EXPECT_TRUE(c->pass) << "seed " << seed << ": " << c->error
-                         << " of the tokens differ";
+    const auto checks = verify::check_generation(*oracle, *engine, m, o);
+    ASSERT_EQ(checks.size(), gives_logits(GetParam()) ? 2u : 1u);
+    for (const auto& c : checks)
+      EXPECT_TRUE(c.pass) << "seed " << seed << ": " << c.what << ": error "
+                          << c.error << " > " << c.tolerance;
   }
 }
 
@@ -81,6 +89,70 @@ TEST_P(Generation, RefusesWhatItCannotRun) {
   EXPECT_THROW(g->decode({1, 2}), Error);             // two tokens, one row
   next = g->decode(next);                             // 6 of 6
   EXPECT_THROW(g->decode(next), Error);
+}
+
+// The oracle with its logits scaled by 1 + 1e-3 after every step: the same
+// argmax, so the same tokens, and logits 1e-3 off (relative), ten times
+// fp32's output tolerance: what a cache slightly wrong gives (a mutant
+// whose cached keys were scaled by 1.01 gave every token right).
+class Skewed : public backend::Generator {
+ public:
+  explicit Skewed(std::unique_ptr<backend::Generator> g) : g_(std::move(g)) {}
+  std::vector<int64_t> prefill(
+      const std::vector<std::vector<int64_t>>& p) override {
+    return g_->prefill(p);
+  }
+  std::vector<int64_t> decode(const std::vector<int64_t>& t) override {
+    return g_->decode(t);
+  }
+  std::optional<std::vector<float>> last_logits() override {
+    auto l = g_->last_logits();
+    for (float& x : l.value()) x *= 1.001f;
+    return l;
+  }
+  backend::Effective effective() const override { return g_->effective(); }
+
+ private:
+  std::unique_ptr<backend::Generator> g_;
+};
+
+class SkewedBackend : public backend::Backend {
+ public:
+  std::string name() const override { return "skewed"; }
+  std::string version() const override { return "test"; }
+  backend::Description describe() const override { return r_->describe(); }
+  backend::Support supports(const model::Layer& l,
+                            const backend::Options& o) const override {
+    return r_->supports(l, o);
+  }
+  std::unique_ptr<backend::Executable> compile(
+      const model::Model& m, const backend::Options& o,
+      const backend::Shapes& s) override {
+    return r_->compile(m, o, s);
+  }
+  std::unique_ptr<backend::Generator> generator(
+      const model::Model& m, const backend::Options& o,
+      const backend::GenerationShape& s) override {
+    return std::make_unique<Skewed>(r_->generator(m, o, s));
+  }
+
+ private:
+  std::unique_ptr<backend::Backend> r_ = backend::make_backend("reference");
+};
+
+TEST(GenerationCheck, LogitsOffByATenthOfAPerCentFailWhereTokensPass) {
+  SkewedBackend skewed;
+  auto oracle = backend::make_backend("reference");
+  backend::Options o;
+  o.threads = 2;
+  const auto checks = verify::check_generation(*oracle, skewed,
+                                               model::zoo::get("gpt2-tiny"), o);
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_TRUE(checks[0].pass) << checks[0].what;
+  EXPECT_EQ(checks[0].error, 0);
+  EXPECT_FALSE(checks[1].pass) << checks[1].what;
+  // ||1.001 z - z|| / ||z|| = 1e-3, up to float rounding.
+  EXPECT_NEAR(checks[1].error, 1e-3, 1e-6);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, Generation, ::testing::ValuesIn(generating()),

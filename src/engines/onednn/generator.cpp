@@ -62,6 +62,16 @@ class OnednnGenerator : public backend::Generator {
     });
   }
 
+  // The last build's output, which nothing writes until the next call.
+  std::optional<std::vector<float>> last_logits() override {
+    if (last_ == nullptr) return std::nullopt;
+    std::vector<float> rows;
+    const Logits l = logits_of(*last_);
+    for (int64_t b = 0; b < shape_.batch; ++b)
+      rows.insert(rows.end(), l.row(b), l.row(b) + l.vocab);
+    return rows;
+  }
+
   backend::Effective effective() const override {
     const Graph& g = prompts_.at(shape_.prompt);
     return {
@@ -96,23 +106,35 @@ class OnednnGenerator : public backend::Generator {
     return it->second;
   }
 
+  // A build's output [N, T, vocab] (T = 1 where the tied head read the
+  // last position only): each row's logits at its last position.
+  struct Logits {
+    const float* data;
+    int64_t vocab, positions;
+    const float* row(int64_t b) const {
+      return data + (b * positions + positions - 1) * vocab;
+    }
+  };
+  Logits logits_of(const Graph& g) const {
+    const memory& out =
+        g.net->value(static_cast<int>(model_.layers.size()) - 1).mem;
+    const auto dims = out.get_desc().dims();
+    return {static_cast<const float*>(out.get_data_handle()), dims.back(),
+            dims.at(1)};
+  }
+
   // Runs a build on the bound tokens; each row's argmax of its logits.
   std::vector<int64_t> run(Graph& g) {
     state_.tokens = ids_.data();
     Net& net = *g.net;
+    last_ = nullptr;  // until this build's logits are written
     net.run_forward(false);
     net.stream().wait();
-    const memory& out =
-        net.value(static_cast<int>(model_.layers.size()) - 1).mem;
-    // [N, T, vocab], T = 1 where the tied head read the last position only.
-    const auto dims = out.get_desc().dims();
-    const int64_t vocab = dims.back(), positions = dims.at(1);
-    const float* logits = static_cast<const float*>(out.get_data_handle());
+    last_ = &g;
+    const Logits l = logits_of(g);
     std::vector<int64_t> next(shape_.batch);
-    for (int64_t b = 0; b < shape_.batch; ++b) {
-      const float* row = logits + (b * positions + positions - 1) * vocab;
-      next[b] = std::max_element(row, row + vocab) - row;
-    }
+    for (int64_t b = 0; b < shape_.batch; ++b)
+      next[b] = std::max_element(l.row(b), l.row(b) + l.vocab) - l.row(b);
     return next;
   }
 
@@ -125,7 +147,8 @@ class OnednnGenerator : public backend::Generator {
   Graph step_;
   std::map<int64_t, Graph> prompts_;
   std::vector<int64_t> ids_;
-  int64_t length_ = 0;  // positions in the cache
+  int64_t length_ = 0;           // positions in the cache
+  const Graph* last_ = nullptr;  // the build whose logits are the last
 };
 
 }  // namespace

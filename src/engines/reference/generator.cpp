@@ -25,6 +25,8 @@ class ReferenceGenerator : public backend::Generator {
     return next();
   }
 
+  std::optional<std::vector<float>> last_logits() override { return last_; }
+
   backend::Effective effective() const override {
     return {omp_get_max_threads(),
             "cpu",
@@ -47,9 +49,11 @@ class ReferenceGenerator : public backend::Generator {
     const Tensor<float>& y = net_.forward(batch_, /*train=*/false);
     const int64_t vocab = y.dim(2);
     std::vector<int64_t> out;
+    last_.clear();
     for (int64_t i = 0; i < n; ++i) {
       const float* row = y.ptr() + (i * t + t - 1) * vocab;
       out.push_back(std::max_element(row, row + vocab) - row);
+      last_.insert(last_.end(), row, row + vocab);
     }
     return out;
   }
@@ -57,6 +61,7 @@ class ReferenceGenerator : public backend::Generator {
   Network<float> net_;
   std::vector<std::vector<int64_t>> rows_;
   Batch<float> batch_;
+  std::vector<float> last_;
 };
 
 }  // namespace

@@ -47,6 +47,13 @@ class TorchGenerator : public backend::Generator {
     });
   }
 
+  std::optional<std::vector<float>> last_logits() override {
+    if (!last_.defined()) return std::nullopt;
+    const auto l = last_.to(torch::kCPU, torch::kFloat32).contiguous();
+    return std::vector<float>(l.data_ptr<float>(),
+                              l.data_ptr<float>() + l.numel());
+  }
+
   backend::Effective effective() const override {
     return {
         torch::get_num_threads(),
@@ -59,9 +66,11 @@ class TorchGenerator : public backend::Generator {
   }
 
  private:
-  // Each row's argmax at its last position, on the host.
-  static std::vector<int64_t> next(const torch::Tensor& logits) {
-    const auto ids = logits.select(1, -1).argmax(-1).to(torch::kCPU);
+  // Each row's argmax at its last position, on the host; those logits kept
+  // (a reference, no copy) for last_logits.
+  std::vector<int64_t> next(const torch::Tensor& logits) {
+    last_ = logits.select(1, -1);
+    const auto ids = last_.argmax(-1).to(torch::kCPU);
     return {ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel()};
   }
 
@@ -69,6 +78,7 @@ class TorchGenerator : public backend::Generator {
   backend::GenerationShape shape_;
   Network net_{nullptr};
   KvCache cache_;
+  torch::Tensor last_;
 };
 
 }  // namespace

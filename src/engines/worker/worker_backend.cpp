@@ -266,6 +266,17 @@ class WorkerGenerator : public backend::Generator {
     return e_->call("decode", {{"tokens", tokens}})["next"]
         .get<std::vector<int64_t>>();
   }
+  // Null where the engine's step yields the token only (the Keras ones).
+  std::optional<std::vector<float>> last_logits() override {
+    const json r = e_->call("logits", json::object())["logits"];
+    if (!r.contains("rows")) return std::nullopt;
+    std::vector<float> rows;
+    for (const auto& row : r["rows"]) {
+      const auto v = row.get<std::vector<float>>();
+      rows.insert(rows.end(), v.begin(), v.end());
+    }
+    return rows;
+  }
   backend::Effective effective() const override { return e_->effective(); }
   std::vector<int> processes() const override { return e_->processes(); }
   std::optional<backend::GenerationTimes> timed(
