@@ -607,6 +607,7 @@ class InferenceEngine:
         token; the past then holds them too."""
         g, d = self.generation, self.decoder
         assert g is not None and d is not None
+        g.logits = None  # a step that fails leaves no logits
         if g.length + ids.shape[1] > g.capacity:
             raise ValueError(f"generation: {g.length + ids.shape[1]} tokens "
                              f"exceed the cache's {g.capacity}")

@@ -699,6 +699,7 @@ class Engine:
     def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
         """Greedy generation with a KV cache, as a Gluon decoding loop runs
         it: outside autograd and in predict mode."""
+        self.last_step: Optional[Any] = None  # a call that fails leaves no logits
         # The cache's arrays, made by the first generation (a warm-up's),
         # are kept: a new one only starts over.
         c = self.cache
@@ -710,6 +711,7 @@ class Engine:
         return self._next(mx.nd.array(rows, ctx=self.ctx, dtype="float32"))
 
     def decode(self, tokens: List[int]) -> List[int]:
+        self.last_step = None
         if self.cache is None:
             raise ValueError("generation: decode before a prefill")
         if len(tokens) != self.cache.rows:

@@ -360,6 +360,7 @@ class Engine:
     def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
         """Greedy generation with a KV cache, as a plain PyTorch decoding
         loop runs it under inference_mode."""
+        self.last_step: Optional[torch.Tensor] = None  # a call that fails leaves no logits
         self.net.eval()
         # The cache's tensors, made by the first generation (a warm-up's),
         # are kept: a new one only starts over.
@@ -372,6 +373,7 @@ class Engine:
         return self._next(ids)
 
     def decode(self, tokens: List[int]) -> List[int]:
+        self.last_step = None
         if len(tokens) != self.cache.rows:
             raise ValueError(f"generation: {len(tokens)} tokens to decode for "
                              f"{self.cache.rows} rows")

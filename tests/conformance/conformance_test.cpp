@@ -71,7 +71,8 @@ TEST_P(Conformance, MatchesTheReference) {
       << "supports() said yes: " << v.message;
   // Outputs, loss, gradients and parameters; an inference engine, or int8
   // (post-training quantization), has its output only; a model that
-  // generates adds the greedy tokens' check on an engine that generates.
+  // generates adds the generation checks (greedy tokens, and logits where
+  // the engine gives them) on an engine that generates.
   size_t tensors = 0;
   for (const auto& c : v.checks) tensors += c.what.rfind("generation", 0) != 0;
   if (candidate->describe().can.training && p.precision != "int8")

@@ -137,7 +137,7 @@ TEST(OnednnBackend, EffectiveSettings) {
 }
 
 // Winograd 4x3 for the 3x3 stride-1 convolutions reading 32 channels or
-// more, forward and backward weights alike, even at a batch where oneDNN's
+// more, all three passes, even at a batch where oneDNN's
 // `auto` keeps them direct; never where oneDNN 2.6 has no such kernel
 // (below avx512_core, e.g. under ONEDNN_MAX_CPU_ISA=AVX2). Counted by hand
 // from ResNet-56: stages of 9 blocks of two 3x3 convolutions at 16, 32 and
@@ -148,7 +148,8 @@ TEST(OnednnBackend, TrainingConvolutionsRunWinogradWhereOnednnHasIt) {
       model::zoo::get("resnet-56"), small_options(), backend::Shapes::train(2));
   const std::string impl = exe->effective().extras.at("conv_impl");
   if (onednn_test::expected_isa().winograd) {
-    EXPECT_NE(impl.find("fwd jit_wino_4x3:avx512_core, bwd weights "
+    EXPECT_NE(impl.find("fwd jit_wino_4x3:avx512_core, bwd data "
+                        "jit_wino_4x3:avx512_core, bwd weights "
                         "jit_wino_4x3:avx512_core in 34 layers"),
               std::string::npos)
         << impl;

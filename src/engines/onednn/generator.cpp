@@ -32,6 +32,7 @@ class OnednnGenerator : public backend::Generator {
 
   std::vector<int64_t> prefill(
       const std::vector<std::vector<int64_t>>& prompts) override {
+    last_ = nullptr;  // a call that fails leaves no logits
     const int64_t t = backend::check_prompts(prompts, shape_);
     ids_.clear();
     for (const auto& row : prompts)
@@ -46,6 +47,7 @@ class OnednnGenerator : public backend::Generator {
   }
 
   std::vector<int64_t> decode(const std::vector<int64_t>& tokens) override {
+    last_ = nullptr;  // a call that fails leaves no logits
     backend::check_decode(tokens, shape_);
     if (length_ == 0 || length_ >= plan_.kv_capacity)
       throw Error("generation: decode " +
@@ -127,7 +129,6 @@ class OnednnGenerator : public backend::Generator {
   std::vector<int64_t> run(Graph& g) {
     state_.tokens = ids_.data();
     Net& net = *g.net;
-    last_ = nullptr;  // until this build's logits are written
     net.run_forward(false);
     net.stream().wait();
     last_ = &g;

@@ -138,6 +138,7 @@ inline bool is_reference(const dnnl::primitive_desc& pd) {
 // candidate i: other layouts, another algorithm) that oneDNN accepts with an
 // optimised kernel. When every accepted one is a reference kernel, the first
 // of those: it runs, and the net names it in the record (Net::check_impl).
+// When oneDNN refuses all, its last refusal (the plainest candidate's).
 template <typename Make>
 auto first_optimised(int count, Make make) -> decltype(make(0)) {
   std::optional<decltype(make(0))> slow;
@@ -148,7 +149,7 @@ auto first_optimised(int count, Make make) -> decltype(make(0)) {
       if (!is_reference(pd)) return pd;
       if (!slow) slow = std::move(pd);
     } catch (const dnnl::error&) {
-      if (!refused) refused = std::current_exception();
+      refused = std::current_exception();
     }
   }
   if (slow) return *slow;

@@ -133,9 +133,9 @@ void build_conv(LayerCtx& c) {
   // on avx512_core) and the layer reads at least 32 channels, all three
   // passes; direct elsewhere. Not oneDNN's `auto`, which keeps small
   // batches and images direct (ResNet-50 at batch 8, ResNet-56's backward
-  // weights), where Winograd ran faster; below 32 channels its transforms
-  // cost more than they save (at 1 channel, padded to 16, and at 16:
-  // docs/performance.md).
+  // weights), where Winograd ran faster; below 32 channels direct, as at 1
+  // channel (padded to 16) and at 16 its transforms cost more than they
+  // saved (17 to 31 not measured: docs/performance.md).
   const bool try_winograd = src_dims[1] / g >= 32;
   auto make_fwd = [&](algorithm a) {
     return dnnl::convolution_forward::primitive_desc(
@@ -170,8 +170,9 @@ void build_conv(LayerCtx& c) {
   // The backward-data kernels read the weights in their own layout (e.g.
   // OIhw16o16i for OIhw16i16o): let them choose; a reorder refreshes that
   // copy each step, as forcing the forward's layout falls back to ref:any.
+  std::string data_impl = "none (its input takes no gradient)";
   auto make_data = [&] {
-    return in_forwards_algorithm([&](algorithm alg) {
+    auto d = in_forwards_algorithm([&](algorithm alg) {
       return prefer_given_layouts([&](bool given) {
         return dnnl::convolution_backward_data::primitive_desc(
             {alg, given ? pd.src_desc() : any_md(src_dims, dt),
@@ -180,11 +181,9 @@ void build_conv(LayerCtx& c) {
             net.attr(), net.engine(), pd);
       });
     });
+    data_impl = d.impl_info_str();
+    return d;
   };
-  net.tally("conv_impl",
-            std::string("fwd ") + pd.impl_info_str() + ", bwd weights " +
-                pw.impl_info_str(),
-            l.name);
   const std::string names = g > 1 ? "goihw" : "oihw";
   net.note("conv_layout",
            "conv weights " + layout_name(pd.weights_desc(), names) +
@@ -193,6 +192,10 @@ void build_conv(LayerCtx& c) {
   const Md canonical(w_dims, Dt::f32, g > 1 ? Tag::goihw : Tag::oihw);
   wire_dense<dnnl::convolution_forward, dnnl::convolution_backward_weights,
              dnnl::convolution_backward_data>(c, canonical, pd, pw, make_data);
+  net.tally("conv_impl",
+            std::string("fwd ") + pd.impl_info_str() + ", bwd data " +
+                data_impl + ", bwd weights " + pw.impl_info_str(),
+            l.name);
 }
 
 void build_linear(LayerCtx& c) {

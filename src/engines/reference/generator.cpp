@@ -16,16 +16,21 @@ class ReferenceGenerator : public backend::Generator {
 
   std::vector<int64_t> prefill(
       const std::vector<std::vector<int64_t>>& prompts) override {
+    last_.clear();
     rows_ = prompts;
     return next();
   }
 
   std::vector<int64_t> decode(const std::vector<int64_t>& tokens) override {
+    last_.clear();
     for (size_t i = 0; i < rows_.size(); ++i) rows_[i].push_back(tokens.at(i));
     return next();
   }
 
-  std::optional<std::vector<float>> last_logits() override { return last_; }
+  std::optional<std::vector<float>> last_logits() override {
+    if (last_.empty()) return std::nullopt;  // before a call, or a failed one
+    return last_;
+  }
 
   backend::Effective effective() const override {
     return {omp_get_max_threads(),
@@ -49,7 +54,6 @@ class ReferenceGenerator : public backend::Generator {
     const Tensor<float>& y = net_.forward(batch_, /*train=*/false);
     const int64_t vocab = y.dim(2);
     std::vector<int64_t> out;
-    last_.clear();
     for (int64_t i = 0; i < n; ++i) {
       const float* row = y.ptr() + (i * t + t - 1) * vocab;
       out.push_back(std::max_element(row, row + vocab) - row);

@@ -21,6 +21,7 @@ class TorchGenerator : public backend::Generator {
 
   std::vector<int64_t> prefill(
       const std::vector<std::vector<int64_t>>& prompts) override {
+    last_ = torch::Tensor();  // a call that fails leaves no logits
     const int64_t t = backend::check_prompts(prompts, shape_);
     const auto n = static_cast<int64_t>(prompts.size());
     return translate_errors([&] {
@@ -38,6 +39,7 @@ class TorchGenerator : public backend::Generator {
   }
 
   std::vector<int64_t> decode(const std::vector<int64_t>& tokens) override {
+    last_ = torch::Tensor();  // a call that fails leaves no logits
     backend::check_decode(tokens, shape_);
     return translate_errors([&] {
       torch::InferenceMode guard;
