@@ -129,6 +129,14 @@ void build_conv(LayerCtx& c) {
   const int64_t g = l.groups;
   const Dims w_dims = conv_weight_dims(l, src_dims[1]);
   const Dims strides{l.stride[0], l.stride[1]}, pad{l.pad[0], l.pad[1]};
+  // make(alg): Winograd first where `winograd`, else (or where oneDNN
+  // refuses it) direct.
+  auto winograd_else_direct = [](bool winograd, auto make) {
+    return first_optimised(winograd ? 2 : 1, [&](int i) {
+      return make(winograd && i == 0 ? algorithm::convolution_winograd
+                                     : algorithm::convolution_direct);
+    });
+  };
   // Winograd 4x3 where oneDNN 2.6 has it (fp32 3x3 stride-1 convolutions
   // on avx512_core) and the layer reads at least 32 channels, all three
   // passes; direct elsewhere. Not oneDNN's `auto`, which keeps small
@@ -136,28 +144,17 @@ void build_conv(LayerCtx& c) {
   // weights), where Winograd ran faster; below 32 channels direct, as at 1
   // channel (padded to 16) and at 16 its transforms cost more than they
   // saved (17 to 31 not measured: docs/performance.md).
-  const bool try_winograd = src_dims[1] / g >= 32;
-  auto make_fwd = [&](algorithm a) {
+  const auto pd = winograd_else_direct(src_dims[1] / g >= 32, [&](algorithm a) {
     return dnnl::convolution_forward::primitive_desc(
         {prop_kind::forward_training, a, any_md(src_dims, dt),
          any_md(w_dims, dt), bias_md(l), any_md(dst_dims, dt), strides, pad,
          pad},
         relu_attr(net, c.fuse_relu), net.engine());
-  };
-  const auto pd = first_optimised(try_winograd ? 2 : 1, [&](int i) {
-    return make_fwd(try_winograd && i == 0 ? algorithm::convolution_winograd
-                                           : algorithm::convolution_direct);
   });
   // The backward passes in the forward's algorithm, else direct.
   const bool winograd =
       std::string(pd.impl_info_str()).find("wino") != std::string::npos;
-  auto in_forwards_algorithm = [&](auto make) {
-    return first_optimised(winograd ? 2 : 1, [&](int i) {
-      return make(winograd && i == 0 ? algorithm::convolution_winograd
-                                     : algorithm::convolution_direct);
-    });
-  };
-  const auto pw = in_forwards_algorithm([&](algorithm alg) {
+  const auto pw = winograd_else_direct(winograd, [&](algorithm alg) {
     return weights_grad_pd(
         pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
         [&](const Md& src, const Md& dw, const Md& dst) {
@@ -172,7 +169,7 @@ void build_conv(LayerCtx& c) {
   // copy each step, as forcing the forward's layout falls back to ref:any.
   std::string data_impl = "none (its input takes no gradient)";
   auto make_data = [&] {
-    auto d = in_forwards_algorithm([&](algorithm alg) {
+    auto d = winograd_else_direct(winograd, [&](algorithm alg) {
       return prefer_given_layouts([&](bool given) {
         return dnnl::convolution_backward_data::primitive_desc(
             {alg, given ? pd.src_desc() : any_md(src_dims, dt),
