@@ -1,6 +1,7 @@
 // `nnbench verify`: every built backend against the reference on one batch.
 #include <fmt/core.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "backend/registry.h"
@@ -71,6 +72,14 @@ void print_verification(const verify::Verification& v, bool verbose) {
         "agreement with fp32 over {} output rows: top-1 {:.2f} %, mean KL "
         "{:.3g} nats (stated, not judged)\n",
         v.agreement->rows, v.agreement->top1 * 100, v.agreement->kl);
+  if (v.generation_agreement)
+    fmt::print(
+        "generation's agreement with fp32 over {} steps' rows: next token "
+        "{:.2f} %, mean KL {} (stated, not judged)\n",
+        v.generation_agreement->rows, v.generation_agreement->top1 * 100,
+        std::isfinite(v.generation_agreement->kl)
+            ? fmt::format("{:.3g} nats", v.generation_agreement->kl)
+            : std::string("- (no logits)"));
 }
 
 int verify_command(VerifyArgs& a) {

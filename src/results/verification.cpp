@@ -34,11 +34,14 @@ json to_json(const Verification& v) {
             {"backend", v.candidate}, {"precision", v.precision},
             {"batch", v.batch},       {"verdict", verdict_name(v.verdict)},
             {"message", v.message},   {"checks", checks}};
-  j["agreement"] = nullptr;
-  if (v.agreement)
-    j["agreement"] = {{"rows", v.agreement->rows},
-                      {"top1", finite_or_null(v.agreement->top1)},
-                      {"kl_nats", finite_or_null(v.agreement->kl)}};
+  const auto agreement = [](const std::optional<Agreement>& a) {
+    if (!a) return json();
+    return json{{"rows", a->rows},
+                {"top1", finite_or_null(a->top1)},
+                {"kl_nats", finite_or_null(a->kl)}};
+  };
+  j["agreement"] = agreement(v.agreement);
+  j["generation_agreement"] = agreement(v.generation_agreement);
   return j;
 }
 
@@ -55,9 +58,14 @@ Verification verification_from_json(const json& j) {
     v.checks.push_back({c.at("tensor"),
                         number_or_nan(c.at("max_relative_error")),
                         c.at("tolerance"), c.at("pass")});
-  if (const json a = j.value("agreement", json()); a.is_object())
-    v.agreement = Agreement{a.at("rows"), number_or_nan(a.at("top1")),
-                            number_or_nan(a.at("kl_nats"))};
+  const auto agreement = [&](const char* key) -> std::optional<Agreement> {
+    if (const json a = j.value(key, json()); a.is_object())
+      return Agreement{a.at("rows"), number_or_nan(a.at("top1")),
+                       number_or_nan(a.at("kl_nats"))};
+    return std::nullopt;
+  };
+  v.agreement = agreement("agreement");
+  v.generation_agreement = agreement("generation_agreement");
   return v;
 }
 

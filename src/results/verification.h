@@ -37,6 +37,11 @@ struct Verification {
   std::string message;  // the worst failing check, or why unimplemented
   std::vector<TensorCheck> checks;
   std::optional<Agreement> agreement;  // below fp32, logits outputs only
+  // Below fp32, a model that generates: over every row of every step of
+  // the teacher-forced generation check (verify/greedy.h), its next token
+  // against the oracle's (top1) and its logits' softmax (kl, NaN where the
+  // engine gives no logits).
+  std::optional<Agreement> generation_agreement;
 };
 
 nlohmann::json to_json(const Verification& v);

@@ -27,16 +27,17 @@ results::TensorCheck failed(std::string what, const std::string& why) {
 
 }  // namespace
 
-std::vector<results::TensorCheck> check_generation(
-    backend::Backend& oracle, backend::Backend& candidate,
-    const model::Model& m, const backend::Options& options) {
-  if (!model::generation_problem(m).empty() || options.precision != "fp32")
-    return {};
+GenerationCheck check_generation(backend::Backend& oracle,
+                                 backend::Backend& candidate,
+                                 const model::Model& m,
+                                 const backend::Options& options) {
+  if (!model::generation_problem(m).empty()) return {};
   try {
     model::with_sequence(m, kPrompt + kNew);
   } catch (const Error&) {
     return {};
   }
+  const bool fp32 = options.precision == "fp32";
   const std::string tokens_what =
       "generation (greedy tokens, " + std::to_string(kRows) + " prompts of " +
       std::to_string(kPrompt) + ", " + std::to_string(kNew) +
@@ -51,13 +52,14 @@ std::vector<results::TensorCheck> check_generation(
   } catch (const backend::Unavailable&) {
     throw;
   } catch (const std::exception& e) {
-    return {
-        failed(tokens_what, std::string(": it failed to start: ") + e.what())};
+    return {{failed(tokens_what,
+                    std::string(": it failed to start: ") + e.what())}};
   }
   const auto prompts =
       data::synthetic_prompts(kRows, kPrompt, m.input.vocab, options.seed);
   backend::Options plain = options;
   plain.device = "cpu";
+  plain.precision = "fp32";
   const auto ref = oracle.generator(m, plain, shape);
   // The oracle's logits, which it always gives.
   auto oracle_logits = [&] {
@@ -71,6 +73,9 @@ std::vector<results::TensorCheck> check_generation(
   // candidate gives no logits after the prefill; a step whose logits it
   // does not give, or of another size, is infinitely wrong.
   std::optional<double> logits_error;
+  // Every step's logits, the candidate's and the oracle's, for the
+  // agreement below fp32.
+  host::Tensor all_got, all_want;
   std::vector<int64_t> want = ref->prefill(prompts), got, fed;
   for (int64_t k = 0;; ++k) {
     std::optional<std::vector<float>> l;
@@ -80,8 +85,8 @@ std::vector<results::TensorCheck> check_generation(
     } catch (const std::exception& e) {
       // The candidate failed to generate: a failed check naming why, and
       // the other backends still verified.
-      return {failed(tokens_what,
-                     ": it failed to generate: " + std::string(e.what()))};
+      return {{failed(tokens_what,
+                      ": it failed to generate: " + std::string(e.what()))}};
     }
     for (size_t i = 0; i < want.size(); ++i) differ += got.at(i) != want[i];
     steps += static_cast<int64_t>(want.size());
@@ -92,25 +97,45 @@ std::vector<results::TensorCheck> check_generation(
       if (l) c.f = std::move(*l);
       logits_error = std::max(*logits_error,
                               l ? max_relative_error(c, w) : double(INFINITY));
+      if (c.f.size() == w.f.size()) {
+        all_got.f.insert(all_got.f.end(), c.f.begin(), c.f.end());
+        all_want.f.insert(all_want.f.end(), w.f.begin(), w.f.end());
+      }
     }
     if (k + 1 == kNew) break;
     fed = want;
     want = ref->decode(want);
   }
-  std::vector<results::TensorCheck> out(1);
-  out[0].what = tokens_what;
-  out[0].error = double(differ) / double(steps);
-  out[0].tolerance = 0;
-  out[0].pass = differ == 0;
+  GenerationCheck out;
+  if (fp32) {
+    results::TensorCheck c;
+    c.what = tokens_what;
+    c.error = double(differ) / double(steps);
+    c.tolerance = 0;
+    c.pass = differ == 0;
+    out.checks.push_back(c);
+  } else {
+    results::Agreement a;
+    a.rows = steps;
+    a.top1 = 1 - double(differ) / double(steps);
+    a.kl = NAN;
+    // Every step's logits, each of the vocabulary's width: their mean KL.
+    if (logits_error && std::isfinite(*logits_error) &&
+        all_want.f.size() == static_cast<size_t>(steps * m.input.vocab)) {
+      all_got.shape = all_want.shape = {steps, m.input.vocab};
+      a.kl = agreement_of(all_got, all_want).kl;
+    }
+    out.agreement = a;
+  }
   if (logits_error) {
     results::TensorCheck c;
     c.what =
         "generation (logits of each row's last position after the prefill "
         "and each decode, on the oracle's tokens; error: the largest step's)";
     c.error = *logits_error;
-    c.tolerance = tolerances_for("fp32").output;
+    c.tolerance = tolerances_for(options.precision).output;
     c.pass = c.error <= c.tolerance;
-    out.push_back(c);
+    out.checks.push_back(c);
   }
   return out;
 }

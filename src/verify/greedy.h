@@ -6,6 +6,7 @@
 // oracle recomputes the whole sequence for each token; an engine's KV cache
 // that keeps a wrong key, value or position changes its logits, and a
 // large error its tokens.
+#include <optional>
 #include <vector>
 
 #include "backend/backend.h"
@@ -13,16 +14,27 @@
 
 namespace nnbench::verify {
 
-// The checks for `m` (dropout already off) at `options`: "generation
-// (greedy tokens ...)", the fraction of steps whose next token differs,
-// tolerance 0; then, where the candidate's generator gives its logits
-// (backend::Generator::last_logits), "generation (logits ...)", their
-// relative error (as the outputs') with fp32's output tolerance. None for
-// a model that does not generate (model::generation_problem), a precision
-// other than fp32, fewer than 16 learned positions, or a candidate whose
-// generator is unimplemented.
-std::vector<results::TensorCheck> check_generation(
-    backend::Backend& oracle, backend::Backend& candidate,
-    const model::Model& m, const backend::Options& options);
+struct GenerationCheck {
+  std::vector<results::TensorCheck> checks;
+  // Below fp32: every step's rows against the oracle's (verification.h).
+  std::optional<results::Agreement> agreement;
+};
+
+// The checks for `m` (dropout already off) at `options`. At fp32:
+// "generation (greedy tokens ...)", the fraction of steps whose next token
+// differs, tolerance 0; then, where the candidate's generator gives its
+// logits (backend::Generator::last_logits), "generation (logits ...)",
+// the largest step's relative error (as the outputs') with fp32's output
+// tolerance. Below fp32 the logits are judged with that precision's
+// output tolerance and the tokens are not judged but stated (agreement:
+// a near-tie among synthetic weights' logits flips under rounding without
+// meaning much), with the mean KL of the softmaxes where there are
+// logits. None for a model that does not generate
+// (model::generation_problem), fewer than 16 learned positions, or a
+// candidate whose generator is unimplemented at that precision.
+GenerationCheck check_generation(backend::Backend& oracle,
+                                 backend::Backend& candidate,
+                                 const model::Model& m,
+                                 const backend::Options& options);
 
 }  // namespace nnbench::verify

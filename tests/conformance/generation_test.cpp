@@ -44,11 +44,57 @@ TEST_P(Generation, GreedyTokensAndLogitsAreTheOraclesOnGpt2Tiny) {
     backend::Options o;
     o.seed = seed;
     o.threads = 2;
-    const auto checks = verify::check_generation(*oracle, *engine, m, o);
+    const auto checks = verify::check_generation(*oracle, *engine, m, o).checks;
     ASSERT_EQ(checks.size(), gives_logits(GetParam()) ? 2u : 1u);
     for (const auto& c : checks)
       EXPECT_TRUE(c.pass) << "seed " << seed << ": " << c.what << ": error "
                           << c.error << " > " << c.tolerance;
+  }
+}
+
+// Where oneDNN's effective ISA has bf16 (nnbench's own engine lists it
+// then): nnbench's own engine and LibTorch, whose bf16 matrix products
+// are oneDNN's, must generate at bf16; the framework workers do not.
+bool onednn_has_bf16() {
+  const auto names = backend::backend_names();
+  if (std::find(names.begin(), names.end(), "onednn") == names.end())
+    return false;
+  const auto p = backend::make_backend("onednn")->describe().precisions;
+  return std::find(p.begin(), p.end(), "bf16") != p.end();
+}
+
+TEST_P(Generation, Bf16LogitsWithinItsToleranceOrUnimplemented) {
+  auto engine = backend::make_backend(GetParam());
+  auto oracle = backend::make_backend("reference");
+  const model::Model m = model::zoo::get("gpt2-tiny");
+  backend::Options o;
+  o.threads = 2;
+  o.precision = "bf16";
+  const bool in_process = GetParam() == "torch" || GetParam() == "onednn";
+  if (!in_process || !onednn_has_bf16()) {
+    // Without bf16 in oneDNN, LibTorch may still have a path of its own:
+    // then it is checked below like the others.
+    try {
+      engine->generator(m, o, {1, 4, 4});
+      if (GetParam() != "torch") FAIL() << "generated at bf16";
+    } catch (const backend::Unimplemented&) {
+      return;
+    }
+  }
+  for (uint64_t seed : {1, 2}) {
+    o.seed = seed;
+    const auto r = verify::check_generation(*oracle, *engine, m, o);
+    // The logits judged (5e-2, bf16's output tolerance), the tokens stated.
+    ASSERT_EQ(r.checks.size(), 1u);
+    EXPECT_TRUE(r.checks[0].pass)
+        << "seed " << seed << ": error " << r.checks[0].error;
+    EXPECT_EQ(r.checks[0].tolerance, 5e-2);
+    // bf16's rounding moves the logits: a bf16 engine that ran fp32 would
+    // be as close as fp32 (3e-7, the test above).
+    EXPECT_GT(r.checks[0].error, 1e-4);
+    ASSERT_TRUE(r.agreement.has_value());
+    EXPECT_EQ(r.agreement->rows, 16);
+    EXPECT_GT(r.agreement->kl, 0);
   }
 }
 
@@ -97,27 +143,39 @@ TEST_P(Generation, RefusesWhatItCannotRun) {
 // whose cached keys were scaled by 1.01 gave every token right).
 class Skewed : public backend::Generator {
  public:
-  explicit Skewed(std::unique_ptr<backend::Generator> g) : g_(std::move(g)) {}
+  Skewed(std::unique_ptr<backend::Generator> g, float scale, bool flip)
+      : g_(std::move(g)), scale_(scale), flip_(flip) {}
   std::vector<int64_t> prefill(
       const std::vector<std::vector<int64_t>>& p) override {
-    return g_->prefill(p);
+    return flipped(g_->prefill(p));
   }
   std::vector<int64_t> decode(const std::vector<int64_t>& t) override {
-    return g_->decode(t);
+    return flipped(g_->decode(t));
   }
   std::optional<std::vector<float>> last_logits() override {
     auto l = g_->last_logits();
-    for (float& x : l.value()) x *= 1.001f;
+    for (float& x : l.value()) x *= scale_;
     return l;
   }
   backend::Effective effective() const override { return g_->effective(); }
 
  private:
+  // Row 0's token another one when flipping (its logits unchanged).
+  std::vector<int64_t> flipped(std::vector<int64_t> t) const {
+    if (flip_) t.at(0) = t.at(0) == 0 ? 1 : 0;
+    return t;
+  }
   std::unique_ptr<backend::Generator> g_;
+  float scale_;
+  bool flip_;
 };
 
+// The oracle at fp32 whatever the precision asked, its logits scaled by
+// `scale`, and with `flip`, row 0's token never the oracle's.
 class SkewedBackend : public backend::Backend {
  public:
+  explicit SkewedBackend(float scale = 1.001f, bool flip = false)
+      : scale_(scale), flip_(flip) {}
   std::string name() const override { return "skewed"; }
   std::string version() const override { return "test"; }
   backend::Description describe() const override { return r_->describe(); }
@@ -133,11 +191,15 @@ class SkewedBackend : public backend::Backend {
   std::unique_ptr<backend::Generator> generator(
       const model::Model& m, const backend::Options& o,
       const backend::GenerationShape& s) override {
-    return std::make_unique<Skewed>(r_->generator(m, o, s));
+    backend::Options fp32 = o;
+    fp32.precision = "fp32";
+    return std::make_unique<Skewed>(r_->generator(m, fp32, s), scale_, flip_);
   }
 
  private:
   std::unique_ptr<backend::Backend> r_ = backend::make_backend("reference");
+  float scale_;
+  bool flip_;
 };
 
 TEST(GenerationCheck, LogitsOffByATenthOfAPerCentFailWhereTokensPass) {
@@ -145,14 +207,50 @@ TEST(GenerationCheck, LogitsOffByATenthOfAPerCentFailWhereTokensPass) {
   auto oracle = backend::make_backend("reference");
   backend::Options o;
   o.threads = 2;
-  const auto checks = verify::check_generation(*oracle, skewed,
-                                               model::zoo::get("gpt2-tiny"), o);
+  const auto checks =
+      verify::check_generation(*oracle, skewed, model::zoo::get("gpt2-tiny"), o)
+          .checks;
   ASSERT_EQ(checks.size(), 2u);
   EXPECT_TRUE(checks[0].pass) << checks[0].what;
   EXPECT_EQ(checks[0].error, 0);
   EXPECT_FALSE(checks[1].pass) << checks[1].what;
   // ||1.001 z - z|| / ||z|| = 1e-3, up to float rounding.
   EXPECT_NEAR(checks[1].error, 1e-3, 1e-6);
+}
+
+TEST(GenerationCheck, BelowFp32TokensAreStatedAndLogitsJudgedAtItsTolerance) {
+  auto oracle = backend::make_backend("reference");
+  const model::Model m = model::zoo::get("gpt2-tiny");
+  backend::Options o;
+  o.threads = 2;
+  o.precision = "bf16";
+  // Logits 1 % off: within bf16's output tolerance (5e-2), every token the
+  // oracle's but row 0's (of 2 rows, 8 steps): half the steps' rows agree.
+  SkewedBackend near(1.01f, true);
+  const auto a = verify::check_generation(*oracle, near, m, o);
+  ASSERT_EQ(a.checks.size(), 1u);
+  EXPECT_TRUE(a.checks[0].pass) << a.checks[0].what;
+  EXPECT_NEAR(a.checks[0].error, 1e-2, 1e-5);
+  EXPECT_EQ(a.checks[0].tolerance, 5e-2);
+  ASSERT_TRUE(a.agreement.has_value());
+  EXPECT_EQ(a.agreement->rows, 16);
+  EXPECT_EQ(a.agreement->top1, 0.5);
+  // softmax(1.01 z) against softmax(z): a small, positive divergence.
+  EXPECT_GT(a.agreement->kl, 0);
+  EXPECT_LT(a.agreement->kl, 1e-2);
+  // Logits 10 % off fail it; the tokens, all the oracle's, agree.
+  SkewedBackend far(1.1f, false);
+  const auto b = verify::check_generation(*oracle, far, m, o);
+  ASSERT_EQ(b.checks.size(), 1u);
+  EXPECT_FALSE(b.checks[0].pass);
+  EXPECT_NEAR(b.checks[0].error, 0.1, 1e-4);
+  EXPECT_EQ(b.agreement->top1, 1.0);
+  // Not a model's agreement at fp32: the tokens are judged there.
+  o.precision = "fp32";
+  const auto c = verify::check_generation(*oracle, far, m, o);
+  EXPECT_FALSE(c.agreement.has_value());
+  ASSERT_EQ(c.checks.size(), 2u);
+  EXPECT_TRUE(c.checks[0].pass);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, Generation, ::testing::ValuesIn(generating()),

@@ -122,13 +122,37 @@ TEST(OnednnGeneration, RecordsTheIsaLevelOfItsMatrixVectorLoop) {
             onednn_test::expected_isa().gemv_level);
 }
 
-TEST(OnednnGeneration, RefusesBf16) {
-  // Its KV cache is fp32.
+TEST(OnednnGeneration, Bf16WhereTheCpuHasItAndNoInt8) {
+  // /proc/cpuinfo and the cap say whether bf16 runs (expected_isa.h);
+  // the logits against the oracle: tests/conformance/generation_test.cpp.
   backend::Options bf16;
   bf16.precision = "bf16";
-  EXPECT_THROW(backend::make_backend("onednn")->generator(
-                   model::zoo::get("gpt2-tiny"), bf16, {1, 4, 4}),
-               backend::Unimplemented);
+  bf16.threads = 2;
+  auto b = backend::make_backend("onednn");
+  const model::Model m = model::zoo::get("gpt2-tiny");
+  if (!onednn_test::expected_isa().bf16) {
+    try {
+      b->generator(m, bf16, {1, 4, 4});
+      FAIL() << "bf16 generation without AVX512-BF16";
+    } catch (const backend::Unimplemented& e) {
+      EXPECT_NE(std::string(e.what()).find("AVX512-BF16"), std::string::npos)
+          << e.what();
+    }
+  } else {
+    auto g = b->generator(m, bf16, {1, 4, 4});
+    const auto first = g->prefill({{1, 2, 3, 4}});
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_GE(first[0], 0);
+    EXPECT_LT(first[0], m.input.vocab);
+    EXPECT_EQ(g->last_logits().value().size(),
+              static_cast<size_t>(m.input.vocab));
+    const backend::Effective e = g->effective();
+    EXPECT_EQ(e.precision, "bf16");
+    EXPECT_EQ(e.extras.at("weights"), "bf16");
+  }
+  backend::Options int8 = bf16;
+  int8.precision = "int8";
+  EXPECT_THROW(b->generator(m, int8, {1, 4, 4}), backend::Unimplemented);
 }
 
 }  // namespace

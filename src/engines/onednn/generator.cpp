@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "engines/onednn/bf16.h"
 #include "engines/onednn/cpu_isa.h"
 #include "engines/onednn/errors.h"
 #include "engines/onednn/graph.h"
@@ -18,8 +19,8 @@ namespace {
 class OnednnGenerator : public backend::Generator {
  public:
   OnednnGenerator(const model::Model& m, const backend::Options& o,
-                  const backend::GenerationShape& shape)
-      : model_(m), shape_(shape), eng_(dnnl::engine::kind::cpu, 0) {
+                  const backend::GenerationShape& shape, Dt dt)
+      : model_(m), shape_(shape), dt_(dt), eng_(dnnl::engine::kind::cpu, 0) {
     for (auto& v : backend::initial_params(m, o.seed, o.weights))
       params_[v.spec.name] = {v.spec.shape, std::move(v.data), {}};
     plan_.kv_capacity = shape.prompt + shape.new_tokens;
@@ -76,18 +77,24 @@ class OnednnGenerator : public backend::Generator {
 
   backend::Effective effective() const override {
     const Graph& g = prompts_.at(shape_.prompt);
+    const bool bf16 = dt_ == Dt::bf16;
     return {
         max_threads(),
         "cpu",
-        "fp32",
+        bf16 ? "bf16" : "fp32",
         "",
         {{"cpu_isa", cpu_isa_name()},
+         {"weights", bf16 ? "bf16" : "fp32"},
          {"kv_cache", "[N, heads, " + std::to_string(plan_.kv_capacity) +
                           ", head width] per attention layer, fp32"},
          {"builds",
-          "a prompt's (weights in the layouts its primitives chose) and a "
-          "token's, whose linears are a matrix-vector loop over the output "
-          "rows on plain [out, in] weights (ops_gemv.cpp)"},
+          std::string("a prompt's (weights in the layouts its primitives "
+                      "chose) and a token's, whose linears are a "
+                      "matrix-vector loop over the output rows on plain "
+                      "[out, in] weights (ops_gemv.cpp)") +
+              (bf16 ? "; bf16 activations and weights, fp32 sums, the "
+                      "attention over the cache in fp32"
+                    : "")},
          {"gemv_level", gemv_level()},
          {"kernels", g.net->kernels() + "; one token: " + step_.net->kernels()},
          {"reference_kernels", g.net->reference_kernels() + "; one token: " +
@@ -98,7 +105,7 @@ class OnednnGenerator : public backend::Generator {
   Graph build(int64_t tokens) {
     return translate_errors([&] {
       return build_graph(model::with_sequence(model_, tokens), shape_.batch,
-                         Dt::f32, eng_, &params_, &state_, 0, &plan_);
+                         dt_, eng_, &params_, &state_, 0, &plan_);
     });
   }
 
@@ -109,7 +116,8 @@ class OnednnGenerator : public backend::Generator {
   }
 
   // A build's output [N, T, vocab] (T = 1 where the tied head read the
-  // last position only): each row's logits at its last position.
+  // last position only): each row's logits at its last position (at bf16,
+  // widened into wide_ by run).
   struct Logits {
     const float* data;
     int64_t vocab, positions;
@@ -118,11 +126,14 @@ class OnednnGenerator : public backend::Generator {
     }
   };
   Logits logits_of(const Graph& g) const {
-    const memory& out =
-        g.net->value(static_cast<int>(model_.layers.size()) - 1).mem;
+    const memory& out = output(g);
     const auto dims = out.get_desc().dims();
-    return {static_cast<const float*>(out.get_data_handle()), dims.back(),
-            dims.at(1)};
+    return {dt_ == Dt::bf16 ? wide_.data()
+                            : static_cast<const float*>(out.get_data_handle()),
+            dims.back(), dims.at(1)};
+  }
+  const memory& output(const Graph& g) const {
+    return g.net->value(static_cast<int>(model_.layers.size()) - 1).mem;
   }
 
   // Runs a build on the bound tokens; each row's argmax of its logits.
@@ -131,6 +142,13 @@ class OnednnGenerator : public backend::Generator {
     Net& net = *g.net;
     net.run_forward(false);
     net.stream().wait();
+    if (dt_ == Dt::bf16) {
+      const memory& out = output(g);
+      const size_t count = out.get_desc().get_size() / sizeof(uint16_t);
+      const auto* p = static_cast<const uint16_t*>(out.get_data_handle());
+      wide_.resize(count);
+      for (size_t i = 0; i < count; ++i) wide_[i] = from_bf16(p[i]);
+    }
     last_ = &g;
     const Logits l = logits_of(g);
     std::vector<int64_t> next(shape_.batch);
@@ -141,6 +159,7 @@ class OnednnGenerator : public backend::Generator {
 
   model::Model model_;
   backend::GenerationShape shape_;
+  Dt dt_;
   dnnl::engine eng_;
   ParamStates params_;
   RunState state_;
@@ -150,22 +169,23 @@ class OnednnGenerator : public backend::Generator {
   std::vector<int64_t> ids_;
   int64_t length_ = 0;           // positions in the cache
   const Graph* last_ = nullptr;  // the build whose logits are the last
+  std::vector<float> wide_;      // the last output widened, at bf16
 };
 
 }  // namespace
 
 std::unique_ptr<backend::Generator> make_generator(
     const model::Model& m, const backend::Options& o,
-    const backend::GenerationShape& shape) {
-  if (o.precision != "fp32")
+    const backend::GenerationShape& shape, Dt dt) {
+  if (o.precision == "int8")
     throw backend::Unimplemented(
-        "generation at precision " + o.precision +
-        " on the oneDNN backend (its KV cache is fp32)");
+        "generation at precision int8 on the oneDNN backend (fp32 and bf16 "
+        "only)");
   if (o.device != "cpu")
     throw backend::Unimplemented("device " + o.device + " (onednn has: cpu)");
   backend::check_generates(m, shape);
   if (o.threads > 0) set_threads(o.threads);
-  return std::make_unique<OnednnGenerator>(m, o, shape);
+  return std::make_unique<OnednnGenerator>(m, o, shape, dt);
 }
 
 }  // namespace nnbench::engines::onednn

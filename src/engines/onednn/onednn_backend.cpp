@@ -104,7 +104,7 @@ class OnednnBackend : public backend::Backend {
       const model::Model& m, const backend::Options& o,
       const backend::GenerationShape& shape) override {
     check_supported(m);
-    return make_generator(m, o, shape);
+    return make_generator(m, o, shape, data_type(o.precision));
   }
   std::vector<backend::GemmRate> time_gemms(int threads, int n) override {
     return time_matmuls(threads, n);

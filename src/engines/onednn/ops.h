@@ -110,7 +110,8 @@ inline bool one_token(const LayerCtx& c, int64_t tokens) {
 
 // y [rows, out] = x [rows, in] w^T (w plain [out, in]) + b, added to what y
 // holds with `accumulate` (a fused residual add), then a ReLU with `relu`;
-// plain fp32 buffers, b empty for no bias (ops_gemv.cpp).
+// plain buffers of the build's type (fp32, or bf16 with fp32 sums), b
+// (fp32 or bf16) empty for no bias (ops_gemv.cpp).
 struct Gemv {
   memory x, w, b, y;
   int64_t rows = 0, in = 0, out = 0;

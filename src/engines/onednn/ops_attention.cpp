@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "engines/onednn/bf16.h"
 #include "engines/onednn/ops.h"
@@ -274,25 +276,36 @@ RunState::Cache* cache_of(LayerCtx& c, const Heads& x) {
 }
 
 // Writes the k and v of the bound tokens (t per row, at RunState::position)
-// from qkv into the cache.
+// from qkv (fp32 or bf16) into the cache, which is fp32 either way: at
+// these lengths it is a few per cent of the bytes a token reads.
 void store_kv(LayerCtx& c, const memory& qkv, RunState::Cache* cache,
               const Heads& x) {
   const int64_t cap = c.infer->kv_capacity, f = x.h * x.d;
   const RunState* state = &c.state;
+  const bool bf16 = c.net.dt() == Dt::bf16;
   c.net.fwd(When::kAlways, [=] {
     const int64_t at = state->position, t = x.t, d = x.d;
     if (at < 0 || at + t > cap)
       throw Error("oneDNN backend: KV cache of " + std::to_string(cap) +
                   " positions, asked to write " + std::to_string(at) + ".." +
                   std::to_string(at + t));
-    const float* q = floats(qkv);
     for (int64_t b = 0; b < x.n; ++b)
       for (int64_t i = 0; i < t; ++i)
         for (int64_t hh = 0; hh < x.h; ++hh) {
-          const float* src = q + (b * t + i) * 3 * f + hh * d;
-          const int64_t to = ((b * x.h + hh) * cap + at + i) * d;
-          std::memcpy(cache->k.data() + to, src + f, d * sizeof(float));
-          std::memcpy(cache->v.data() + to, src + 2 * f, d * sizeof(float));
+          const int64_t from = (b * t + i) * 3 * f + hh * d;
+          float* k = cache->k.data() + ((b * x.h + hh) * cap + at + i) * d;
+          float* v = cache->v.data() + ((b * x.h + hh) * cap + at + i) * d;
+          if (bf16) {
+            const auto* q = static_cast<const uint16_t*>(qkv.get_data_handle());
+            for (int64_t e = 0; e < d; ++e) {
+              k[e] = from_bf16(q[from + f + e]);
+              v[e] = from_bf16(q[from + 2 * f + e]);
+            }
+          } else {
+            const float* q = floats(qkv);
+            std::memcpy(k, q + from + f, d * sizeof(float));
+            std::memcpy(v, q + from + 2 * f, d * sizeof(float));
+          }
         }
   });
 }
@@ -325,16 +338,26 @@ attend_head(const float* q, const float* k, const float* v, int64_t seen,
 // One new token per row against the cache: each head's query, scores over
 // the positions seen so far (causal by construction), their softmax and
 // the weighted values. Small next to the projections (heads x seen x D
-// multiply-adds twice), so plain loops, a thread per (row, head).
+// multiply-adds twice), so plain loops, a thread per (row, head); at bf16
+// the queries are widened and the context narrowed around them.
 void attend_cached(LayerCtx& c, const memory& qkv, const memory& ctx,
                    RunState::Cache* cache, const Heads& x) {
   const int64_t cap = c.infer->kv_capacity, f = x.h * x.d;
   const RunState* state = &c.state;
   const float scale = 1.f / std::sqrt(static_cast<float>(x.d));
+  const bool bf16 = c.net.dt() == Dt::bf16;
+  // fp32 copies of the rows' q and context at bf16, made at build time.
+  auto wide = std::make_shared<std::vector<float>>(
+      bf16 ? static_cast<size_t>(x.n * 4 * f) : 0);
   c.net.fwd(When::kAlways, [=] {
     const int64_t seen = state->position + 1, d = x.d;
-    const float* q = floats(qkv);
-    float* out = floats(ctx);
+    const float* q = bf16 ? wide->data() : floats(qkv);
+    float* out = bf16 ? wide->data() + x.n * 3 * f : floats(ctx);
+    if (bf16) {
+      const auto* from = static_cast<const uint16_t*>(qkv.get_data_handle());
+      for (int64_t i = 0; i < x.n * 3 * f; ++i)
+        wide->data()[i] = from_bf16(from[i]);
+    }
     // Each thread's scores, allocated here: an allocation failing inside
     // the parallel region would end the process instead of the run.
     const int threads = omp_get_max_threads();
@@ -351,6 +374,10 @@ void attend_cached(LayerCtx& c, const memory& qkv, const memory& ctx,
                       out + b * f + hh * d);
         }
     }
+    if (bf16) {
+      auto* to = static_cast<uint16_t*>(ctx.get_data_handle());
+      for (int64_t i = 0; i < x.n * f; ++i) to[i] = to_bf16(out[i]);
+    }
   });
 }
 
@@ -363,9 +390,6 @@ void build_attention(LayerCtx& c) {
   const Heads x{in[0], c.l.heads, in[1], in[2] / c.l.heads};
   const int64_t n = x.n, t = x.t, f = in[2];
   const bool cached = c.infer != nullptr && c.infer->kv_capacity > 0;
-  if (cached && dt != Dt::f32)
-    throw backend::Unimplemented("layer '" + c.l.name +
-                                 "' (attention): a KV cache at bf16");
   const memory src = net.src_as(c.in[0], net.plain(c.in[0], dt));
   net.define(c.out, net.plain(c.out, dt));
   const memory qkv = net.alloc(Md({n * t, 3 * f}, dt, Tag::ab));

@@ -2,18 +2,25 @@
 // matrix-vector products: at a few rows a decoding step reads every weight
 // once, so its speed is the rate the weights stream from memory, and
 // oneDNN 2.6's inner product reads them slower than a loop over the output
-// rows does (docs/performance.md, "GPT-2 small generation").
+// rows does (docs/performance.md, "GPT-2 small generation"). At bf16 the
+// weights stay bf16 (half the bytes to stream) and are widened to fp32 in
+// the loop, the rows' inputs and outputs converted once around it, the
+// sums fp32.
 #include <algorithm>
+#include <memory>
+#include <vector>
 
+#include "engines/onednn/bf16.h"
 #include "engines/onednn/cpu_isa.h"
 #include "engines/onednn/ops.h"
 
 namespace nnbench::engines::onednn {
 namespace {
 
-float* data(const memory& m) {
-  return static_cast<float*>(m.get_data_handle());
-}
+// A weight as fp32: bf16 is fp32's upper half (from_bf16, written so that
+// the compiler vectorizes it: a widening and a shift).
+inline float widen(float w) { return w; }
+inline float widen(uint16_t w) { return from_bf16(w); }
 
 // y[r, o] = (accumulate ? y[r, o] : 0) + x[r, :] . w[o, :] + b[o], each
 // weight row read once for all rows; the output rows split over the
@@ -22,33 +29,40 @@ float* data(const memory& m) {
 #define NNBENCH_GEMV_BODY                                                     \
   _Pragma("omp parallel for schedule(static)") for (int64_t o = 0; o < out;   \
                                                     ++o) {                    \
-    const float* wo = w + o * in;                                             \
+    const W* wo = w + o * in;                                                 \
     for (int64_t r = 0; r < rows; ++r) {                                      \
       const float* xr = x + r * in;                                           \
       float dot = 0;                                                          \
       _Pragma("omp simd reduction(+ : dot)") for (int64_t k = 0; k < in; ++k) \
-          dot += xr[k] * wo[k];                                               \
+          dot += xr[k] * widen(wo[k]);                                        \
       float v = dot + (b ? b[o] : 0.f) + (accumulate ? y[r * out + o] : 0.f); \
       y[r * out + o] = relu ? std::max(v, 0.f) : v;                           \
     }                                                                         \
   }
 
-#define NNBENCH_GEMV_ARGS                                                 \
-  const float *x, const float *w, const float *b, float *y, int64_t rows, \
+#define NNBENCH_GEMV_ARGS                                             \
+  const float *x, const W *w, const float *b, float *y, int64_t rows, \
       int64_t in, int64_t out, bool accumulate, bool relu
 
+template <typename W>
 __attribute__((target("arch=x86-64-v4"))) void gemv_v4(NNBENCH_GEMV_ARGS) {
   NNBENCH_GEMV_BODY
 }
+template <typename W>
 __attribute__((target("arch=x86-64-v3"))) void gemv_v3(NNBENCH_GEMV_ARGS) {
   NNBENCH_GEMV_BODY
 }
-void gemv_baseline(NNBENCH_GEMV_ARGS) { NNBENCH_GEMV_BODY }
+template <typename W>
+void gemv_baseline(NNBENCH_GEMV_ARGS) {
+  NNBENCH_GEMV_BODY
+}
 
+template <typename W>
 using GemvFn = void (*)(NNBENCH_GEMV_ARGS);
 
 struct Level {
-  GemvFn fn;
+  GemvFn<float> f32;
+  GemvFn<uint16_t> bf16;
   const char* name;
 };
 
@@ -58,22 +72,70 @@ struct Level {
 Level level() {
   static const Level l = [] {
     if (cpu_has_avx512() && __builtin_cpu_supports("x86-64-v4"))
-      return Level{gemv_v4, "x86-64-v4"};
+      return Level{gemv_v4<float>, gemv_v4<uint16_t>, "x86-64-v4"};
     if (cpu_has_avx2() && __builtin_cpu_supports("x86-64-v3"))
-      return Level{gemv_v3, "x86-64-v3"};
-    return Level{gemv_baseline, "x86-64 baseline"};
+      return Level{gemv_v3<float>, gemv_v3<uint16_t>, "x86-64-v3"};
+    return Level{gemv_baseline<float>, gemv_baseline<uint16_t>,
+                 "x86-64 baseline"};
   }();
   return l;
+}
+
+template <typename T>
+T* data(const memory& m) {
+  return static_cast<T*>(m.get_data_handle());
+}
+
+bool is_bf16(const memory& m) { return m.get_desc().data_type() == Dt::bf16; }
+
+// `count` elements of a bf16 buffer into `to`, or back.
+void widen_all(const memory& from, float* to, int64_t count) {
+  const uint16_t* p = data<uint16_t>(from);
+  for (int64_t i = 0; i < count; ++i) to[i] = from_bf16(p[i]);
+}
+void narrow_all(const float* from, const memory& to, int64_t count) {
+  uint16_t* p = data<uint16_t>(to);
+  for (int64_t i = 0; i < count; ++i) p[i] = to_bf16(from[i]);
 }
 
 }  // namespace
 
 void gemv_step(Net& net, const Gemv& g) {
-  if (net.dt() != Dt::f32)
-    throw std::logic_error("gemv_step: a one-token step runs fp32");
-  net.fwd(When::kAlways, [g] {
-    level().fn(data(g.x), data(g.w), g.b ? data(g.b) : nullptr, data(g.y),
-               g.rows, g.in, g.out, g.accumulate, g.relu);
+  const bool bf16 = net.dt() == Dt::bf16;
+  if (!bf16 && net.dt() != Dt::f32)
+    throw std::logic_error("gemv_step: a one-token step runs fp32 or bf16");
+  if (!bf16) {
+    net.fwd(When::kAlways, [g] {
+      level().f32(data<float>(g.x), data<float>(g.w),
+                  g.b ? data<float>(g.b) : nullptr, data<float>(g.y), g.rows,
+                  g.in, g.out, g.accumulate, g.relu);
+    });
+    return;
+  }
+  if (!is_bf16(g.x) || !is_bf16(g.w) || !is_bf16(g.y))
+    throw std::logic_error("gemv_step: a bf16 step's x, w and y are bf16");
+  // fp32 copies of the rows' inputs, outputs and the bias, made at build
+  // time: the step allocates nothing.
+  struct Scratch {
+    std::vector<float> x, y, b;
+  };
+  auto s = std::make_shared<Scratch>();
+  s->x.resize(g.rows * g.in);
+  s->y.resize(g.rows * g.out);
+  if (g.b) s->b.resize(g.out);
+  net.fwd(When::kAlways, [g, s] {
+    widen_all(g.x, s->x.data(), g.rows * g.in);
+    if (g.accumulate) widen_all(g.y, s->y.data(), g.rows * g.out);
+    const float* b = nullptr;
+    if (g.b && is_bf16(g.b)) {
+      widen_all(g.b, s->b.data(), g.out);
+      b = s->b.data();
+    } else if (g.b) {
+      b = data<float>(g.b);
+    }
+    level().bf16(s->x.data(), data<uint16_t>(g.w), b, s->y.data(), g.rows, g.in,
+                 g.out, g.accumulate, g.relu);
+    narrow_all(s->y.data(), g.y, g.rows * g.out);
   });
 }
 

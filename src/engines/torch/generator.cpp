@@ -8,14 +8,44 @@
 namespace nnbench::engines::torch_backend {
 namespace {
 
+// LibTorch's bf16 matrix products on the CPU are oneDNN's, which refuses
+// them below AVX512-BF16 (and under an ONEDNN_MAX_CPU_ISA cap below it):
+// tried on a few values before anything is built, so that a CPU without
+// them gets unimplemented naming why, not a failure inside a generation.
+void check_bf16_runs() {
+  try {
+    torch::InferenceMode guard;
+    // Large enough for LibTorch to hand them to oneDNN (a linear of 8
+    // inputs stays in its own loop).
+    const auto x = torch::ones({2, 8, 64}, torch::kBFloat16);
+    const auto w = torch::ones({192, 64}, torch::kBFloat16);
+    torch::nn::functional::linear(x, w, w[0].repeat(3));
+    torch::matmul(x, x.transpose(-2, -1));
+  } catch (const std::exception& e) {
+    // oneDNN's own error (ideep's), or LibTorch's with its backtrace.
+    const std::string what = e.what();
+    throw backend::Unimplemented(
+        "generation at precision bf16: LibTorch's bf16 matrix products do not "
+        "run on this CPU (" +
+        what.substr(0, what.find('\n')) + ")");
+  }
+}
+
 class TorchGenerator : public backend::Generator {
  public:
   TorchGenerator(const model::Model& m, const backend::Options& o,
                  const backend::GenerationShape& shape)
-      : device_(parse_device(o.device)), shape_(shape) {
+      : device_(parse_device(o.device)),
+        shape_(shape),
+        bf16_(o.precision == "bf16") {
     net_ = Network(m);
     net_->load_initial(o.seed, o.weights);
-    net_->to(device_);
+    // bf16: the whole module (weights, activations, the cache made from
+    // them), as a PyTorch loop after model.to(torch.bfloat16) runs.
+    if (bf16_)
+      net_->to(device_, torch::kBFloat16);
+    else
+      net_->to(device_);
     net_->eval();
   }
 
@@ -57,14 +87,16 @@ class TorchGenerator : public backend::Generator {
   }
 
   backend::Effective effective() const override {
+    const std::string dtype = bf16_ ? "bf16" : "fp32";
     return {
         torch::get_num_threads(),
         device_.str(),
-        "fp32",
+        dtype,
         "",
         {{"interop_threads", std::to_string(torch::get_num_interop_threads())},
+         {"weights", dtype},
          {"kv_cache", "[N, heads, " + std::to_string(cache_.capacity) +
-                          ", head width] per attention layer, fp32"}}};
+                          ", head width] per attention layer, " + dtype}}};
   }
 
  private:
@@ -78,6 +110,7 @@ class TorchGenerator : public backend::Generator {
 
   torch::Device device_;
   backend::GenerationShape shape_;
+  bool bf16_;
   Network net_{nullptr};
   KvCache cache_;
   torch::Tensor last_;
@@ -88,11 +121,13 @@ class TorchGenerator : public backend::Generator {
 std::unique_ptr<backend::Generator> make_generator(
     const model::Model& m, const backend::Options& o,
     const backend::GenerationShape& shape) {
-  if (o.precision != "fp32")
+  if (o.precision != "fp32" && o.precision != "bf16")
     throw backend::Unimplemented("generation at precision " + o.precision +
-                                 " (the LibTorch backend runs fp32)");
+                                 " (the LibTorch backend generates at fp32 "
+                                 "and bf16)");
   backend::check_generates(m, shape);
   if (o.threads > 0) torch::set_num_threads(o.threads);
+  if (o.precision == "bf16") check_bf16_runs();
   return translate_errors(
       [&] { return std::make_unique<TorchGenerator>(m, o, shape); });
 }

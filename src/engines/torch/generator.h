@@ -8,7 +8,8 @@
 
 namespace nnbench::engines::torch_backend {
 
-// Throws Unimplemented for a precision other than fp32 or a model that
+// fp32 or bf16 (the module converted, as PyTorch's model.to(bfloat16)).
+// Throws Unimplemented for another precision or a model that
 // does not generate (model::generation_problem), nnbench::Error for a
 // shape the model cannot take (more tokens than learned positions).
 std::unique_ptr<backend::Generator> make_generator(
