@@ -1,5 +1,6 @@
 // The verdict under a suite's generation table: per cell (model, batch,
-// prompt and new tokens, threads), the engine with the lowest median time
+// prompt and new tokens, precision, threads: a bf16 engine is not compared
+// with an fp32 one), the engine with the lowest median time
 // per output token, and whether its 95 % interval clears the runner-up's.
 // A run that is not ok and valid has no time to compare: it is named with
 // its state instead.
@@ -80,25 +81,32 @@ std::string cell_line(const std::string& cell,
 
 std::string generation_verdict(
     const std::vector<results::GenerationRun>& runs) {
-  using Cell = std::tuple<std::string, int64_t, int64_t, int64_t, int>;
+  using Cell =
+      std::tuple<std::string, int64_t, int64_t, int64_t, std::string, int>;
   std::map<Cell, std::vector<const results::GenerationRun*>> cells;
   std::vector<Cell> order;
   for (const auto& r : runs) {
-    const Cell c{r.model, r.asked.batch, r.asked.prompt, r.asked.new_tokens,
+    const Cell c{r.model,
+                 r.asked.batch,
+                 r.asked.prompt,
+                 r.asked.new_tokens,
+                 r.requested.options.precision,
                  r.requested.options.threads};
     if (!cells.count(c)) order.push_back(c);
     cells[c].push_back(&r);
   }
   std::string out;
   for (const auto& c : order) {
-    const auto& [model, batch, prompt, new_tokens, asked] = c;
+    const auto& [model, batch, prompt, new_tokens, precision, asked] = c;
     // Every CPU asked (0): named by what ran.
     int threads = asked;
     for (const auto* r : cells[c])
       if (threads == 0 && r->effective.threads > 0)
         threads = r->effective.threads;
+    // fp32 unnamed, as everywhere else in the suite's tables.
     const std::string name = fmt::format(
-        "{}, batch {}, pp{}/tg{}, {}", model, batch, prompt, new_tokens,
+        "{}, batch {}, pp{}/tg{}{}, {}", model, batch, prompt, new_tokens,
+        precision.empty() || precision == "fp32" ? "" : ", " + precision,
         threads > 0
             ? fmt::format("{} thread{}", threads, threads > 1 ? "s" : "")
             : "all threads");

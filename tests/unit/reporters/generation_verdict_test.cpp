@@ -34,6 +34,24 @@ TEST(GenerationVerdict, NamesTheFastestAndByHowMuch) {
             "46]; first token onednn 500 ms; no time: jax unimplemented\n");
 }
 
+TEST(GenerationVerdict, Bf16AndFp32AreCellsApart) {
+  // A bf16 run 2x faster is not the fp32 cell's winner.
+  auto bf16 = run("onednn", 0.010, 0.009, 0.011);
+  bf16.requested.options.precision = "bf16";
+  auto fp32 = run("onednn", 0.020, 0.019, 0.021);
+  fp32.requested.options.precision = "fp32";
+  auto torch = run("torch", 0.044, 0.043, 0.046);
+  torch.requested.options.precision = "fp32";
+  const std::string out = generation_verdict({fp32, bf16, torch});
+  EXPECT_EQ(out,
+            "gpt2-small, batch 1, pp512/tg128, 2 threads: fastest per output "
+            "token onednn 20 ms [19, 21], 2.20x ahead of torch 44 ms [43, "
+            "46]; first token onednn 500 ms\n"
+            "gpt2-small, batch 1, pp512/tg128, bf16, 2 threads: fastest per "
+            "output token onednn 10 ms [9, 11], the only engine timed; first "
+            "token onednn 500 ms\n");
+}
+
 TEST(GenerationVerdict, OverlappingIntervalsAreATie) {
   const std::string line = generation_verdict(
       {run("torch", 0.044, 0.042, 0.046), run("pytorch", 0.045, 0.043, 0.047)});
