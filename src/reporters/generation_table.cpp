@@ -16,8 +16,8 @@ std::string ms(double s) {
 }  // namespace
 
 std::string generation_table(const std::vector<results::GenerationRun>& runs) {
-  util::Table t({"model", "backend", "batch", "prompt", "new", "threads",
-                 "state", "TTFT ms", "95% interval ms", "TPOT ms",
+  util::Table t({"model", "backend", "precision", "batch", "prompt", "new",
+                 "threads", "state", "TTFT ms", "95% interval ms", "TPOT ms",
                  "95% interval ms", "ITL p90 ms", "prefill tok/s", "gen tok/s",
                  "of bandwidth", "validity"});
   for (const auto& r : runs) {
@@ -26,7 +26,11 @@ std::string generation_table(const std::vector<results::GenerationRun>& runs) {
       return ok ? fmt::format("{} - {}", ms(s.median_ci.lo), ms(s.median_ci.hi))
                 : "-";
     };
-    t.add({r.model, r.backend, std::to_string(r.asked.batch),
+    // What ran where it ran, else what was asked.
+    const std::string precision = !r.effective.precision.empty()
+                                      ? r.effective.precision
+                                      : r.requested.options.precision;
+    t.add({r.model, r.backend, precision, std::to_string(r.asked.batch),
            std::to_string(r.asked.prompt), std::to_string(r.asked.new_tokens),
            r.effective.threads > 0 ? std::to_string(r.effective.threads) : "-",
            results::state_name(r.state), ok ? ms(r.ttft.median) : "-",

@@ -11,6 +11,7 @@
 #include "expected_isa.h"
 #include "model/zoo/zoo.h"
 #include "util/error.h"
+#include "verify/greedy.h"
 #include "verify/verify.h"
 
 namespace nnbench {
@@ -122,7 +123,7 @@ TEST(OnednnGeneration, RecordsTheIsaLevelOfItsMatrixVectorLoop) {
             onednn_test::expected_isa().gemv_level);
 }
 
-TEST(OnednnGeneration, Bf16WhereTheCpuHasItAndNoInt8) {
+TEST(OnednnGeneration, Bf16WhereTheCpuHasIt) {
   // /proc/cpuinfo and the cap say whether bf16 runs (expected_isa.h);
   // the logits against the oracle: tests/conformance/generation_test.cpp.
   backend::Options bf16;
@@ -150,9 +151,32 @@ TEST(OnednnGeneration, Bf16WhereTheCpuHasItAndNoInt8) {
     EXPECT_EQ(e.precision, "bf16");
     EXPECT_EQ(e.extras.at("weights"), "bf16");
   }
-  backend::Options int8 = bf16;
+}
+
+TEST(OnednnGeneration, Int8WeightOnlyLogitsWithinAFewPerCent) {
+  // The token's build reads s8 weights (one scale per output row): each
+  // weight within half a step of 1/127 of its row's largest, so the logits
+  // move by about a per cent; more than 3 % is a wrong scale or row, less
+  // than 1e-4 is a step that did not quantize (fp32's error is 4e-7).
+  auto b = backend::make_backend("onednn");
+  auto oracle = backend::make_backend("reference");
+  const model::Model m = model::zoo::get("gpt2-tiny");
+  backend::Options int8;
   int8.precision = "int8";
-  EXPECT_THROW(b->generator(m, int8, {1, 4, 4}), backend::Unimplemented);
+  int8.threads = 2;
+  for (uint64_t seed : {1, 2}) {
+    int8.seed = seed;
+    const auto r = verify::check_generation(*oracle, *b, m, int8);
+    ASSERT_EQ(r.checks.size(), 1u);
+    EXPECT_LT(r.checks[0].error, 3e-2) << "seed " << seed;
+    EXPECT_GT(r.checks[0].error, 1e-4) << "seed " << seed;
+    ASSERT_TRUE(r.agreement.has_value());
+    EXPECT_EQ(r.agreement->rows, 16);
+  }
+  auto g = b->generator(m, int8, {1, 4, 4});
+  EXPECT_EQ(g->effective().precision, "int8");
+  EXPECT_NE(g->effective().extras.at("weights").find("weight-only"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ class OnednnGenerator : public backend::Generator {
     for (auto& v : backend::initial_params(m, o.seed, o.weights))
       params_[v.spec.name] = {v.spec.shape, std::move(v.data), {}};
     plan_.kv_capacity = shape.prompt + shape.new_tokens;
+    plan_.int8_weights = o.precision == "int8";
     // Both builds now, none inside a timed generation (a prompt shorter
     // than the shape's gets a build of its own, with its own weights, when
     // first seen).
@@ -77,14 +78,19 @@ class OnednnGenerator : public backend::Generator {
 
   backend::Effective effective() const override {
     const Graph& g = prompts_.at(shape_.prompt);
-    const bool bf16 = dt_ == Dt::bf16;
+    const bool bf16 = dt_ == Dt::bf16, int8 = plan_.int8_weights;
+    const std::string precision = bf16 ? "bf16" : int8 ? "int8" : "fp32";
     return {
         max_threads(),
         "cpu",
-        bf16 ? "bf16" : "fp32",
+        precision,
         "",
         {{"cpu_isa", cpu_isa_name()},
-         {"weights", bf16 ? "bf16" : "fp32"},
+         {"weights",
+          int8 ? "int8 in the token's build (s8, one fp32 scale per output "
+                 "row, symmetric, max |w| / 127; weight-only: activations "
+                 "and sums fp32), fp32 in the prompt's"
+               : precision},
          {"kv_cache", "[N, heads, " + std::to_string(plan_.kv_capacity) +
                           ", head width] per attention layer, fp32"},
          {"builds",
@@ -177,10 +183,6 @@ class OnednnGenerator : public backend::Generator {
 std::unique_ptr<backend::Generator> make_generator(
     const model::Model& m, const backend::Options& o,
     const backend::GenerationShape& shape, Dt dt) {
-  if (o.precision == "int8")
-    throw backend::Unimplemented(
-        "generation at precision int8 on the oneDNN backend (fp32 and bf16 "
-        "only)");
   if (o.device != "cpu")
     throw backend::Unimplemented("device " + o.device + " (onednn has: cpu)");
   backend::check_generates(m, shape);

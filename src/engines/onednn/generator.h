@@ -10,9 +10,10 @@
 
 namespace nnbench::engines::onednn {
 
-// At `dt` (fp32, or bf16 where the CPU has it: the caller's data_type).
-// Throws Unimplemented for int8 or a model that does not generate,
-// nnbench::Error for a shape the model cannot take.
+// At `dt` (fp32, or bf16 where the CPU has it: the caller's data_type);
+// at precision int8, fp32 builds whose token step reads weight-only int8
+// (InferPlan::int8_weights). Throws Unimplemented for a model that does
+// not generate, nnbench::Error for a shape the model cannot take.
 std::unique_ptr<backend::Generator> make_generator(
     const model::Model& m, const backend::Options& o,
     const backend::GenerationShape& shape, dnnl::memory::data_type dt);

@@ -65,6 +65,10 @@ struct InferPlan {
   // keys and values in RunState::caches, `kv_capacity` positions each, and
   // the output head reads only the last position. 0: a plain build.
   int64_t kv_capacity = 0;
+  // Generation at int8: the one-token step's linears and head read s8
+  // weights, one fp32 scale per output row (weight-only: activations and
+  // sums fp32; Gemv::int8_from).
+  bool int8_weights = false;
 };
 
 // The levels each side a layer's weights are quantized to: 127 with VNNI.
@@ -112,10 +116,18 @@ inline bool one_token(const LayerCtx& c, int64_t tokens) {
 // holds with `accumulate` (a fused residual add), then a ReLU with `relu`;
 // plain buffers of the build's type (fp32, or bf16 with fp32 sums), b
 // (fp32 or bf16) empty for no bias (ops_gemv.cpp).
+// The canonical weights of parameter `name` where the plan asks for
+// weight-only int8 in a one-token step, else null (Gemv::int8_from).
+const std::vector<float>* int8_weights_of(const LayerCtx& c,
+                                          const std::string& name);
 struct Gemv {
   memory x, w, b, y;
   int64_t rows = 0, in = 0, out = 0;
   bool accumulate = false, relu = false;
+  // Weight-only int8 (InferPlan::int8_weights): the canonical fp32 weights
+  // [out, in], quantized here to s8 with one scale per output row; w is
+  // then not read.
+  const std::vector<float>* int8_from = nullptr;
 };
 void gemv_step(Net& net, const Gemv& g);
 // The ISA level gemv_step's loop was built for and runs at: "x86-64-v4",

@@ -79,7 +79,9 @@ class Projection {
       b_ = c.params.add(c.l.name + "." + name + "_bias", b, pd_.bias_desc(),
                         b_grad);
     if (one_token(c, tokens)) {
-      gemv_step(net, {src, w_.weights, b_.weights, dst, rows, in, out});
+      Gemv g{src, w_.weights, b_.weights, dst, rows, in, out};
+      g.int8_from = int8_weights_of(c, c.l.name + "." + name + "_weight");
+      gemv_step(net, g);
       return;
     }
     Args args{{DNNL_ARG_SRC, fwd_view(net, src, s_)},

@@ -5,9 +5,14 @@
 // rows does (docs/performance.md, "GPT-2 small generation"). At bf16 the
 // weights stay bf16 (half the bytes to stream) and are widened to fp32 in
 // the loop, the rows' inputs and outputs converted once around it, the
-// sums fp32.
+// sums fp32. At int8 (weight-only) the weights are s8 with one fp32 scale
+// per output row, a quarter of the bytes, widened the same way, and the
+// inputs, outputs and sums stay fp32.
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "engines/onednn/bf16.h"
@@ -21,8 +26,10 @@ namespace {
 // the compiler vectorizes it: a widening and a shift).
 inline float widen(float w) { return w; }
 inline float widen(uint16_t w) { return from_bf16(w); }
+inline float widen(int8_t w) { return static_cast<float>(w); }
 
-// y[r, o] = (accumulate ? y[r, o] : 0) + x[r, :] . w[o, :] + b[o], each
+// y[r, o] = (accumulate ? y[r, o] : 0) + s[o] x[r, :] . w[o, :] + b[o] (s
+// only for s8 weights), each
 // weight row read once for all rows; the output rows split over the
 // threads. Written once and built for three ISA levels (a macro, since
 // OpenMP outlines the loop inside the function that holds the pragma).
@@ -35,14 +42,15 @@ inline float widen(uint16_t w) { return from_bf16(w); }
       float dot = 0;                                                          \
       _Pragma("omp simd reduction(+ : dot)") for (int64_t k = 0; k < in; ++k) \
           dot += xr[k] * widen(wo[k]);                                        \
-      float v = dot + (b ? b[o] : 0.f) + (accumulate ? y[r * out + o] : 0.f); \
+      float v = dot * (s ? s[o] : 1.f) + (b ? b[o] : 0.f) +                   \
+                (accumulate ? y[r * out + o] : 0.f);                          \
       y[r * out + o] = relu ? std::max(v, 0.f) : v;                           \
     }                                                                         \
   }
 
-#define NNBENCH_GEMV_ARGS                                             \
-  const float *x, const W *w, const float *b, float *y, int64_t rows, \
-      int64_t in, int64_t out, bool accumulate, bool relu
+#define NNBENCH_GEMV_ARGS                                               \
+  const float *x, const W *w, const float *s, const float *b, float *y, \
+      int64_t rows, int64_t in, int64_t out, bool accumulate, bool relu
 
 template <typename W>
 __attribute__((target("arch=x86-64-v4"))) void gemv_v4(NNBENCH_GEMV_ARGS) {
@@ -63,6 +71,7 @@ using GemvFn = void (*)(NNBENCH_GEMV_ARGS);
 struct Level {
   GemvFn<float> f32;
   GemvFn<uint16_t> bf16;
+  GemvFn<int8_t> s8;
   const char* name;
 };
 
@@ -72,11 +81,13 @@ struct Level {
 Level level() {
   static const Level l = [] {
     if (cpu_has_avx512() && __builtin_cpu_supports("x86-64-v4"))
-      return Level{gemv_v4<float>, gemv_v4<uint16_t>, "x86-64-v4"};
+      return Level{gemv_v4<float>, gemv_v4<uint16_t>, gemv_v4<int8_t>,
+                   "x86-64-v4"};
     if (cpu_has_avx2() && __builtin_cpu_supports("x86-64-v3"))
-      return Level{gemv_v3<float>, gemv_v3<uint16_t>, "x86-64-v3"};
+      return Level{gemv_v3<float>, gemv_v3<uint16_t>, gemv_v3<int8_t>,
+                   "x86-64-v3"};
     return Level{gemv_baseline<float>, gemv_baseline<uint16_t>,
-                 "x86-64 baseline"};
+                 gemv_baseline<int8_t>, "x86-64 baseline"};
   }();
   return l;
 }
@@ -100,13 +111,57 @@ void narrow_all(const float* from, const memory& to, int64_t count) {
 
 }  // namespace
 
+namespace {
+
+// Symmetric, per output row: s = max |w| / 127, q = round(w / s).
+struct RowsS8 {
+  std::vector<int8_t> q;
+  std::vector<float> scale;
+};
+RowsS8 quantize_rows(const std::vector<float>& w, int64_t out, int64_t in) {
+  if (static_cast<int64_t>(w.size()) != out * in)
+    throw std::logic_error("gemv_step: int8 weights of another size");
+  RowsS8 r;
+  r.q.resize(w.size());
+  r.scale.resize(out);
+  for (int64_t o = 0; o < out; ++o) {
+    const float* row = w.data() + o * in;
+    float reach = 0;
+    for (int64_t k = 0; k < in; ++k) reach = std::max(reach, std::abs(row[k]));
+    const float s = reach > 0 ? reach / 127.f : 1.f;
+    r.scale[o] = s;
+    for (int64_t k = 0; k < in; ++k)
+      r.q[o * in + k] = static_cast<int8_t>(
+          std::clamp(std::nearbyint(row[k] / s), -127.f, 127.f));
+  }
+  return r;
+}
+
+}  // namespace
+
+const std::vector<float>* int8_weights_of(const LayerCtx& c,
+                                          const std::string& name) {
+  if (c.infer == nullptr || !c.infer->int8_weights) return nullptr;
+  return &c.params.state(name).value;
+}
+
 void gemv_step(Net& net, const Gemv& g) {
   const bool bf16 = net.dt() == Dt::bf16;
   if (!bf16 && net.dt() != Dt::f32)
     throw std::logic_error("gemv_step: a one-token step runs fp32 or bf16");
+  if (g.int8_from != nullptr) {
+    if (bf16) throw std::logic_error("gemv_step: int8 weights in a bf16 step");
+    auto w = std::make_shared<RowsS8>(quantize_rows(*g.int8_from, g.out, g.in));
+    net.fwd(When::kAlways, [g, w] {
+      level().s8(data<float>(g.x), w->q.data(), w->scale.data(),
+                 g.b ? data<float>(g.b) : nullptr, data<float>(g.y), g.rows,
+                 g.in, g.out, g.accumulate, g.relu);
+    });
+    return;
+  }
   if (!bf16) {
     net.fwd(When::kAlways, [g] {
-      level().f32(data<float>(g.x), data<float>(g.w),
+      level().f32(data<float>(g.x), data<float>(g.w), nullptr,
                   g.b ? data<float>(g.b) : nullptr, data<float>(g.y), g.rows,
                   g.in, g.out, g.accumulate, g.relu);
     });
@@ -133,8 +188,8 @@ void gemv_step(Net& net, const Gemv& g) {
     } else if (g.b) {
       b = data<float>(g.b);
     }
-    level().bf16(s->x.data(), data<uint16_t>(g.w), b, s->y.data(), g.rows, g.in,
-                 g.out, g.accumulate, g.relu);
+    level().bf16(s->x.data(), data<uint16_t>(g.w), nullptr, b, s->y.data(),
+                 g.rows, g.in, g.out, g.accumulate, g.relu);
     narrow_all(s->y.data(), g.y, g.rows * g.out);
   });
 }

@@ -83,6 +83,7 @@ void build_seq_linear(LayerCtx& c) {
       Gemv g{x, w.weights, b, c.dst().mem, rows, in[2], l.out};
       g.accumulate = c.sum;
       g.relu = c.fuse_relu;
+      g.int8_from = int8_weights_of(c, l.name + ".weight");
       return gemv_step(net, g);
     }
     Args args{{DNNL_ARG_SRC, fwd_view(net, x, src)},

@@ -104,8 +104,12 @@ void build_tied_linear(LayerCtx& c) {
   // The embedding's own table, in the layout the embedding reads.
   const Md w(Dims{vocab, f}, dt, Tag::ab);
   const memory weights = c.params.shared(name, w);
-  if (last)
-    return gemv_step(net, {src, weights, memory(), c.dst().mem, n, f, vocab});
+  if (last) {
+    Gemv g{src, weights, memory(), c.dst().mem, n, f, vocab};
+    // The prompt's build (t > 1) stays fp32 throughout.
+    if (t == 1) g.int8_from = int8_weights_of(c, name);
+    return gemv_step(net, g);
+  }
   const dnnl::inner_product_forward::primitive_desc pd(
       {train ? prop_kind::forward_training : prop_kind::forward_inference, s, w,
        Md(), d},
