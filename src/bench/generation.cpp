@@ -158,9 +158,7 @@ results::GenerationRun run_generation(backend::Backend& b,
     if (const std::string why = results::generation_request_problem(g);
         !why.empty())
       throw results::RunError(results::State::kInvalidArgs, why);
-    // Every engine that generates at bf16 keeps its weights in bf16.
-    r.weight_bytes =
-        model::weight_bytes(m, request.options.precision == "bf16" ? 2 : 4);
+    r.weight_bytes = model::weight_bytes(m, request.options.precision);
     check_generation_memory(m, g, request, 1);
     backend::Options o = request.options;
     o.threads = machine::resolve_threads(o.threads);

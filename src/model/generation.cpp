@@ -79,4 +79,8 @@ double weight_bytes(const Model& m, double bytes_per_parameter) {
   return n * bytes_per_parameter;
 }
 
+double weight_bytes(const Model& m, const std::string& precision) {
+  return weight_bytes(m, precision == "bf16" ? 2 : precision == "int8" ? 1 : 4);
+}
+
 }  // namespace nnbench::model

@@ -26,5 +26,9 @@ Model with_sequence(const Model& m, int64_t tokens);
 // reads the whole of it (the rows, a few kB, are left out), at
 // `bytes_per_parameter`: the numerator of the bandwidth ceiling.
 double weight_bytes(const Model& m, double bytes_per_parameter);
+// The same at a generation's precision: 4 bytes a parameter at fp32, 2 at
+// bf16, 1 at int8 (every engine that generates below fp32 keeps its
+// decoding step's weights at that precision: docs/generation.md).
+double weight_bytes(const Model& m, const std::string& precision);
 
 }  // namespace nnbench::model

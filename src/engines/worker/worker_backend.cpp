@@ -431,6 +431,12 @@ class WorkerBackend : public backend::Backend {
     if (!h.unavailable.empty()) throw backend::Unavailable(h.unavailable);
     if (!h.reply.value("generates", false))
       return backend::Backend::generator(m, o, shape);
+    // Every worker generates at fp32 (an int8 compile would otherwise ask
+    // for calibration samples first, a wrong reason).
+    if (o.precision != "fp32")
+      throw backend::Unimplemented("generation at precision " + o.precision +
+                                   " (the " + name() +
+                                   " worker generates at fp32)");
     backend::check_generates(m, shape);
     for (const auto& l : m.layers)
       if (const auto s = supports(l, o); !s)

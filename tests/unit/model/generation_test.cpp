@@ -40,6 +40,13 @@ TEST(GenerationModel, WeightBytesCountTheTiedTableOnceAndNoPositions) {
   // GPT-2 small: 124,439,808 less the 1024*768 positions.
   EXPECT_DOUBLE_EQ(weight_bytes(zoo::get("gpt2-small"), 4),
                    (124'439'808.0 - 786'432.0) * 4);
+  // At a generation's precision: 2 bytes at bf16, 1 at int8.
+  EXPECT_DOUBLE_EQ(weight_bytes(zoo::get("gpt2-small"), "fp32"),
+                   (124'439'808.0 - 786'432.0) * 4);
+  EXPECT_DOUBLE_EQ(weight_bytes(zoo::get("gpt2-small"), "bf16"),
+                   (124'439'808.0 - 786'432.0) * 2);
+  EXPECT_DOUBLE_EQ(weight_bytes(zoo::get("gpt2-small"), "int8"),
+                   124'439'808.0 - 786'432.0);
 }
 
 }  // namespace
