@@ -17,6 +17,12 @@ namespace {
 
 constexpr int64_t kRows = 2, kPrompt = 8, kNew = 8;
 
+// int8 generation is weight-only (one scale per output row, activations
+// fp32): far closer than the calibrated int8 that the 3.5e-1 of
+// tolerances_for("int8") allows for, so a wrong scale would pass that.
+// docs/performance.md has what it measured.
+constexpr double kWeightOnlyInt8 = 5e-2;
+
 results::TensorCheck failed(std::string what, const std::string& why) {
   results::TensorCheck c;
   c.what = std::move(what) + why;
@@ -52,7 +58,8 @@ GenerationCheck check_generation(backend::Backend& oracle,
   } catch (const backend::Unavailable&) {
     throw;
   } catch (const std::exception& e) {
-    return {{failed(tokens_what,
+    return {false,
+            {failed(tokens_what,
                     std::string(": it failed to start: ") + e.what())}};
   }
   const auto prompts =
@@ -85,7 +92,8 @@ GenerationCheck check_generation(backend::Backend& oracle,
     } catch (const std::exception& e) {
       // The candidate failed to generate: a failed check naming why, and
       // the other backends still verified.
-      return {{failed(tokens_what,
+      return {true,
+              {failed(tokens_what,
                       ": it failed to generate: " + std::string(e.what()))}};
     }
     for (size_t i = 0; i < want.size(); ++i) differ += got.at(i) != want[i];
@@ -107,6 +115,7 @@ GenerationCheck check_generation(backend::Backend& oracle,
     want = ref->decode(want);
   }
   GenerationCheck out;
+  out.started = true;
   if (fp32) {
     results::TensorCheck c;
     c.what = tokens_what;
@@ -133,7 +142,9 @@ GenerationCheck check_generation(backend::Backend& oracle,
         "generation (logits of each row's last position after the prefill "
         "and each decode, on the oracle's tokens; error: the largest step's)";
     c.error = *logits_error;
-    c.tolerance = tolerances_for(options.precision).output;
+    c.tolerance = options.precision == "int8"
+                      ? kWeightOnlyInt8
+                      : tolerances_for(options.precision).output;
     c.pass = c.error <= c.tolerance;
     out.checks.push_back(c);
   }

@@ -15,6 +15,9 @@
 namespace nnbench::verify {
 
 struct GenerationCheck {
+  // The candidate's generator was made and generated (its checks judge
+  // it); false where it was unimplemented or failed to start.
+  bool started = false;
   std::vector<results::TensorCheck> checks;
   // Below fp32: every step's rows against the oracle's (verification.h).
   std::optional<results::Agreement> agreement;
@@ -26,10 +29,10 @@ struct GenerationCheck {
 // logits (backend::Generator::last_logits), "generation (logits ...)",
 // the largest step's relative error (as the outputs') with fp32's output
 // tolerance. Below fp32 the logits are judged with that precision's
-// output tolerance and the tokens are not judged but stated (agreement:
-// a near-tie among synthetic weights' logits flips under rounding without
-// meaning much), with the mean KL of the softmaxes where there are
-// logits. None for a model that does not generate
+// output tolerance (int8, weight-only: 5e-2) and the tokens are not judged but
+// stated (agreement: a near-tie among synthetic weights' logits flips under
+// rounding without meaning much), with the mean KL of the softmaxes where there
+// are logits. None for a model that does not generate
 // (model::generation_problem), fewer than 16 learned positions, or a
 // candidate whose generator is unimplemented at that precision.
 GenerationCheck check_generation(backend::Backend& oracle,

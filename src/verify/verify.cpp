@@ -247,15 +247,22 @@ Verification verify(backend::Backend& oracle, backend::Backend& candidate,
     v.verdict = Verdict::kUnimplemented;
     v.message = e.what();
     // An engine may generate at a precision its steps do not run (LibTorch
-    // at bf16): that much is checked, and the message says what was not.
+    // at bf16): that much is checked and shown, but the verdict stays
+    // unimplemented unless the generation fails (`run --verify` measures
+    // only a PASS, and its steps were not checked). A generator that does
+    // not start (a device it lacks) leaves it unimplemented too.
     auto generation = check_generation(oracle, candidate, plain, o);
-    if (generation.checks.empty()) return v;
+    if (!generation.started) return v;
     v.checks = std::move(generation.checks);
     v.generation_agreement = generation.agreement;
     const std::string steps = v.message;
     conclude(v);
-    v.message = (v.verdict == Verdict::kPass ? "" : v.message + "; ") +
-                "generation only, its steps unimplemented: " + steps;
+    if (v.verdict == Verdict::kPass) {
+      v.verdict = Verdict::kUnimplemented;
+      v.message = steps + "; its generation checked and passed";
+    } else {
+      v.message += "; its steps unimplemented: " + steps;
+    }
     return v;
   } catch (const backend::Unavailable&) {
     throw;  // not this backend's answer: the command's usage error

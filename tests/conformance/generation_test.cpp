@@ -11,6 +11,7 @@
 #include "model/zoo/zoo.h"
 #include "util/error.h"
 #include "verify/greedy.h"
+#include "verify/verify.h"
 
 namespace nnbench {
 namespace {
@@ -251,6 +252,37 @@ TEST(GenerationCheck, BelowFp32TokensAreStatedAndLogitsJudgedAtItsTolerance) {
   EXPECT_FALSE(c.agreement.has_value());
   ASSERT_EQ(c.checks.size(), 2u);
   EXPECT_TRUE(c.checks[0].pass);
+}
+
+// Steps unimplemented at every precision, generation as SkewedBackend's.
+class GeneratesOnly : public SkewedBackend {
+ public:
+  using SkewedBackend::SkewedBackend;
+  std::unique_ptr<backend::Executable> compile(
+      const model::Model&, const backend::Options&,
+      const backend::Shapes&) override {
+    throw backend::Unimplemented("steps of a test backend");
+  }
+};
+
+TEST(GenerationCheck, GenerationAloneNeverMakesAPass) {
+  // `run --verify` times only a PASS: an engine whose steps are
+  // unimplemented stays unimplemented when its generation passes, and
+  // fails when it fails.
+  auto oracle = backend::make_backend("reference");
+  verify::VerifyOptions vo;
+  vo.precision = "bf16";
+  vo.threads = 2;
+  GeneratesOnly near(1.01f, false), far(1.1f, false);
+  const auto m = model::zoo::get("gpt2-tiny");
+  const auto a = verify::verify(*oracle, near, m, vo);
+  EXPECT_EQ(a.verdict, results::Verdict::kUnimplemented) << a.message;
+  ASSERT_EQ(a.checks.size(), 1u);
+  EXPECT_TRUE(a.checks[0].pass);
+  EXPECT_NE(a.message.find("steps of a test backend"), std::string::npos);
+  EXPECT_TRUE(a.generation_agreement.has_value());
+  const auto b = verify::verify(*oracle, far, m, vo);
+  EXPECT_EQ(b.verdict, results::Verdict::kFail) << b.message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, Generation, ::testing::ValuesIn(generating()),

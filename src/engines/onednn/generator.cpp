@@ -20,16 +20,26 @@ class OnednnGenerator : public backend::Generator {
  public:
   OnednnGenerator(const model::Model& m, const backend::Options& o,
                   const backend::GenerationShape& shape, Dt dt)
-      : model_(m), shape_(shape), dt_(dt), eng_(dnnl::engine::kind::cpu, 0) {
+      : model_(m),
+        shape_(shape),
+        dt_(dt),
+        int8_(o.precision == "int8"),
+        eng_(dnnl::engine::kind::cpu, 0) {
     for (auto& v : backend::initial_params(m, o.seed, o.weights))
       params_[v.spec.name] = {v.spec.shape, std::move(v.data), {}};
     plan_.kv_capacity = shape.prompt + shape.new_tokens;
-    plan_.int8_weights = o.precision == "int8";
+
     // Both builds now, none inside a timed generation (a prompt shorter
     // than the shape's gets a build of its own, with its own weights, when
     // first seen).
+    // int8's s8 weights in the token's build only: a prompt's, even of
+    // one token, stays fp32.
+    plan_.int8_weights = int8_;
     step_ = build(1);
+    plan_.int8_weights = false;
     prompt(shape.prompt);
+    // The logits widened at bf16: sized now, not inside a generation.
+    wide_.reserve(static_cast<size_t>(shape.batch * m.input.vocab));
   }
 
   std::vector<int64_t> prefill(
@@ -78,7 +88,7 @@ class OnednnGenerator : public backend::Generator {
 
   backend::Effective effective() const override {
     const Graph& g = prompts_.at(shape_.prompt);
-    const bool bf16 = dt_ == Dt::bf16, int8 = plan_.int8_weights;
+    const bool bf16 = dt_ == Dt::bf16, int8 = int8_;
     const std::string precision = bf16 ? "bf16" : int8 ? "int8" : "fp32";
     return {
         max_threads(),
@@ -166,6 +176,7 @@ class OnednnGenerator : public backend::Generator {
   model::Model model_;
   backend::GenerationShape shape_;
   Dt dt_;
+  bool int8_;  // weight-only int8 in the token's build
   dnnl::engine eng_;
   ParamStates params_;
   RunState state_;

@@ -116,10 +116,6 @@ inline bool one_token(const LayerCtx& c, int64_t tokens) {
 // holds with `accumulate` (a fused residual add), then a ReLU with `relu`;
 // plain buffers of the build's type (fp32, or bf16 with fp32 sums), b
 // (fp32 or bf16) empty for no bias (ops_gemv.cpp).
-// The canonical weights of parameter `name` where the plan asks for
-// weight-only int8 in a one-token step, else null (Gemv::int8_from).
-const std::vector<float>* int8_weights_of(const LayerCtx& c,
-                                          const std::string& name);
 struct Gemv {
   memory x, w, b, y;
   int64_t rows = 0, in = 0, out = 0;
@@ -130,6 +126,10 @@ struct Gemv {
   const std::vector<float>* int8_from = nullptr;
 };
 void gemv_step(Net& net, const Gemv& g);
+// The canonical weights of parameter `name` where the plan asks for
+// weight-only int8 (a token's build), else null (Gemv::int8_from).
+const std::vector<float>* int8_weights_of(const LayerCtx& c,
+                                          const std::string& name);
 // The ISA level gemv_step's loop was built for and runs at: "x86-64-v4",
 // "x86-64-v3" or "x86-64 baseline", by oneDNN's effective ISA.
 std::string gemv_level();

@@ -278,8 +278,9 @@ RunState::Cache* cache_of(LayerCtx& c, const Heads& x) {
 }
 
 // Writes the k and v of the bound tokens (t per row, at RunState::position)
-// from qkv (fp32 or bf16) into the cache, which is fp32 either way: at
-// these lengths it is a few per cent of the bytes a token reads.
+// from qkv (fp32 or bf16) into the cache, which is fp32 either way: the
+// attention over it (attend_head) then has one form for every precision.
+// A long cache costs reads at bf16 and int8 (docs/generation.md).
 void store_kv(LayerCtx& c, const memory& qkv, RunState::Cache* cache,
               const Heads& x) {
   const int64_t cap = c.infer->kv_capacity, f = x.h * x.d;

@@ -128,7 +128,8 @@ RowsS8 quantize_rows(const std::vector<float>& w, int64_t out, int64_t in) {
     const float* row = w.data() + o * in;
     float reach = 0;
     for (int64_t k = 0; k < in; ++k) reach = std::max(reach, std::abs(row[k]));
-    const float s = reach > 0 ? reach / 127.f : 1.f;
+    // A row too small for its scale to be a normal float reads as zeros.
+    const float s = reach / 127.f > 0 ? reach / 127.f : 1.f;
     r.scale[o] = s;
     for (int64_t k = 0; k < in; ++k)
       r.q[o * in + k] = static_cast<int8_t>(

@@ -138,6 +138,18 @@ TEST(Results, VerificationIsWrittenAndReadBack) {
   EXPECT_EQ(back.verification->checks[0].error, 3e-3);
   EXPECT_EQ(to_json(back), j);
   EXPECT_TRUE(to_json(sample_result())["verification"].is_null());
+  // Below fp32: the generation's agreement, its KL null without logits.
+  EXPECT_TRUE(j["verification"]["generation_agreement"].is_null());
+  v.generation_agreement = Agreement{16, 0.9375, std::nan("")};
+  r.verification = v;
+  const auto g = to_json(r)["verification"]["generation_agreement"];
+  EXPECT_EQ(g["rows"], 16);
+  EXPECT_EQ(g["top1"], 0.9375);
+  EXPECT_TRUE(g["kl_nats"].is_null());
+  const RunResult again = run_result_from_json(to_json(r));
+  ASSERT_TRUE(again.verification->generation_agreement);
+  EXPECT_EQ(again.verification->generation_agreement->rows, 16);
+  EXPECT_TRUE(std::isnan(again.verification->generation_agreement->kl));
 }
 
 TEST(Results, TrainRunRoundTripsWithTheSharedFields) {
