@@ -66,8 +66,15 @@ bool running(pid_t pid) {
   return state != 0 && state != 'Z';
 }
 
+// Empty for a process that ended since it was listed (the suite's
+// short-lived children do, and reading a gone process's file throws).
 std::string cmdline(pid_t pid) {
-  std::string s = slurp("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string s;
+  try {
+    s = slurp("/proc/" + std::to_string(pid) + "/cmdline");
+  } catch (const std::exception&) {
+    return "";
+  }
   for (char& c : s)
     if (c == '\0') c = ' ';
   return s;
