@@ -28,4 +28,13 @@ inline float load(const uint16_t* p, size_t i) { return from_bf16(p[i]); }
 inline void store(float* p, size_t i, float v) { p[i] = v; }
 inline void store(uint16_t* p, size_t i, float v) { p[i] = to_bf16(v); }
 
+// `count` values of a bf16 buffer as floats, and back: the hand-written
+// bf16 steps widen around loops that sum in fp32.
+inline void widen_all(const uint16_t* from, float* to, size_t count) {
+  for (size_t i = 0; i < count; ++i) to[i] = from_bf16(from[i]);
+}
+inline void narrow_all(const float* from, uint16_t* to, size_t count) {
+  for (size_t i = 0; i < count; ++i) to[i] = to_bf16(from[i]);
+}
+
 }  // namespace nnbench::engines::onednn

@@ -161,9 +161,9 @@ class OnednnGenerator : public backend::Generator {
     if (dt_ == Dt::bf16) {
       const memory& out = output(g);
       const size_t count = out.get_desc().get_size() / sizeof(uint16_t);
-      const auto* p = static_cast<const uint16_t*>(out.get_data_handle());
       wide_.resize(count);
-      for (size_t i = 0; i < count; ++i) wide_[i] = from_bf16(p[i]);
+      widen_all(static_cast<const uint16_t*>(out.get_data_handle()),
+                wide_.data(), count);
     }
     last_ = &g;
     const Logits l = logits_of(g);

@@ -300,10 +300,8 @@ void store_kv(LayerCtx& c, const memory& qkv, RunState::Cache* cache,
           float* v = cache->v.data() + ((b * x.h + hh) * cap + at + i) * d;
           if (bf16) {
             const auto* q = static_cast<const uint16_t*>(qkv.get_data_handle());
-            for (int64_t e = 0; e < d; ++e) {
-              k[e] = from_bf16(q[from + f + e]);
-              v[e] = from_bf16(q[from + 2 * f + e]);
-            }
+            widen_all(q + from + f, k, d);
+            widen_all(q + from + 2 * f, v, d);
           } else {
             const float* q = floats(qkv);
             std::memcpy(k, q + from + f, d * sizeof(float));
@@ -356,11 +354,9 @@ void attend_cached(LayerCtx& c, const memory& qkv, const memory& ctx,
     const int64_t seen = state->position + 1, d = x.d;
     const float* q = bf16 ? wide->data() : floats(qkv);
     float* out = bf16 ? wide->data() + x.n * 3 * f : floats(ctx);
-    if (bf16) {
-      const auto* from = static_cast<const uint16_t*>(qkv.get_data_handle());
-      for (int64_t i = 0; i < x.n * 3 * f; ++i)
-        wide->data()[i] = from_bf16(from[i]);
-    }
+    if (bf16)
+      widen_all(static_cast<const uint16_t*>(qkv.get_data_handle()),
+                wide->data(), x.n * 3 * f);
     // Each thread's scores, allocated here: an allocation failing inside
     // the parallel region would end the process instead of the run.
     const int threads = omp_get_max_threads();
@@ -377,10 +373,8 @@ void attend_cached(LayerCtx& c, const memory& qkv, const memory& ctx,
                       out + b * f + hh * d);
         }
     }
-    if (bf16) {
-      auto* to = static_cast<uint16_t*>(ctx.get_data_handle());
-      for (int64_t i = 0; i < x.n * f; ++i) to[i] = to_bf16(out[i]);
-    }
+    if (bf16)
+      narrow_all(out, static_cast<uint16_t*>(ctx.get_data_handle()), x.n * f);
   });
 }
 

@@ -28,11 +28,11 @@ inline float widen(float w) { return w; }
 inline float widen(uint16_t w) { return from_bf16(w); }
 inline float widen(int8_t w) { return static_cast<float>(w); }
 
-// y[r, o] = (accumulate ? y[r, o] : 0) + s[o] x[r, :] . w[o, :] + b[o] (s
-// only for s8 weights), each
-// weight row read once for all rows; the output rows split over the
-// threads. Written once and built for three ISA levels (a macro, since
-// OpenMP outlines the loop inside the function that holds the pragma).
+// y[r, o] = (accumulate ? y[r, o] : 0) + s[o] x[r, :] . w[o, :] + b[o] (s,
+// the rows' scales, for s8 weights only), each weight row read once for
+// all rows; the output rows split over the threads. Written once and built for
+// three ISA levels (a macro, since OpenMP outlines the loop inside the function
+// that holds the pragma).
 #define NNBENCH_GEMV_BODY                                                     \
   _Pragma("omp parallel for schedule(static)") for (int64_t o = 0; o < out;   \
                                                     ++o) {                    \
@@ -98,20 +98,6 @@ T* data(const memory& m) {
 }
 
 bool is_bf16(const memory& m) { return m.get_desc().data_type() == Dt::bf16; }
-
-// `count` elements of a bf16 buffer into `to`, or back.
-void widen_all(const memory& from, float* to, int64_t count) {
-  const uint16_t* p = data<uint16_t>(from);
-  for (int64_t i = 0; i < count; ++i) to[i] = from_bf16(p[i]);
-}
-void narrow_all(const float* from, const memory& to, int64_t count) {
-  uint16_t* p = data<uint16_t>(to);
-  for (int64_t i = 0; i < count; ++i) p[i] = to_bf16(from[i]);
-}
-
-}  // namespace
-
-namespace {
 
 // Symmetric, per output row: s = max |w| / 127, q = round(w / s).
 struct RowsS8 {
@@ -180,18 +166,19 @@ void gemv_step(Net& net, const Gemv& g) {
   s->y.resize(g.rows * g.out);
   if (g.b) s->b.resize(g.out);
   net.fwd(When::kAlways, [g, s] {
-    widen_all(g.x, s->x.data(), g.rows * g.in);
-    if (g.accumulate) widen_all(g.y, s->y.data(), g.rows * g.out);
+    widen_all(data<uint16_t>(g.x), s->x.data(), g.rows * g.in);
+    if (g.accumulate)
+      widen_all(data<uint16_t>(g.y), s->y.data(), g.rows * g.out);
     const float* b = nullptr;
     if (g.b && is_bf16(g.b)) {
-      widen_all(g.b, s->b.data(), g.out);
+      widen_all(data<uint16_t>(g.b), s->b.data(), g.out);
       b = s->b.data();
     } else if (g.b) {
       b = data<float>(g.b);
     }
     level().bf16(s->x.data(), data<uint16_t>(g.w), nullptr, b, s->y.data(),
                  g.rows, g.in, g.out, g.accumulate, g.relu);
-    narrow_all(s->y.data(), g.y, g.rows * g.out);
+    narrow_all(s->y.data(), data<uint16_t>(g.y), g.rows * g.out);
   });
 }
 

@@ -8,10 +8,10 @@
 namespace nnbench::engines::torch_backend {
 namespace {
 
-// LibTorch's bf16 matrix products on the CPU are oneDNN's, which refuses
-// them below AVX512-BF16 (and under an ONEDNN_MAX_CPU_ISA cap below it):
-// tried on a few values before anything is built, so that a CPU without
-// them gets unimplemented naming why, not a failure inside a generation.
+// LibTorch hands its bf16 matrix products on the CPU to oneDNN, which can
+// refuse them (it does under ONEDNN_MAX_CPU_ISA=AVX2; an AVX2-only CPU was
+// not tried): tried on a few values before anything is built, so that a
+// refusal is unimplemented naming why, not a failure inside a generation.
 void check_bf16_runs() {
   try {
     torch::InferenceMode guard;
