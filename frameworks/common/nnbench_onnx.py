@@ -534,12 +534,50 @@ class InferenceEngine:
                   shapes: dict) -> None:
         """A compile's start: what it refuses, and the decoder of an earlier
         compile dropped. The parameters are kept (a reference, no copy)
-        only for a model that generates."""
-        self.refuse(options, shapes)
+        only for a model that generates. A compile for generation
+        (options' "generation") may ask for a precision the steps do not
+        run (generation_precisions), and needs no calibration."""
+        if options.get("generation"):
+            self.refuse_generation(options["precision"])
+            if shapes.get("train_batch", 0) > 0:
+                self.training()
+        else:
+            self.refuse(options, shapes)
         self.options = options
         self.decoder, self.generation = None, None
         self.why_not = generation_problem(model)
         self.source = None if self.why_not else (model, params)
+
+    def generation_precisions(self) -> Tuple[List[str], Dict[str, str]]:
+        """The precisions the engine generates at here, and why not at the
+        others it could (hello's generation_precisions and _gaps)."""
+        return ["fp32"], {}
+
+    def refuse_generation(self, precision: str) -> None:
+        at, gaps = self.generation_precisions()
+        if precision not in at:
+            why = f"; {gaps[precision]}" if precision in gaps else ""
+            raise NotImplementedError(f"generation at {precision} (the {self.ENGINE} "
+                                      f"engine generates at {', '.join(at)}{why})")
+
+    def open_generation(self) -> None:
+        """A compile for generation builds the decoder now (the first
+        prefill would otherwise); a model that does not generate is
+        refused here."""
+        if self.source is None:
+            raise NotImplementedError(f"generation: {self.why_not}")
+        self.build_decoder()
+
+    def build_decoder(self) -> Decoder:
+        assert self.source is not None
+        # Neither the graph nor the parameters are kept: the session
+        # holds the weights now.
+        proto, d = decoder(*self.source)
+        self.decoder = d
+        self.open_decoder(proto)
+        self.source = None
+        del proto
+        return d
 
     def refuse(self, options: dict, shapes: dict) -> None:
         if options["precision"] not in self.PRECISIONS:
@@ -571,26 +609,23 @@ class InferenceEngine:
         fed back as the next one's past. The past grows by one position a
         step (the graph's Concat): `capacity` bounds it, nothing is
         allocated ahead."""
-        if self.options.get("precision", "fp32") != "fp32":
-            raise NotImplementedError(f"generation at {self.options['precision']} "
-                                      f"(the {self.ENGINE} engine generates at fp32)")
-        if self.decoder is None:
+        if self.options.get("precision", "fp32") != "fp32" and \
+                not self.options.get("generation"):
+            raise NotImplementedError(f"generation after a compile at "
+                                      f"{self.options['precision']} for steps")
+        d = self.decoder
+        if d is None:
             if self.source is None:
                 raise NotImplementedError(f"generation: {self.why_not}")
-            # Neither the graph nor the parameters are kept: the session
-            # holds the weights now.
-            proto, self.decoder = decoder(*self.source)
-            self.open_decoder(proto)
-            self.source = None
-            del proto
-        limit = self.decoder.limit
+            d = self.build_decoder()
+        limit = d.limit
         if limit is not None and capacity > limit:
             raise ValueError(f"generation: a cache of {capacity} tokens, but the "
                              f"model has {limit} learned positions")
         n = len(rows)
         self.generation = Generation(capacity, n, 0, [
             np.zeros((n, p.heads, 0, p.width), np.float32)
-            for p in self.decoder.past for _ in (p.key, p.value)])
+            for p in d.past for _ in (p.key, p.value)])
         return self.next_tokens(np.array(rows, dtype=np.int64))
 
     def decode(self, tokens: List[int]) -> List[int]:

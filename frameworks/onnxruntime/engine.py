@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import platform
 import tempfile
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 import numpy as np
 import onnx
@@ -71,6 +71,21 @@ def quantized(proto: onnx.ModelProto, calibration: np.ndarray) -> bytes:
             return f.read()
 
 
+def dynamic(proto: onnx.ModelProto) -> bytes:
+    """int8 generation: ONNX Runtime's dynamic quantization with its
+    defaults (what its docs recommend for transformers): s8 weights per
+    tensor, u8 activations quantized on the fly, after the same
+    pre-processing as the static path."""
+    with tempfile.TemporaryDirectory() as d:
+        raw, src = os.path.join(d, "raw.onnx"), os.path.join(d, "fp32.onnx")
+        dst = os.path.join(d, "int8.onnx")
+        onnx.save(proto, raw)
+        shape_inference.quant_pre_process(raw, src, skip_symbolic_shape=True)
+        quantization.quantize_dynamic(src, dst, weight_type=quantization.QuantType.QInt8)
+        with open(dst, "rb") as f:
+            return f.read()
+
+
 class Engine(nnbench_onnx.InferenceEngine):
     ENGINE = "onnxruntime"
     PRECISIONS = ("fp32", "int8")
@@ -82,7 +97,14 @@ class Engine(nnbench_onnx.InferenceEngine):
                 "devices": ["cpu"], "precisions": list(self.PRECISIONS),
                 "optimizers": [],
                 "exports": ["onnx"],
-                "generates": True}
+                "generates": True,
+                "generation_precisions": self.generation_precisions()[0],
+                "generation_gaps": self.generation_precisions()[1]}
+
+    def generation_precisions(self) -> Tuple[List[str], Dict[str, str]]:
+        return ["fp32", "int8"], {
+            "bf16": "ONNX Runtime's CPU execution provider has no bf16 MatMul "
+                    "(a bf16 MatMul node finds no implementation)"}
 
     def export(self, fmt: str, model: dict, params: dict, path: str) -> None:
         """`nnbench models --export-onnx`: the graph this engine runs."""
@@ -91,10 +113,13 @@ class Engine(nnbench_onnx.InferenceEngine):
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
         self.compiling(model, params, options, shapes)
+        self.calibrated = 0
+        if options.get("generation"):
+            self.open_generation()
+            return self.effective()
         proto = nnbench_onnx.build(model, params)
         so = self.session_options()
         graph = proto.SerializeToString()
-        self.calibrated = 0
         if options["precision"] == "int8":
             x = tensors.read(options["calibration"])["input"]
             graph = quantized(proto, x)
@@ -114,8 +139,16 @@ class Engine(nnbench_onnx.InferenceEngine):
         return so
 
     def effective(self) -> dict:
-        so = self.session.get_session_options()
+        generating = self.options.get("generation")
+        session = self.decoder_session if generating else self.session
+        so = session.get_session_options()
         extra = {}
+        if generating and self.options["precision"] == "int8":
+            extra["weights"] = (
+                "int8, ONNX Runtime quant_pre_process + quantize_dynamic "
+                f"(defaults): s8 weights per tensor in {self.quantized} "
+                f"MatMul/Gemm ({self.left} with weights left fp32), u8 "
+                "activations quantized on the fly")
         if self.calibrated:
             extra["quantization"] = (
                 "ONNX Runtime quant_pre_process + quantize_static: QDQ, "
@@ -126,7 +159,7 @@ class Engine(nnbench_onnx.InferenceEngine):
                 "device": "cpu", "precision": self.options["precision"],
                 "optimizer": "none (inference)",
                 "inter_op_threads": str(so.inter_op_num_threads),
-                "provider": ",".join(self.session.get_providers()),
+                "provider": ",".join(session.get_providers()),
                 "graph": f"ONNX opset {nnbench_onnx.OPSET}, ORT_ENABLE_ALL",
                 "framework": f"ONNX Runtime {ort.__version__}"}
 
@@ -134,9 +167,18 @@ class Engine(nnbench_onnx.InferenceEngine):
         return self.session.run(["output"], {"input": x})[0]
 
     def open_decoder(self, proto: onnx.ModelProto) -> None:
+        graph = proto.SerializeToString()
+        if self.options.get("generation") and self.options["precision"] == "int8":
+            graph = dynamic(proto)
+            g = onnx.load_from_string(graph).graph
+            weights = {t.name for t in g.initializer}
+            self.quantized = sum(n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul")
+                                 for n in g.node)
+            # What the quantizer left fp32 that reads a weight.
+            self.left = sum(n.op_type in ("MatMul", "Gemm") and
+                            any(i in weights for i in n.input) for n in g.node)
         self.decoder_session = ort.InferenceSession(
-            proto.SerializeToString(), self.session_options(),
-            providers=["CPUExecutionProvider"])
+            graph, self.session_options(), providers=["CPUExecutionProvider"])
 
     def run_decoder(self, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
         return self.decoder_session.run(None, feeds)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import platform
 import tempfile
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 import numpy as np
 import onnx
@@ -38,6 +38,15 @@ import openvino.properties.hint as hints
 import cpu  # frameworks/common, on sys.path
 import nnbench_onnx  # frameworks/common, on sys.path
 import tensors  # frameworks/common
+
+
+def compressed(net: "ov.Model") -> "ov.Model":
+    """int8 generation: NNCF's weight compression with its defaults, as
+    optimum-intel's 8-bit export runs it (INT8_ASYM: u8 weights, a scale
+    and zero point per output channel; activations stay floating point,
+    the CPU plugin decompressing the weights in its kernels)."""
+    import nncf  # imported only for int8: it takes seconds
+    return nncf.compress_weights(net)
 
 
 def quantized(net: "ov.Model", calibration: np.ndarray) -> "ov.Model":
@@ -93,17 +102,29 @@ class Engine(nnbench_onnx.InferenceEngine):
         self.core = ov.Core()
 
     def hello(self) -> dict:
+        at, gaps = self.generation_precisions()
         return {"framework": "OpenVINO", "version": ov.get_version(),
                 "python": platform.python_version(),
                 "devices": ["cpu"], "precisions": list(self.PRECISIONS),
                 "optimizers": [],
                 "checks_shapes": True,
                 "generates": True,
+                "generation_precisions": at, "generation_gaps": gaps,
                 "unsupported": [{
                     "op": "lstm", "precision": "int8",
                     "why": "NNCF's int8 LSTM does not compile on the CPU "
                            "plugin (its LSTMSequence expects constant "
                            "weights)"}]}
+
+    def generation_precisions(self) -> Tuple[List[str], Dict[str, str]]:
+        """fp32; bf16 where the CPU plugin lists BF16 (its own detection,
+        which ONEDNN_MAX_CPU_ISA does not cap); int8, weight-only
+        (compressed), on every CPU."""
+        caps = self.core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+        if "BF16" in caps:
+            return ["fp32", "bf16", "int8"], {}
+        return ["fp32", "int8"], {
+            "bf16": f"the CPU plugin lists no BF16 here ({', '.join(caps)})"}
 
     def check(self, model: dict) -> None:
         """The gaps that depend on shapes: NotImplementedError names one."""
@@ -111,9 +132,15 @@ class Engine(nnbench_onnx.InferenceEngine):
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
         self.compiling(model, params, options, shapes)
+        self.calibrated = 0
+        if options.get("generation"):
+            if options["precision"] == "fp32":
+                self.open_generation()
+            else:
+                self.probe()
+            return self.effective()
         nnbench_onnx.check_avg_pool_overhang(model)
         net = self.read(nnbench_onnx.build(model, params))
-        self.calibrated = 0
         if options["precision"] == "int8":
             x = tensors.read(options["calibration"])["input"]
             net = quantized(net, x)
@@ -121,6 +148,26 @@ class Engine(nnbench_onnx.InferenceEngine):
         self.compiled = self.core.compile_model(net, "CPU", self.config())
         self.request = self.compiled.create_infer_request()
         return self.effective()
+
+    def probe(self) -> None:
+        """The decoder built and one token through it: the plugin lists
+        BF16 by the CPU's instructions, but its kernels follow
+        ONEDNN_MAX_CPU_ISA, and under an AVX2 cap its bf16 layers have
+        none (its compile says so) nor do its compressed int8 ones (its
+        first inference does). That refusal is named here, not
+        mid-generation."""
+        try:
+            self.open_generation()
+            self.prefill([[0]], 2)
+        except RuntimeError as e:
+            if "primitive descriptor" not in str(e):
+                raise
+            line = next((t for t in str(e).splitlines()
+                         if "primitive descriptor" in t), str(e))
+            raise NotImplementedError(
+                f"generation at {self.options['precision']}: OpenVINO's CPU "
+                f"plugin has no kernel for it here ({line.strip()})") from e
+        self.generation = None
 
     def read(self, proto: onnx.ModelProto) -> "ov.Model":
         with tempfile.TemporaryDirectory() as d:
@@ -131,16 +178,30 @@ class Engine(nnbench_onnx.InferenceEngine):
 
     def config(self) -> dict:
         """The inference model's compile configuration and the decoder's."""
+        bf16 = self.options.get("generation") and self.options["precision"] == "bf16"
         config = {hints.performance_mode: hints.PerformanceMode.LATENCY,
-                  hints.inference_precision: ov.Type.f32}
+                  hints.inference_precision: ov.Type.bf16 if bf16 else ov.Type.f32}
         if self.options["threads"] > 0:
             config[props.inference_num_threads] = self.options["threads"]
         return config
 
     def effective(self) -> dict:
-        c = self.compiled
+        generating = self.options.get("generation")
+        c = self.decoder_model if generating else self.compiled
         counts = kernel_precisions(c)
         extra = {}
+        if generating and self.options["precision"] == "int8":
+            import nncf
+            group = int(c.get_property(hints.dynamic_quantization_group_size))
+            # The plugin's default also quantizes the activations of a layer
+            # with compressed weights, on the fly, per group (0: off).
+            acts = (f"activations quantized on the fly in groups of {group} "
+                    "(the CPU plugin's DYNAMIC_QUANTIZATION_GROUP_SIZE, where its "
+                    "kernels apply it)" if group
+                    else "activations f32")
+            extra["weights"] = (f"int8, NNCF {nncf.__version__} compress_weights "
+                                "(defaults: INT8_ASYM, u8 per output channel with a "
+                                f"scale and zero point); {acts}")
         if self.calibrated:
             import nncf
             fix = "" if cpu.has_vnni() else ", overflow fix on every layer"
@@ -167,8 +228,10 @@ class Engine(nnbench_onnx.InferenceEngine):
     def open_decoder(self, proto: onnx.ModelProto) -> None:
         # The graph's symbolic dims (batch, tokens, past) read as dynamic:
         # one compiled model for the prompt and every step.
-        self.decoder_model = self.core.compile_model(self.read(proto), "CPU",
-                                                     self.config())
+        net = self.read(proto)
+        if self.options.get("generation") and self.options["precision"] == "int8":
+            net = compressed(net)
+        self.decoder_model = self.core.compile_model(net, "CPU", self.config())
         self.decoder_request = self.decoder_model.create_infer_request()
 
     def run_decoder(self, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:

@@ -338,6 +338,20 @@ def describe_optimizer(o: dict) -> str:
     return f"{name} lr {o['learning_rate']:g} {extra}{wd} ({impl})"
 
 
+def bf16_problem() -> str:
+    """Why this PyTorch cannot generate at bf16 here ("" when it can): a
+    few of a decoder's bf16 products tried, as LibTorch's engine does
+    (src/engines/torch): under an ONEDNN_MAX_CPU_ISA=AVX2 cap PyTorch's
+    oneDNN refuses them."""
+    try:
+        x = torch.ones(2, 8, 64, dtype=torch.bfloat16)
+        F.linear(x, torch.ones(192, 64, dtype=torch.bfloat16))
+        torch.matmul(x, x.transpose(-2, -1))
+        return ""
+    except RuntimeError as e:
+        return f"PyTorch's bf16 matrix products fail on this CPU: {e}"
+
+
 def type_name(name: str) -> str:
     return {"sgd": "SGD", "adam": "Adam", "rmsprop": "RMSprop"}[name]
 
@@ -351,11 +365,16 @@ class Engine:
 
     def hello(self) -> dict:
         devices = ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+        why = bf16_problem()
         return {"framework": "PyTorch", "version": torch.__version__,
                 "python": platform.python_version(), "devices": devices,
                 "precisions": ["fp32"],
                 "optimizers": ["sgd", "adam", "rmsprop", "adadelta"],
-                "generates": True}
+                "generates": True,
+                # Generation also at bf16, the module converted (a PyTorch
+                # loop after model.to(torch.bfloat16)); its steps fp32 only.
+                "generation_precisions": ["fp32"] + ([] if why else ["bf16"]),
+                "generation_gaps": {"bf16": why} if why else {}}
 
     def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
         """Greedy generation with a KV cache, as a plain PyTorch decoding
@@ -393,9 +412,10 @@ class Engine:
         return None if last is None else last.float().cpu().tolist()
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
-        if options["precision"] != "fp32":
-            raise NotImplementedError(f"precision {options['precision']} "
-                                      "(the pytorch engine runs fp32)")
+        precision = options["precision"]
+        if precision != "fp32" and not (options.get("generation") and precision == "bf16"):
+            raise NotImplementedError(f"precision {precision} (the pytorch engine "
+                                      "runs fp32, and generates at bf16 too)")
         self.options = options
         self.device = torch.device(options["device"])
         if self.device.type == "cuda":
@@ -417,18 +437,27 @@ class Engine:
                 if name in params:
                     b.copy_(torch.from_numpy(params[name]))
         self.net.to(self.device)
+        if precision == "bf16":
+            why = bf16_problem()
+            if why:
+                raise NotImplementedError(f"generation at bf16: {why}")
+            self.net.to(torch.bfloat16)  # weights, activations and cache
         self.opt = make_optimizer([p for p in self.net.parameters()
                                    if p.requires_grad], options)
         self.bce = model["loss"] == "sigmoid_binary_cross_entropy"
         return self.effective()
 
     def effective(self) -> dict:
+        precision = self.options.get("precision", "fp32")
         e = {"threads": torch.get_num_threads(), "device": str(self.device),
-             "precision": "fp32",
+             "precision": precision,
              "optimizer": describe_optimizer(self.options),
              "interop_threads": str(torch.get_num_interop_threads()),
              "framework": f"PyTorch {torch.__version__} (eager, Python "
                           f"{platform.python_version()})"}
+        if precision == "bf16":  # generation only (compile refuses steps)
+            e["weights"] = "bf16 (the module converted)"
+            e["kv_cache"] = "bf16, per attention layer"
         if self.device.type == "cuda":
             b = torch.backends
             e["gpu"] = (f"{torch.cuda.get_device_name(self.device)}, CUDA "

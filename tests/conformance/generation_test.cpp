@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "backend/generator.h"
 #include "backend/registry.h"
@@ -54,14 +57,47 @@ TEST_P(Generation, GreedyTokensAndLogitsAreTheOraclesOnGpt2Tiny) {
 }
 
 // Where oneDNN's effective ISA has bf16 (nnbench's own engine lists it
-// then): nnbench's own engine and LibTorch, whose bf16 matrix products
-// are oneDNN's, must generate at bf16; the framework workers do not.
+// then).
 bool onednn_has_bf16() {
   const auto names = backend::backend_names();
   if (std::find(names.begin(), names.end(), "onednn") == names.end())
     return false;
   const auto p = backend::make_backend("onednn")->describe().precisions;
   return std::find(p.begin(), p.end(), "bf16") != p.end();
+}
+
+// Whether oneDNN's ISA is capped (ONEDNN_MAX_CPU_ISA below ALL): the
+// OpenVINO CPU plugin's kernels follow the cap, its list of what the CPU
+// offers does not, so that capped it may refuse what it lists.
+bool capped() {
+  const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
+  return cap && *cap && std::string(cap) != "ALL";
+}
+
+// The CPU's own bf16 instructions, read here from /proc/cpuinfo.
+bool cpu_has_bf16() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("flags", 0) == 0)
+      return line.find(" avx512_bf16") != std::string::npos ||
+             line.find(" amx_bf16") != std::string::npos;
+  return false;
+}
+
+// Who must generate at bf16: nnbench's own engine, LibTorch and the
+// PyTorch worker where oneDNN has bf16 (PyTorch's bf16 products are
+// oneDNN's), OpenVINO where the CPU has bf16. LibTorch and PyTorch may
+// also without oneDNN's bf16 (a path of their own); then they are checked
+// like the others. ONNX Runtime (no bf16 MatMul on its CPU provider), the
+// Keras engines and MXNet refuse.
+enum class Bf16 { kMust, kMay, kNever };
+Bf16 bf16_generation(const std::string& engine) {
+  if (engine == "onednn") return onednn_has_bf16() ? Bf16::kMust : Bf16::kNever;
+  if (engine == "torch" || engine == "pytorch")
+    return onednn_has_bf16() ? Bf16::kMust : Bf16::kMay;
+  if (engine == "openvino")
+    return !cpu_has_bf16() ? Bf16::kNever : capped() ? Bf16::kMay : Bf16::kMust;
+  return Bf16::kNever;
 }
 
 TEST_P(Generation, Bf16LogitsWithinItsToleranceOrUnimplemented) {
@@ -71,13 +107,11 @@ TEST_P(Generation, Bf16LogitsWithinItsToleranceOrUnimplemented) {
   backend::Options o;
   o.threads = 2;
   o.precision = "bf16";
-  const bool in_process = GetParam() == "torch" || GetParam() == "onednn";
-  if (!in_process || !onednn_has_bf16()) {
-    // Without bf16 in oneDNN, LibTorch may still have a path of its own:
-    // then it is checked below like the others.
+  const Bf16 expected = bf16_generation(GetParam());
+  if (expected != Bf16::kMust) {
     try {
       engine->generator(m, o, {1, 4, 4});
-      if (GetParam() != "torch") FAIL() << "generated at bf16";
+      if (expected == Bf16::kNever) FAIL() << "generated at bf16";
     } catch (const backend::Unimplemented&) {
       return;
     }
@@ -96,6 +130,43 @@ TEST_P(Generation, Bf16LogitsWithinItsToleranceOrUnimplemented) {
     ASSERT_TRUE(r.agreement.has_value());
     EXPECT_EQ(r.agreement->rows, 16);
     EXPECT_GT(r.agreement->kl, 0);
+  }
+}
+
+// int8 generation: nnbench's own engine (weight-only s8), ONNX Runtime
+// (dynamic quantization) and OpenVINO (NNCF's weight compression) on any
+// CPU (OpenVINO may refuse under a cap: above); the others refuse. The
+// logits within 5e-2 of the oracle's and further than fp32's 1e-4 (an
+// engine that ran fp32 would be as close).
+TEST_P(Generation, Int8LogitsWithinItsToleranceOrUnimplemented) {
+  auto engine = backend::make_backend(GetParam());
+  auto oracle = backend::make_backend("reference");
+  const model::Model m = model::zoo::get("gpt2-tiny");
+  backend::Options o;
+  o.threads = 2;
+  o.precision = "int8";
+  const std::string e = GetParam();
+  if (e != "onednn" && e != "onnxruntime" && e != "openvino") {
+    EXPECT_THROW(engine->generator(m, o, {1, 4, 4}), backend::Unimplemented);
+    return;
+  }
+  if (e == "openvino" && capped()) {
+    try {
+      engine->generator(m, o, {1, 4, 4});
+    } catch (const backend::Unimplemented&) {
+      return;
+    }
+  }
+  for (uint64_t seed : {1, 2}) {
+    o.seed = seed;
+    const auto r = verify::check_generation(*oracle, *engine, m, o);
+    ASSERT_EQ(r.checks.size(), 1u);
+    EXPECT_TRUE(r.checks[0].pass)
+        << "seed " << seed << ": error " << r.checks[0].error;
+    EXPECT_EQ(r.checks[0].tolerance, 5e-2);
+    EXPECT_GT(r.checks[0].error, 1e-4);
+    ASSERT_TRUE(r.agreement.has_value());
+    EXPECT_EQ(r.agreement->rows, 16);
   }
 }
 

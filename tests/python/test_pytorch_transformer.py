@@ -26,9 +26,11 @@ ENGINE = worker.load_module(os.path.join(ROOT, "frameworks", "pytorch", "engine.
 RTOL, ATOL = 1e-5, 1e-5
 
 
-def compiled(m: dict, params: Params, lr: float = 0.0):
+def compiled(m: dict, params: Params, lr: float = 0.0, precision: str = "fp32",
+             generation: bool = False):
     e = ENGINE.Engine()
-    e.compile(m, params, {"precision": "fp32", "device": "cpu", "threads": 1, "seed": 1,
+    e.compile(m, params, {"precision": precision, "generation": generation,
+                          "device": "cpu", "threads": 1, "seed": 1,
                           "optimizer": "sgd", "learning_rate": lr, "momentum": 0.0,
                           "nesterov": False, "weight_decay": 0.0, "beta1": 0.9,
                           "beta2": 0.999, "alpha": 0.99, "rho": 0.9, "eps": 1e-8},
@@ -157,6 +159,26 @@ def test_generation_with_the_cache_gives_the_whole_sequences_logits() -> None:
     argmax of the last row of a full forward over the whole sequence so
     far, with the tables scaled as GPT-2's (N(0, 0.02)) so that the
     choice depends on every position."""
+    e = compiled(*decoder())
+    rows = [[3, 9, 1, 14], [20, 2, 2, 7]]
+    got = [e.prefill(rows, capacity=9)]
+    for _ in range(5):
+        got.append(e.decode(got[-1]))
+    seqs = [list(r) for r in rows]
+    for step in got:
+        with torch.no_grad():
+            logits = e.net(torch.tensor(seqs, dtype=torch.int64))
+        want = logits[:, -1].argmax(-1).tolist()
+        assert step == want
+        for s, tok in zip(seqs, step):
+            s.append(tok)
+    with pytest.raises(ValueError, match="exceed"):
+        e.decode(got[-1])  # 9 of 9 positions held: a tenth is refused
+
+
+def decoder() -> tuple:
+    """A one-block decoder, its tables scaled as GPT-2's (N(0, 0.02)) so
+    that the next token depends on every position: (model, params)."""
     rng = np.random.default_rng(3)
     v, f, heads, t = 23, 8, 2, 12
     layers = [{"name": "wte", "op": "embedding", "vocab": v, "out": f, "shape": [t, f]},
@@ -172,18 +194,38 @@ def test_generation_with_the_cache_gives_the_whole_sequences_logits() -> None:
               "attn.out_weight": rng.standard_normal((f, f)).astype(np.float32),
               "attn.out_bias": rng.standard_normal(f).astype(np.float32),
               "ln.weight": np.ones(f, np.float32), "ln.bias": np.zeros(f, np.float32)}
-    e = compiled(model(layers, [t], "int64"), params)
+    return model(layers, [t], "int64"), params
+
+
+def test_generation_at_bf16_runs_bf16_within_its_tolerance() -> None:
+    """A compile for generation at bf16 converts the module: each step's
+    logits are those of fp32 (the same prompts and tokens fed) to bf16's
+    output tolerance, 5e-2 of their largest (src/verify/tolerance), and
+    not equal to them (more than 1e-4 off: a step that ran fp32 would
+    be); steps at bf16 are refused. Where PyTorch's bf16 products fail
+    (an AVX2 cap), the hello names the gap and the compile refuses."""
+    m, params = decoder()
+    hello = ENGINE.Engine().hello()
+    if ENGINE.bf16_problem():  # e.g. under an ONEDNN_MAX_CPU_ISA=AVX2 cap
+        assert hello["generation_precisions"] == ["fp32"]
+        assert "bf16 matrix products fail" in hello["generation_gaps"]["bf16"]
+        with pytest.raises(NotImplementedError, match="generation at bf16"):
+            compiled(m, params, precision="bf16", generation=True)
+        return
+    assert hello["generation_precisions"] == ["fp32", "bf16"]
+    fp32 = compiled(m, params, generation=True)
+    bf16 = compiled(m, params, precision="bf16", generation=True)
+    assert bf16.effective()["precision"] == "bf16"
+    assert all(p.dtype == torch.bfloat16 for p in bf16.net.parameters())
     rows = [[3, 9, 1, 14], [20, 2, 2, 7]]
-    got = [e.prefill(rows, capacity=9)]
+    tokens = fp32.prefill(rows, capacity=9)
+    bf16.prefill(rows, capacity=9)
+    worst = 0.0
     for _ in range(5):
-        got.append(e.decode(got[-1]))
-    seqs = [list(r) for r in rows]
-    for step in got:
-        with torch.no_grad():
-            logits = e.net(torch.tensor(seqs, dtype=torch.int64))
-        want = logits[:, -1].argmax(-1).tolist()
-        assert step == want
-        for s, tok in zip(seqs, step):
-            s.append(tok)
-    with pytest.raises(ValueError, match="exceed"):
-        e.decode(got[-1])  # 9 of 9 positions held: a tenth is refused
+        want, got = np.array(fp32.last_logits()), np.array(bf16.last_logits())
+        worst = max(worst, float(np.abs(got - want).max() / np.abs(want).max()))
+        bf16.decode(tokens)  # both fed fp32's tokens (teacher-forced)
+        tokens = fp32.decode(tokens)
+    assert 1e-4 < worst < 5e-2
+    with pytest.raises(NotImplementedError, match="precision bf16"):
+        compiled(m, params, precision="bf16")

@@ -58,7 +58,9 @@ json worker_model(const model::Model& m) {
 
 // The options as the workers read them: the optimizer's settings at the
 // top level, its name under "optimizer".
-json options_json(const backend::Options& o) {
+// A compile for generation says so: a worker may generate at a precision
+// its steps do not run (and an int8 generation needs no calibration).
+json options_json(const backend::Options& o, bool generation) {
   json j = backend::optimizer_json(o);
   j.erase("name");
   j.update({{"device", o.device},
@@ -67,7 +69,8 @@ json options_json(const backend::Options& o) {
             {"precision", o.precision},
             {"calibration", o.calibration},
             {"optimizer", o.optimizer},
-            {"observe", o.observe}});
+            {"observe", o.observe},
+            {"generation", generation}});
   return j;
 }
 
@@ -75,7 +78,7 @@ class WorkerExecutable : public backend::Executable, public backend::SelfTimed {
  public:
   WorkerExecutable(const Framework& f, const std::string& python,
                    const model::Model& m, const backend::Options& o,
-                   const backend::Shapes& shapes)
+                   const backend::Shapes& shapes, bool generation = false)
       : process_(start(f, python, scratch_, o.threads)) {
     if (!o.weights.empty() && !f.can.running_stats)
       for (const auto& l : m.layers)
@@ -91,7 +94,7 @@ class WorkerExecutable : public backend::Executable, public backend::SelfTimed {
         "compile",
         {{"model", worker_model(m)},
          {"params", scratch_.file("params")},
-         {"options", options_json(o)},
+         {"options", options_json(o, generation)},
          {"shapes",
           {{"train_batch", shapes.train_batch}, {"infer_batches", sizes}}}},
         timeout_seconds());
@@ -431,19 +434,34 @@ class WorkerBackend : public backend::Backend {
     if (!h.unavailable.empty()) throw backend::Unavailable(h.unavailable);
     if (!h.reply.value("generates", false))
       return backend::Backend::generator(m, o, shape);
-    // Every worker generates at fp32 (an int8 compile would otherwise ask
-    // for calibration samples first, a wrong reason).
-    if (o.precision != "fp32")
-      throw backend::Unimplemented("generation at precision " + o.precision +
-                                   " (the " + name() +
-                                   " worker generates at fp32)");
+    // The precisions it generates at are its hello's (fp32 unless it
+    // lists more), apart from its steps': LibTorch's worker generates at
+    // bf16 and runs its steps at fp32 only.
+    const auto at = h.reply.value("generation_precisions",
+                                  std::vector<std::string>{"fp32"});
+    if (std::find(at.begin(), at.end(), o.precision) == at.end()) {
+      std::string listed;
+      for (const auto& p : at) listed += (listed.empty() ? "" : ", ") + p;
+      const json why = h.reply.value("generation_gaps", json::object());
+      throw backend::Unimplemented(
+          "generation at precision " + o.precision + " (the " + name() +
+          " worker generates at " + listed +
+          (why.contains(o.precision)
+               ? "; " + why[o.precision].get<std::string>()
+               : std::string()) +
+          ")");
+    }
     backend::check_generates(m, shape);
+    // Layers at fp32: a precision's gaps are the steps' (generation's were
+    // judged above).
+    backend::Options layers = o;
+    layers.precision = "fp32";
     for (const auto& l : m.layers)
-      if (const auto s = supports(l, o); !s)
+      if (const auto s = supports(l, layers); !s)
         throw backend::Unimplemented(s.why);
     return std::make_unique<WorkerGenerator>(
-        std::make_unique<WorkerExecutable>(f_, h.python, m, o,
-                                           backend::Shapes::infer(shape.batch)),
+        std::make_unique<WorkerExecutable>(
+            f_, h.python, m, o, backend::Shapes::infer(shape.batch), true),
         shape);
   }
 
