@@ -59,9 +59,10 @@ GenerationCheck check_generation(backend::Backend& oracle,
   } catch (const backend::Unavailable&) {
     throw;
   } catch (const std::exception& e) {
-    return {false,
-            {failed(tokens_what,
-                    std::string(": it failed to start: ") + e.what())}};
+    return {
+        false,
+        {failed(tokens_what, std::string(": it failed to start: ") + e.what())},
+        std::nullopt};
   }
   const auto prompts =
       data::synthetic_prompts(kRows, kPrompt, m.input.vocab, options.seed);
@@ -95,7 +96,8 @@ GenerationCheck check_generation(backend::Backend& oracle,
       // the other backends still verified.
       return {true,
               {failed(tokens_what,
-                      ": it failed to generate: " + std::string(e.what()))}};
+                      ": it failed to generate: " + std::string(e.what()))},
+              std::nullopt};
     }
     for (size_t i = 0; i < want.size(); ++i) differ += got.at(i) != want[i];
     steps += static_cast<int64_t>(want.size());
