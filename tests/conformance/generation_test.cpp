@@ -86,9 +86,10 @@ bool cpu_has_bf16() {
 
 // Who must generate at bf16: nnbench's own engine, LibTorch and the
 // PyTorch worker where oneDNN has bf16 (PyTorch's bf16 products are
-// oneDNN's), OpenVINO where the CPU has bf16. LibTorch and PyTorch may
-// also without oneDNN's bf16 (a path of their own); then they are checked
-// like the others. ONNX Runtime (no bf16 MatMul on its CPU provider), the
+// oneDNN's), OpenVINO where the CPU has bf16 and oneDNN is not capped.
+// LibTorch and PyTorch may also without oneDNN's bf16 (a path of their
+// own), OpenVINO under a cap; then they are checked like the others. ONNX
+// Runtime (no bf16 MatMul on its CPU provider), the
 // Keras engines and MXNet refuse.
 enum class Bf16 { kMust, kMay, kNever };
 Bf16 bf16_generation(const std::string& engine) {
