@@ -29,7 +29,7 @@ struct GenerationCheck {
 // logits (backend::Generator::last_logits), "generation (logits ...)",
 // the largest step's relative error (as the outputs') with fp32's output
 // tolerance. Below fp32 the logits are judged with that precision's
-// output tolerance (int8, weight-only: 5e-2) and the tokens are not judged but
+// output tolerance (int8: 5e-2) and the tokens are not judged but
 // stated (agreement: a near-tie among synthetic weights' logits flips under
 // rounding without meaning much), with the mean KL of the softmaxes where there
 // are logits. None for a model that does not generate

@@ -153,11 +153,13 @@ TEST(OnednnGeneration, Bf16WhereTheCpuHasIt) {
   }
 }
 
-TEST(OnednnGeneration, Int8WeightOnlyLogitsWithinAFewPerCent) {
+TEST(OnednnGeneration, Int8LogitsWithinAFewPerCent) {
   // The token's build reads s8 weights (one scale per output row): each
-  // weight within half a step of 1/127 of its row's largest, so the logits
-  // move by about a per cent; more than 3 % is a wrong scale or row, less
-  // than 1e-4 is a step that did not quantize (fp32's error is 4e-7).
+  // weight within half a step of 1/127 of its row's largest, and with VNNI
+  // each input too, so the logits move by about a per cent; more than 3 %
+  // is a wrong scale, row or offset, less than 1e-4 is a step that did not
+  // quantize (fp32's error is 4e-7). Natively and capped (AVX2: the
+  // weight-only loop) alike.
   auto b = backend::make_backend("onednn");
   auto oracle = backend::make_backend("reference");
   const model::Model m = model::zoo::get("gpt2-tiny");
@@ -176,8 +178,12 @@ TEST(OnednnGeneration, Int8WeightOnlyLogitsWithinAFewPerCent) {
   }
   auto g = b->generator(m, int8, {1, 4, 4});
   EXPECT_EQ(g->effective().precision, "int8");
-  EXPECT_NE(g->effective().extras.at("weights").find("weight-only"),
-            std::string::npos);
+  // VNNI's loop where oneDNN's ISA has VNNI and the loop runs AVX-512.
+  const auto isa = onednn_test::expected_isa();
+  const bool vnni = isa.vnni && isa.gemv_level == "x86-64-v4";
+  const std::string weights = g->effective().extras.at("weights");
+  EXPECT_EQ(weights.find("weight-only") == std::string::npos, vnni) << weights;
+  EXPECT_EQ(weights.find("AVX512-VNNI") != std::string::npos, vnni) << weights;
 }
 
 }  // namespace

@@ -97,10 +97,15 @@ class OnednnGenerator : public backend::Generator {
         "",
         {{"cpu_isa", cpu_isa_name()},
          {"weights",
-          int8 ? "int8 in the token's build (s8, one fp32 scale per output "
-                 "row, symmetric, max |w| / 127; weight-only: activations "
-                 "and sums fp32), fp32 in the prompt's"
-               : precision},
+          !int8 ? precision
+          : gemv_int8_vnni()
+              ? "int8 in the token's build (s8, one fp32 scale per output "
+                "row, symmetric, max |w| / 127; each row's input quantized "
+                "on the fly, u8, one scale per row, the products summed in "
+                "int32 by AVX512-VNNI), fp32 in the prompt's"
+              : "int8 in the token's build (s8, one fp32 scale per output "
+                "row, symmetric, max |w| / 127; weight-only: activations "
+                "and sums fp32), fp32 in the prompt's"},
          {"kv_cache", "[N, heads, " + std::to_string(plan_.kv_capacity) +
                           ", head width] per attention layer, fp32"},
          {"builds",
@@ -176,7 +181,7 @@ class OnednnGenerator : public backend::Generator {
   model::Model model_;
   backend::GenerationShape shape_;
   Dt dt_;
-  bool int8_;  // weight-only int8 in the token's build
+  bool int8_;  // s8 weights in the token's build
   dnnl::engine eng_;
   ParamStates params_;
   RunState state_;

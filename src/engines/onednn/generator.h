@@ -11,7 +11,7 @@
 namespace nnbench::engines::onednn {
 
 // At `dt` (fp32, or bf16 where the CPU has it: the caller's data_type);
-// at precision int8, fp32 builds whose token step reads weight-only int8
+// at precision int8, fp32 builds whose token step reads s8 weights
 // (InferPlan::int8_weights). Throws Unimplemented for a model that does
 // not generate, nnbench::Error for a shape the model cannot take.
 std::unique_ptr<backend::Generator> make_generator(

@@ -65,7 +65,8 @@ class OnednnBackend : public backend::Backend {
             {{"oneDNN", library()}, {"oneDNN ISA", cpu_isa_name()}},
             {"cpu"},
             precisions,
-            backend::known_optimizers()};
+            backend::known_optimizers(),
+            {}};
   }
   backend::Support supports(const model::Layer& l,
                             const backend::Options& o) const override {

@@ -66,8 +66,8 @@ struct InferPlan {
   // the output head reads only the last position. 0: a plain build.
   int64_t kv_capacity = 0;
   // Generation at int8: the one-token step's linears and head read s8
-  // weights, one fp32 scale per output row (weight-only: activations and
-  // sums fp32; Gemv::int8_from).
+  // weights, one fp32 scale per output row (Gemv::int8_from; gemv_step
+  // says what the activations run at).
   bool int8_weights = false;
 };
 
@@ -127,12 +127,16 @@ struct Gemv {
 };
 void gemv_step(Net& net, const Gemv& g);
 // The canonical weights of parameter `name` where the plan asks for
-// weight-only int8 (a token's build), else null (Gemv::int8_from).
+// int8 (a token's build), else null (Gemv::int8_from).
 const std::vector<float>* int8_weights_of(const LayerCtx& c,
                                           const std::string& name);
 // The ISA level gemv_step's loop was built for and runs at: "x86-64-v4",
 // "x86-64-v3" or "x86-64 baseline", by oneDNN's effective ISA.
 std::string gemv_level();
+// Whether gemv_step's int8 loop quantizes its inputs too and sums in int32
+// with AVX512-VNNI (at x86-64-v4 where oneDNN's effective ISA has VNNI),
+// rather than widening the weights to fp32 (weight-only).
+bool gemv_int8_vnni();
 
 // The weights of a linear layer: in the layout its primitive prefers, but
 // plain ([out, in], the canonical one) in a generation build's one-token
