@@ -573,8 +573,8 @@ class InferenceEngine:
         # Neither the graph nor the parameters are kept: the session
         # holds the weights now.
         proto, d = decoder(*self.source)
-        self.decoder = d
         self.open_decoder(proto)
+        self.decoder = d  # only once its session is open
         self.source = None
         del proto
         return d

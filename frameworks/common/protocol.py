@@ -32,6 +32,7 @@ class Options(TypedDict, total=False):
     precision: str     # "fp32", "bf16", "int8"
     calibration: str   # int8: a tensor file of calibration inputs
     observe: bool      # verify reads the training step's gradients
+    generation: bool   # a compile for prefill and decode only
     optimizer: str     # "sgd", "adam", "rmsprop", "adadelta"
     learning_rate: float
     momentum: float
@@ -60,6 +61,8 @@ class Hello(TypedDict, total=False):
     checks_shapes: bool       # `check` names gaps that depend on shapes
     unsupported: List[Dict[str, str]]  # {"op", "attribute", "value", "precision", "why"}
     generates: bool           # prefill and decode (generation)
+    generation_precisions: List[str]  # those it generates at (default fp32)
+    generation_gaps: Dict[str, str]   # precision -> why it does not generate at it
 
 
 class FitEpoch(TypedDict):

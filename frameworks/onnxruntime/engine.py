@@ -74,14 +74,16 @@ def quantized(proto: onnx.ModelProto, calibration: np.ndarray) -> bytes:
 def dynamic(proto: onnx.ModelProto) -> bytes:
     """int8 generation: ONNX Runtime's dynamic quantization with its
     defaults (what its docs recommend for transformers): s8 weights per
-    tensor, u8 activations quantized on the fly, after the same
-    pre-processing as the static path."""
+    tensor (the MatMuls' and the embedding tables' of Gather), u8
+    activations quantized on the fly, after the same pre-processing as the
+    static path; 7-bit weights (reduce_range) without VNNI, as there."""
     with tempfile.TemporaryDirectory() as d:
         raw, src = os.path.join(d, "raw.onnx"), os.path.join(d, "fp32.onnx")
         dst = os.path.join(d, "int8.onnx")
         onnx.save(proto, raw)
         shape_inference.quant_pre_process(raw, src, skip_symbolic_shape=True)
-        quantization.quantize_dynamic(src, dst, weight_type=quantization.QuantType.QInt8)
+        quantization.quantize_dynamic(src, dst, weight_type=quantization.QuantType.QInt8,
+                                      reduce_range=not cpu.has_vnni())
         with open(dst, "rb") as f:
             return f.read()
 
@@ -146,9 +148,11 @@ class Engine(nnbench_onnx.InferenceEngine):
         if generating and self.options["precision"] == "int8":
             extra["weights"] = (
                 "int8, ONNX Runtime quant_pre_process + quantize_dynamic "
-                f"(defaults): s8 weights per tensor in {self.quantized} "
-                f"MatMul/Gemm ({self.left} with weights left fp32), u8 "
-                "activations quantized on the fly")
+                f"(defaults{', reduce_range' if not cpu.has_vnni() else ''}): "
+                f"{cpu.int8_weights_text()} per tensor in {self.quantized} "
+                f"MatMul ({self.left} with weights left fp32) and "
+                f"{self.tables} embedding table(s), u8 activations quantized "
+                "on the fly")
         if self.calibrated:
             extra["quantization"] = (
                 "ONNX Runtime quant_pre_process + quantize_static: QDQ, "
@@ -172,8 +176,11 @@ class Engine(nnbench_onnx.InferenceEngine):
             graph = dynamic(proto)
             g = onnx.load_from_string(graph).graph
             weights = {t.name for t in g.initializer}
-            self.quantized = sum(n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul")
-                                 for n in g.node)
+            self.quantized = sum(n.op_type == "MatMulInteger" for n in g.node)
+            s8 = {t.name for t in g.initializer
+                  if t.data_type in (onnx.TensorProto.INT8, onnx.TensorProto.UINT8)}
+            # Embedding tables quantized too (a Gather from an 8-bit table).
+            self.tables = sum(n.op_type == "Gather" and n.input[0] in s8 for n in g.node)
             # What the quantizer left fp32 that reads a weight.
             self.left = sum(n.op_type in ("MatMul", "Gemm") and
                             any(i in weights for i in n.input) for n in g.node)

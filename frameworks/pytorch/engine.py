@@ -427,6 +427,7 @@ class Engine:
             torch.set_num_threads(options["threads"])
         torch.manual_seed(options["seed"])
         self.model = model
+        self.__dict__.pop("cache", None)  # an earlier compile's (another dtype, perhaps)
         self.net = Net(model)
         with torch.no_grad():
             for name, p in self.net.canonical.items():

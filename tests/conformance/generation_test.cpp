@@ -71,6 +71,7 @@ bool onednn_has_bf16() {
 // offers does not, so that capped it may refuse what it lists.
 bool capped() {
   const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
+  if (cap == nullptr) cap = std::getenv("DNNL_MAX_CPU_ISA");
   return cap && *cap && std::string(cap) != "ALL";
 }
 

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -77,20 +78,31 @@ using GemvFn = void (*)(NNBENCH_GEMV_ARGS);
 
 // The rows' inputs for VNNI's u8 x s8 products: per row r, symmetric,
 // xs[r] = max |x| / 127 and xq = round(x / xs) + 128 (unsigned, as
-// vpdpbusd reads its first operand); a row of zeros reads as 128s with
-// scale 1 (its products then cancel below).
+// vpdpbusd reads its first operand). A row too small for a normal scale
+// reads as zeros (128s with scale 0: its outputs are the biases); a row
+// with a NaN or an infinity gets a NaN scale, so that its outputs are NaN
+// as the fp32 loop's would be.
 __attribute__((target("arch=x86-64-v4"))) void quantize_inputs(
     const float* x, uint8_t* xq, float* xs, int64_t rows, int64_t in) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * in;
+    uint8_t* qr = xq + r * in;
     float reach = 0;
-    for (int64_t k = 0; k < in; ++k) reach = std::max(reach, std::abs(xr[k]));
-    const float scale = reach / 127.f > 0 ? reach / 127.f : 1.f;
-    const float inv = 1.f / scale;
+    bool finite = true;
+    for (int64_t k = 0; k < in; ++k) {
+      finite = finite && std::isfinite(xr[k]);
+      reach = std::max(reach, std::abs(xr[k]));
+    }
+    const float scale = reach / 127.f;
+    if (!finite || !(scale >= std::numeric_limits<float>::min())) {
+      xs[r] = finite ? 0.f : std::numeric_limits<float>::quiet_NaN();
+      std::fill(qr, qr + in, uint8_t{128});
+      continue;
+    }
     xs[r] = scale;
     for (int64_t k = 0; k < in; ++k)
-      xq[r * in + k] = static_cast<uint8_t>(
-          std::clamp(std::nearbyint(xr[k] * inv), -127.f, 127.f) + 128.f);
+      qr[k] = static_cast<uint8_t>(
+          std::clamp(std::nearbyint(xr[k] / scale), -127.f, 127.f) + 128.f);
   }
 }
 

@@ -30,6 +30,11 @@ std::string hello_key(const Framework& f, const std::string& python) {
   const fs::path env = fs::path(python).parent_path().parent_path();
   std::string key = stamp(python) + " " + stamp(dir + "/common/worker.py") +
                     " " + stamp(dir + "/" + f.folder + "/engine.py");
+  // oneDNN's cap: a framework whose kernels are oneDNN's (PyTorch) tries
+  // what runs under it when it says hello.
+  for (const char* cap : {"ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"})
+    if (const char* v = std::getenv(cap))
+      key += std::string(" ") + cap + "=" + v;
   // The environment's packages (pip and apt touch these folders).
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(env / "lib", ec))
