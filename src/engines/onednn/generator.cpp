@@ -32,11 +32,12 @@ class OnednnGenerator : public backend::Generator {
     // Both builds now, none inside a timed generation (a prompt shorter
     // than the shape's gets a build of its own, with its own weights, when
     // first seen).
-    // int8's s8 weights in the token's build only: a prompt's, even of
-    // one token, stays fp32.
+    // int8's s8 weights in the token's build; in a prompt's (of any
+    // length, later ones too) where the loop has VNNI (int8_rows), else a
+    // prompt's build stays fp32 throughout.
     plan_.int8_weights = int8_;
     step_ = build(1);
-    plan_.int8_weights = false;
+    plan_.int8_weights = int8_ && gemv_int8_vnni();
     prompt(shape.prompt);
     // The logits widened at bf16: sized now, not inside a generation.
     wide_.reserve(static_cast<size_t>(shape.batch * m.input.vocab));
@@ -99,10 +100,11 @@ class OnednnGenerator : public backend::Generator {
          {"weights",
           !int8 ? precision
           : gemv_int8_vnni()
-              ? "int8 in the token's build (s8, one fp32 scale per output "
-                "row, symmetric, max |w| / 127; each row's input quantized "
-                "on the fly, u8, one scale per row, the products summed in "
-                "int32 by AVX512-VNNI), fp32 in the prompt's"
+              ? "int8 in the prompt's and the token's linears (s8, one fp32 "
+                "scale per output row, symmetric, max |w| / 127; each row's "
+                "input quantized on the fly, u8, one scale per row, the "
+                "products summed in int32 by AVX512-VNNI); attention over "
+                "the cache fp32"
               : "int8 in the token's build (s8, one fp32 scale per output "
                 "row, symmetric, max |w| / 127; weight-only: activations "
                 "and sums fp32), fp32 in the prompt's"},

@@ -112,6 +112,17 @@ inline bool one_token(const LayerCtx& c, int64_t tokens) {
   return c.infer != nullptr && c.infer->kv_capacity > 0 && tokens == 1;
 }
 
+bool gemv_int8_vnni();  // below, with gemv_step
+
+// A generation build at int8 whose linears all run gemv_step's int8 loop,
+// the prompt's too (many rows at once): where that loop has VNNI. Without
+// VNNI a prompt's linears stay oneDNN's fp32 (the weight-only loop would
+// widen every weight for every row).
+inline bool int8_rows(const LayerCtx& c) {
+  return c.infer != nullptr && c.infer->kv_capacity > 0 &&
+         c.infer->int8_weights && gemv_int8_vnni();
+}
+
 // y [rows, out] = x [rows, in] w^T (w plain [out, in]) + b, added to what y
 // holds with `accumulate` (a fused residual add), then a ReLU with `relu`;
 // plain buffers of the build's type (fp32, or bf16 with fp32 sums), b

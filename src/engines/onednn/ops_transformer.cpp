@@ -106,8 +106,8 @@ void build_tied_linear(LayerCtx& c) {
   const memory weights = c.params.shared(name, w);
   if (last) {
     Gemv g{src, weights, memory(), c.dst().mem, n, f, vocab};
-    // The prompt's build (t > 1) stays fp32 throughout.
-    if (t == 1) g.int8_from = int8_weights_of(c, name);
+    // A prompt's build (t > 1) at int8 where the loop has VNNI only.
+    if (t == 1 || int8_rows(c)) g.int8_from = int8_weights_of(c, name);
     return gemv_step(net, g);
   }
   const dnnl::inner_product_forward::primitive_desc pd(
