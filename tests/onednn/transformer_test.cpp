@@ -187,15 +187,16 @@ TEST(OnednnGeneration, Int8LogitsWithinAFewPerCent) {
   EXPECT_EQ(weights.find("AVX512-VNNI") != std::string::npos, vnni) << weights;
 }
 
-// A one-block GPT-2 of width 96: each of the token step's dot products
-// but the MLP's second has a tail of 32 after the 64 the int8 loop sums a
-// vector at a time.
+// A one-block GPT-2 of width 96 and 99 tokens: each of the int8 loop's dot
+// products but the MLP's second has a tail of 32 after the 64 it sums a
+// vector at a time, and the head's 99 outputs leave 3 after the prompt's
+// blocks of four.
 model::Model decoder_of_width_96() {
   model::Model m;
   m.name = "gpt2-width-96";
-  m.input = {{16}, model::DType::kInt64, 100};
+  m.input = {{16}, model::DType::kInt64, 99};
   model::zoo::Builder b(m);
-  const int tokens = b.embedding(-1, 100, 96, "wte");
+  const int tokens = b.embedding(-1, 99, 96, "wte");
   int x = b.positions(tokens, 32, "wpe");
   x = b.add_(x, b.attention(b.layer_norm(x, 1e-5, "ln_1"), 4, true, "attn"));
   const int up = b.linear(b.layer_norm(x, 1e-5, "ln_2"), 384, "c_fc");
