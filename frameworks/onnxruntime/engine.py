@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import platform
 import tempfile
-from typing import Dict, List, Tuple
+from typing import Callable, Dict, List, Tuple
 
 import numpy as np
 import onnx
@@ -51,24 +51,29 @@ class Calibration(quantization.CalibrationDataReader):
         return None if x is None else {"input": x}
 
 
-def quantized(proto: onnx.ModelProto, calibration: np.ndarray) -> bytes:
+def quantize(proto: onnx.ModelProto, run: Callable[[str, str], None]) -> bytes:
+    """The graph quantized by `run(src, dst)` (file paths), after ONNX
+    Runtime's recommended first step: shape inference and graph
+    optimisation (batch norm folded into the convolutions, so that the
+    quantized convolutions are not split by a float batch norm)."""
     with tempfile.TemporaryDirectory() as d:
         raw, src = os.path.join(d, "raw.onnx"), os.path.join(d, "fp32.onnx")
         dst = os.path.join(d, "int8.onnx")
         onnx.save(proto, raw)
-        # ONNX Runtime's recommended first step: shape inference and graph
-        # optimisation (batch norm folded into the convolutions), so the
-        # quantized convolutions are not split by a float batch norm.
         shape_inference.quant_pre_process(raw, src, skip_symbolic_shape=True)
-        quantization.quantize_static(
-            src, dst, Calibration(calibration),
-            quant_format=quantization.QuantFormat.QDQ, per_channel=True,
-            activation_type=quantization.QuantType.QUInt8,
-            weight_type=quantization.QuantType.QInt8,
-            calibrate_method=quantization.CalibrationMethod.MinMax,
-            reduce_range=not cpu.has_vnni())
+        run(src, dst)
         with open(dst, "rb") as f:
             return f.read()
+
+
+def quantized(proto: onnx.ModelProto, calibration: np.ndarray) -> bytes:
+    return quantize(proto, lambda src, dst: quantization.quantize_static(
+        src, dst, Calibration(calibration),
+        quant_format=quantization.QuantFormat.QDQ, per_channel=True,
+        activation_type=quantization.QuantType.QUInt8,
+        weight_type=quantization.QuantType.QInt8,
+        calibrate_method=quantization.CalibrationMethod.MinMax,
+        reduce_range=not cpu.has_vnni()))
 
 
 def dynamic(proto: onnx.ModelProto) -> bytes:
@@ -77,15 +82,9 @@ def dynamic(proto: onnx.ModelProto) -> bytes:
     tensor (the MatMuls' and the embedding tables' of Gather), u8
     activations quantized on the fly, after the same pre-processing as the
     static path; 7-bit weights (reduce_range) without VNNI, as there."""
-    with tempfile.TemporaryDirectory() as d:
-        raw, src = os.path.join(d, "raw.onnx"), os.path.join(d, "fp32.onnx")
-        dst = os.path.join(d, "int8.onnx")
-        onnx.save(proto, raw)
-        shape_inference.quant_pre_process(raw, src, skip_symbolic_shape=True)
-        quantization.quantize_dynamic(src, dst, weight_type=quantization.QuantType.QInt8,
-                                      reduce_range=not cpu.has_vnni())
-        with open(dst, "rb") as f:
-            return f.read()
+    return quantize(proto, lambda src, dst: quantization.quantize_dynamic(
+        src, dst, weight_type=quantization.QuantType.QInt8,
+        reduce_range=not cpu.has_vnni()))
 
 
 class Engine(nnbench_onnx.InferenceEngine):
@@ -93,6 +92,7 @@ class Engine(nnbench_onnx.InferenceEngine):
     PRECISIONS = ("fp32", "int8")
 
     def hello(self) -> dict:
+        at, gaps = self.generation_precisions()
         return {"framework": "ONNX Runtime",
                 "version": f"{ort.__version__} (onnx {onnx.__version__})",
                 "python": platform.python_version(),
@@ -100,8 +100,7 @@ class Engine(nnbench_onnx.InferenceEngine):
                 "optimizers": [],
                 "exports": ["onnx"],
                 "generates": True,
-                "generation_precisions": self.generation_precisions()[0],
-                "generation_gaps": self.generation_precisions()[1]}
+                "generation_precisions": at, "generation_gaps": gaps}
 
     def generation_precisions(self) -> Tuple[List[str], Dict[str, str]]:
         return ["fp32", "int8"], {

@@ -112,7 +112,10 @@ inline bool one_token(const LayerCtx& c, int64_t tokens) {
   return c.infer != nullptr && c.infer->kv_capacity > 0 && tokens == 1;
 }
 
-bool gemv_int8_vnni();  // below, with gemv_step
+// Whether gemv_step's int8 loop quantizes its inputs too and sums in int32
+// with AVX512-VNNI (at x86-64-v4 where oneDNN's effective ISA has VNNI),
+// rather than widening the weights to fp32 (weight-only).
+bool gemv_int8_vnni();
 
 // A generation build at int8 whose linears all run gemv_step's int8 loop,
 // the prompt's too (many rows at once): where that loop has VNNI. Without
@@ -144,10 +147,6 @@ const std::vector<float>* int8_weights_of(const LayerCtx& c,
 // The ISA level gemv_step's loop was built for and runs at: "x86-64-v4",
 // "x86-64-v3" or "x86-64 baseline", by oneDNN's effective ISA.
 std::string gemv_level();
-// Whether gemv_step's int8 loop quantizes its inputs too and sums in int32
-// with AVX512-VNNI (at x86-64-v4 where oneDNN's effective ISA has VNNI),
-// rather than widening the weights to fp32 (weight-only).
-bool gemv_int8_vnni();
 
 // The weights of a linear layer: in the layout its primitive prefers, but
 // plain ([out, in], the canonical one) in a generation build's one-token

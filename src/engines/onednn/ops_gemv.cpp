@@ -183,9 +183,9 @@ struct S8Gemv {
   }
 };
 
-// One row (a token): an output per iteration, as the fp32 loop (four at a
-// time measured no faster there). Many rows (a prompt): four outputs per
-// iteration, the last few alone.
+// One row (a token): an output per iteration, as the fp32 and bf16 loops
+// (four at a time measured slower there; not measured for this one). Many
+// rows (a prompt): four outputs per iteration, the last few alone.
 NNBENCH_VNNI void gemv_s8_vnni(const S8Gemv& g) {
   if (g.rows == 1) {
 #pragma omp parallel for schedule(static)
