@@ -256,11 +256,9 @@ def main() -> int:
                     a.prompt + a.new_tokens, layers, width, heads)
     if a.check and not check(mx, np, net, gen, prompt, min(CHECK_TOKENS, a.new_tokens)):
         return 1
-    ttft, tpot, _ = timing.time_generations(gen.prefill, gen.decode, a.new_tokens,
-                                            a.warmup, a.repetitions)
-    print(f"mxnet {mx.__version__} {a.model} pp{a.prompt} tg{a.new_tokens} "
-          f"batch {a.batch}, {a.threads} threads: "
-          f"{timing.generation_summary(ttft, tpot, a.repetitions)}")
+    timing.run_generations(a, gen.prefill, gen.decode,
+                           f"mxnet {mx.__version__} {a.model} pp{a.prompt} "
+                           f"tg{a.new_tokens} batch {a.batch}, {a.threads} threads")
     return 0
 
 

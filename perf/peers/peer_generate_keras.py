@@ -320,11 +320,10 @@ def main() -> None:
     gen = Generator(model, step, prompt, a.prompt + a.new_tokens)
     if a.check:
         check(model, gen, min(CHECKED_TOKENS, a.new_tokens))
-    ttft, tpot, _ = timing.time_generations(gen.prefill, gen.decode, a.new_tokens,
-                                            a.warmup, a.repetitions)
-    print(f"keras {keras.__version__} on {version} {a.model} pp{a.prompt} "
-          f"tg{a.new_tokens} batch {a.batch}, {a.threads} threads: "
-          f"{timing.generation_summary(ttft, tpot, a.repetitions)}")
+    timing.run_generations(a, gen.prefill, gen.decode,
+                           f"keras {keras.__version__} on {version} {a.model} "
+                           f"pp{a.prompt} tg{a.new_tokens} batch {a.batch}, "
+                           f"{a.threads} threads")
 
 
 if __name__ == "__main__":

@@ -229,12 +229,10 @@ def main() -> None:
     with torch.inference_mode():
         if a.check:
             check(model, gen, min(CHECKED_TOKENS, a.new_tokens))
-        ttft, tpot, _ = timing.time_generations(gen.prefill, gen.decode,
-                                                a.new_tokens, a.warmup,
-                                                a.repetitions)
-    print(f"pytorch {torch.__version__} {a.model} pp{a.prompt} tg{a.new_tokens} "
-          f"batch {a.batch}, {torch.get_num_threads()} threads: "
-          f"{timing.generation_summary(ttft, tpot, a.repetitions)}")
+        timing.run_generations(
+            a, gen.prefill, gen.decode,
+            f"pytorch {torch.__version__} {a.model} pp{a.prompt} tg{a.new_tokens} "
+            f"batch {a.batch}, {torch.get_num_threads()} threads")
 
 
 if __name__ == "__main__":

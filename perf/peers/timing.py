@@ -15,6 +15,7 @@ their own folder, which Python puts first on sys.path for a script.
 """
 import argparse
 import statistics
+import sys
 import time
 from typing import Callable, Iterable, List, Sequence, Tuple
 
@@ -71,6 +72,24 @@ def time_generations(prefill: Callable[[], Sequence[int]],
     return statistics.median(ttft), statistics.median(tpot), row0
 
 
+def run_generations(a: argparse.Namespace, prefill: Callable[[], Sequence[int]],
+                    decode: Callable[..., Sequence[int]], label: str) -> List[int]:
+    """One set of timed generations (a.warmup, then a.repetitions), printed
+    as "LABEL: " and generation_summary's words; with --serve, one such set
+    for each line read from stdin until its end, each printed as it ends,
+    so that perf/generation_ab.py can alternate this loop with an engine's
+    worker, both kept alive ("ready" first, once the loop is set up).
+    Returns row 0's tokens of the last one."""
+    row0: List[int] = []
+    if a.serve:  # set up: the driver starts timing the other side only now
+        print("ready", flush=True)
+    for _ in sys.stdin if a.serve else [""]:
+        ttft, tpot, row0 = time_generations(prefill, decode, a.new_tokens,
+                                            a.warmup, a.repetitions)
+        print(f"{label}: {generation_summary(ttft, tpot, a.repetitions)}", flush=True)
+    return row0
+
+
 def generation_summary(ttft: float, tpot: float, repetitions: int) -> str:
     """The end of a generation peer's line; perf/generation_peers.sh reads
     "ttft median X ms" and "tpot median Y ms", so keep those words."""
@@ -96,6 +115,9 @@ def generation_parser(description: str,
     p.add_argument("--check", action="store_true",
                    help="first compare the first cached tokens with a "
                         "recomputation without a cache")
+    p.add_argument("--serve", action="store_true",
+                   help="time one set of generations per line read from "
+                        "stdin, until its end (perf/generation_ab.py)")
     return p
 
 
