@@ -103,8 +103,9 @@ class OnednnGenerator : public backend::Generator {
               ? "int8 in the prompt's and the token's linears (s8, one fp32 "
                 "scale per output row, symmetric, max |w| / 127; each row's "
                 "input quantized on the fly, u8, one scale per row, the "
-                "products summed in int32 by AVX512-VNNI); attention over "
-                "the cache fp32"
+                "products summed in int32 by AVX512-VNNI: a token's by the "
+                "matrix-vector loop, a prompt's by oneDNN's int8 matmul); "
+                "attention over the cache fp32"
               : "int8 in the token's build (s8, one fp32 scale per output "
                 "row, symmetric, max |w| / 127; weight-only: activations "
                 "and sums fp32), fp32 in the prompt's"},

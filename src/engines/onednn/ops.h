@@ -117,8 +117,9 @@ inline bool one_token(const LayerCtx& c, int64_t tokens) {
 // rather than widening the weights to fp32 (weight-only).
 bool gemv_int8_vnni();
 
-// A generation build at int8 whose linears all run gemv_step's int8 loop,
-// the prompt's too (many rows at once): where that loop has VNNI. Without
+// A generation build at int8 whose linears all take gemv_step's int8
+// weights and quantized inputs, the prompt's too (many rows at once, as a
+// matrix product): where that loop has VNNI. Without
 // VNNI a prompt's linears stay oneDNN's fp32 (the weight-only loop would
 // widen every weight for every row).
 inline bool int8_rows(const LayerCtx& c) {

@@ -11,7 +11,8 @@
 // memory (docs/performance.md); with AVX512-VNNI each row's input is
 // quantized too, per row, and the products summed in int32 by vpdpbusd,
 // as ONNX Runtime's dynamic quantization and llama.cpp's Q8_0 dot
-// products do.
+// products do; a prompt's many rows (int8_rows) take the same quantized
+// inputs and weights through oneDNN's int8 matmul instead (gemm_s8_vnni).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -84,6 +85,7 @@ using GemvFn = void (*)(NNBENCH_GEMV_ARGS);
 // as the fp32 loop's would be.
 __attribute__((target("arch=x86-64-v4"))) void quantize_inputs(
     const float* x, uint8_t* xq, float* xs, int64_t rows, int64_t in) {
+#pragma omp parallel for schedule(static) if (rows > 1)
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * in;
     uint8_t* qr = xq + r * in;
@@ -142,6 +144,10 @@ struct S8Gemv {
     const int8_t* wo = w + o * in;
     for (; k < in; ++k)
       dot += static_cast<int32_t>(xr[k]) * static_cast<int32_t>(wo[k]);
+    store(r, o, dot);
+  }
+  // Output o of row r from its whole dot product.
+  NNBENCH_VNNI void store(int64_t r, int64_t o, int32_t dot) const {
     dot -= 128 * wsum[o];
     float v = static_cast<float>(dot) * xs[r] * s[o] + (b ? b[o] : 0.f) +
               (accumulate ? y[r * out + o] : 0.f);
@@ -184,8 +190,9 @@ struct S8Gemv {
 };
 
 // One row (a token): an output per iteration, as the fp32 and bf16 loops
-// (four at a time measured slower there; not measured for this one). Many
-// rows (a prompt): four outputs per iteration, the last few alone.
+// (four at a time measured slower there; not measured for this one). A
+// few rows (a batch's tokens; from kGemmRows on a matrix product runs):
+// four outputs per iteration, the last few alone.
 NNBENCH_VNNI void gemv_s8_vnni(const S8Gemv& g) {
   if (g.rows == 1) {
 #pragma omp parallel for schedule(static)
@@ -267,6 +274,54 @@ RowsS8 quantize_rows(const std::vector<float>& w, int64_t out, int64_t in) {
   return r;
 }
 
+// Every output from its dot product in sums [rows, out].
+NNBENCH_VNNI void store_rows(const S8Gemv& g, const int32_t* sums) {
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < g.rows; ++r)
+    for (int64_t o = 0; o < g.out; ++o) g.store(r, o, sums[r * g.out + o]);
+}
+
+// From this many rows on (a prompt's; a token's build has the batch's) the
+// int8 products run as a matrix product: gemm_s8_vnni.
+constexpr int64_t kGemmRows = 16;
+
+// A prompt's rows, many at once: the loop's quantized inputs and weights,
+// their products summed by oneDNN's int8 matmul (u8 x s8 -> s32), whose
+// kernels tile rows and outputs so that a weight is read once per tile of
+// rows where the loop reads it once per row; then the loop's finish on
+// each sum (less 128 x the row's weight sum, the two scales, the bias, the
+// residual, the ReLU).
+void gemm_s8_vnni(Net& net, const Gemv& g, std::shared_ptr<RowsS8> w) {
+  const Md src(Dims{g.rows, g.in}, Dt::u8, Tag::ab);
+  const Md sums(Dims{g.rows, g.out}, Dt::s32, Tag::ab);
+  const dnnl::matmul::primitive_desc pd(
+      {src, Md(Dims{g.in, g.out}, Dt::s8, Tag::any), sums}, net.attr(),
+      net.engine());
+  // The [out, in] rows seen as [in, out] (ba), reordered once.
+  const memory plain(Md(Dims{g.in, g.out}, Dt::s8, Tag::ba), net.engine(),
+                     w->q.data());
+  const memory weights = net.alloc(pd.weights_desc());
+  make_reorder(plain, weights)
+      .execute(net.stream(), {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, weights}});
+  net.stream().wait();
+  std::vector<int8_t>().swap(w->q);  // the matmul reads its own copy
+  const memory xq = net.alloc(src), acc = net.alloc(sums);
+  auto xs = std::make_shared<std::vector<float>>(g.rows);
+  net.fwd(When::kAlways, [g, xq, xs] {
+    quantize_inputs(data<float>(g.x), data<uint8_t>(xq), xs->data(), g.rows,
+                    g.in);
+  });
+  net.fwd(
+      When::kAlways, dnnl::matmul(pd),
+      {{DNNL_ARG_SRC, xq}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, acc}});
+  net.fwd(When::kAlways, [g, w, xs, acc] {
+    store_rows({nullptr, xs->data(), nullptr, w->sum.data(), w->scale.data(),
+                g.b ? data<float>(g.b) : nullptr, data<float>(g.y), g.rows,
+                g.in, g.out, g.accumulate, g.relu},
+               data<int32_t>(acc));
+  });
+}
+
 }  // namespace
 
 const std::vector<float>* int8_weights_of(const LayerCtx& c,
@@ -282,6 +337,7 @@ void gemv_step(Net& net, const Gemv& g) {
   if (g.int8_from != nullptr) {
     if (bf16) throw std::logic_error("gemv_step: int8 weights in a bf16 step");
     auto w = std::make_shared<RowsS8>(quantize_rows(*g.int8_from, g.out, g.in));
+    if (int8_vnni() && g.rows >= kGemmRows) return gemm_s8_vnni(net, g, w);
     if (int8_vnni()) {
       // The rows' quantized inputs and scales, made at build time.
       struct Inputs {
