@@ -94,7 +94,9 @@ class Worker:
         self.replies = os.fdopen(self.rep_r, "r", encoding="utf-8")
 
     def request(self, op: str, **fields: object) -> dict:
-        os.write(self.req_w, (json.dumps({"op": op, **fields}) + "\n").encode())
+        data = (json.dumps({"op": op, **fields}) + "\n").encode()
+        while data:  # a pipe may take a long request in parts
+            data = data[os.write(self.req_w, data):]
         line = self.replies.readline()
         if not line:
             raise RuntimeError(f"the worker ended during '{op}' (see its log)")
@@ -104,7 +106,7 @@ class Worker:
         return reply
 
     def close(self) -> None:
-        os.close(self.req_w)
+        os.close(self.req_w)  # the end of its requests: the worker returns
         self.proc.wait(timeout=60)
 
 
@@ -168,7 +170,7 @@ def arguments() -> argparse.Namespace:
     p = timing.generation_parser(__doc__.splitlines()[0], MODELS)
     p.add_argument("--engine", choices=sorted(PEERS), required=True)
     p.add_argument("--rounds", type=int, default=40)
-    p.set_defaults(warmup=0, repetitions=1)  # both sides are warm after the first round
+    p.set_defaults(warmup=0, repetitions=1)  # an uncounted round warms both sides
     p.add_argument("--log", default="generation_ab.log",
                    help="both processes' stderr (and the worker's stdout)")
     a = p.parse_args()
@@ -180,52 +182,77 @@ def arguments() -> argparse.Namespace:
     return a
 
 
+def engine_generation(worker: Worker, prompt: List[int], a: argparse.Namespace
+                      ) -> Tuple[float, float]:
+    """One set on the worker: (ttft, tpot) in seconds, reduced as
+    timing.time_generations reduces the plain side's."""
+    rep = worker.request("generate", prompts={"rows": [prompt]},
+                         new_tokens=a.new_tokens, warmup=a.warmup,
+                         repetitions=a.repetitions)
+    tpot = statistics.median(statistics.fmean(t) for t in rep["itl"]["rows"])
+    return statistics.median(rep["ttft"]), tpot
+
+
+def alternate(worker: Worker, plain: Plain, prompt: List[int],
+              a: argparse.Namespace) -> List[Tuple[float, float]]:
+    """The rounds' ratios (tpot, ttft), engine / plain, each printed; one
+    round first on both sides, not counted (the first calls plan graphs
+    and touch buffers)."""
+    engine_generation(worker, prompt, a)
+    time.sleep(PAUSE_SECONDS)
+    plain.generate()
+    time.sleep(PAUSE_SECONDS)
+    ratios: List[Tuple[float, float]] = []
+    for r in range(a.rounds):
+        et, ep = engine_generation(worker, prompt, a)
+        time.sleep(PAUSE_SECONDS)
+        pt, pp, _ = plain.generate()
+        time.sleep(PAUSE_SECONDS)
+        ratios.append((ep / pp, et / pt))
+        print(f"round {r + 1}: "
+              f"tpot {ep * 1e3:.3f} / {pp * 1e3:.3f} ms ({(ep / pp - 1) * 100:+.1f} %), "
+              f"ttft {et * 1e3:.2f} / {pt * 1e3:.2f} ms ({(et / pt - 1) * 100:+.1f} %)",
+              flush=True)
+    return ratios
+
+
 def main() -> int:
     a = arguments()
     python = sys.executable
     model = gpt2(a.model, a.prompt + a.new_tokens)
     vocab = model["input"]["vocab"]
     prompt = np.random.default_rng(a.seed).integers(0, vocab, a.prompt).tolist()
-    with tempfile.TemporaryDirectory() as d, open(a.log, "w") as log:
-        params = os.path.join(d, "params")
-        tensors.write(params, weights(model, a.seed))
-        worker = Worker(python, a.engine, a.threads, log)
-        hello = worker.request("hello")
-        options = {"device": "cpu", "threads": a.threads, "seed": a.seed,
-                   "precision": "fp32", "calibration": "", "optimizer": "sgd",
-                   "learning_rate": 0.01, "momentum": 0.0, "nesterov": False,
-                   "weight_decay": 0.0, "beta1": 0.9, "beta2": 0.999, "alpha": 0.99,
-                   "rho": 0.9, "eps": 1e-8, "observe": False, "generation": True}
-        worker.request("compile", model=model, params=params, options=options,
-                       shapes={"train_batch": 0, "infer_batches": [1]})
-        os.remove(params)
-        plain = Plain(python, a.engine, a, log)
-        print(f"engine {a.engine}: {hello['framework']} {hello['version']}; "
-              f"{a.model} pp{a.prompt} tg{a.new_tokens}, {a.threads} threads, "
-              f"{a.warmup} warm-up and {a.repetitions} timed generations a side a round",
-              flush=True)
-        ratios: List[Tuple[float, float]] = []
-        for r in range(a.rounds):
-            got: Dict[str, Tuple[float, float]] = {}
-            for side in ("engine", "plain"):
-                if side == "engine":
-                    rep = worker.request("generate", prompts={"rows": [prompt]},
-                                         new_tokens=a.new_tokens, warmup=a.warmup,
-                                         repetitions=a.repetitions)
-                    tpot = statistics.median(statistics.fmean(t) for t in rep["itl"]["rows"])
-                    got[side] = (statistics.median(rep["ttft"]), tpot)
-                else:
-                    ttft, tpot, _ = plain.generate()
-                    got[side] = (ttft, tpot)
-                time.sleep(PAUSE_SECONDS)
-            (et, ep), (pt, pp) = got["engine"], got["plain"]
-            ratios.append((ep / pp, et / pt))
-            print(f"round {r + 1}: "
-                  f"tpot {ep * 1e3:.3f} / {pp * 1e3:.3f} ms ({(ep / pp - 1) * 100:+.1f} %), "
-                  f"ttft {et * 1e3:.2f} / {pt * 1e3:.2f} ms ({(et / pt - 1) * 100:+.1f} %)",
-                  flush=True)
-        plain.close()
-        worker.close()
+    procs: List[subprocess.Popen] = []
+    try:
+        with tempfile.TemporaryDirectory() as d, open(a.log, "w") as log:
+            params = os.path.join(d, "params")
+            tensors.write(params, weights(model, a.seed))
+            worker = Worker(python, a.engine, a.threads, log)
+            procs.append(worker.proc)
+            hello = worker.request("hello")
+            options = {"device": "cpu", "threads": a.threads, "seed": a.seed,
+                       "precision": "fp32", "calibration": "", "optimizer": "sgd",
+                       "learning_rate": 0.01, "momentum": 0.0, "nesterov": False,
+                       "weight_decay": 0.0, "beta1": 0.9, "beta2": 0.999,
+                       "alpha": 0.99, "rho": 0.9, "eps": 1e-8, "observe": False,
+                       "generation": True}
+            worker.request("compile", model=model, params=params, options=options,
+                           shapes={"train_batch": 0, "infer_batches": [1]})
+            os.remove(params)
+            plain = Plain(python, a.engine, a, log)
+            procs.append(plain.proc)
+            print(f"engine {a.engine}: {hello['framework']} {hello['version']}; "
+                  f"{a.model} pp{a.prompt} tg{a.new_tokens}, {a.threads} threads, "
+                  f"{a.warmup} warm-up and {a.repetitions} timed generations a side "
+                  "a round", flush=True)
+            ratios = alternate(worker, plain, prompt, a)
+            plain.close()
+            worker.close()
+    finally:  # a failure must not leave either process running
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     for i, what in ((0, "tpot"), (1, "ttft")):
         xs = [x[i] for x in ratios]
         ci = median_interval(xs)

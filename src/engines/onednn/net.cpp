@@ -287,6 +287,20 @@ void Net::finalize() {
     scratch = std::max(scratch, m.get_desc().get_size());
   scratchpad_ = alloc(Md({static_cast<memory::dim>(scratch)}, Dt::u8, Tag::a));
   for (auto& m : scratchpads_) m.set_data_handle(scratchpad_.get_data_handle());
+  for (const auto& slot : temporaries_) {
+    size_t size = 1;
+    for (const auto& m : slot) size = std::max(size, m.get_desc().get_size());
+    temporary_buffers_.push_back(
+        alloc(Md({static_cast<memory::dim>(size)}, Dt::u8, Tag::a)));
+    for (auto m : slot)
+      m.set_data_handle(temporary_buffers_.back().get_data_handle());
+  }
+}
+
+memory Net::temporary(const Md& md, size_t slot) {
+  if (temporaries_.size() <= slot) temporaries_.resize(slot + 1);
+  temporaries_[slot].push_back(memory(md, eng_, DNNL_MEMORY_NONE));
+  return temporaries_[slot].back();
 }
 
 void Net::run_forward(bool train) {

@@ -59,6 +59,10 @@ class Net {
 
   // A buffer owned by the net, allocated now.
   memory alloc(const Md& md) const { return memory(md, eng_); }
+  // A step's temporary, which no later step reads: slot k's temporaries
+  // all share one buffer, sized and bound in finalize (a step that needs
+  // two at once takes two slots). Not for a primitive's own scratchpad.
+  memory temporary(const Md& md, size_t slot);
   // Value id's dims in a plain (row-major) layout.
   Md plain(int id, Dt dt) const;
   // Value id's layout, or a plain one for the model input still undefined.
@@ -174,6 +178,8 @@ class Net {
   std::vector<std::pair<int, memory>> diff_views_;
   std::vector<memory> scratchpads_;  // bound to one buffer in finalize
   memory scratchpad_;
+  std::vector<std::vector<memory>> temporaries_;  // by slot, as scratchpads_
+  std::vector<memory> temporary_buffers_;
   std::map<std::string, std::string> notes_;
   struct Tally {
     std::string text, first_layer;

@@ -167,7 +167,7 @@ struct S8Gemv {
     }
   }
   // Outputs o to o + 3 for every row: each input read once for the four
-  // (a prompt's many rows would otherwise stream from L2 once per output).
+  // (a few rows; from kGemmRows on, gemm_s8_vnni runs instead).
   NNBENCH_VNNI void four(int64_t o) const {
     const int8_t* w0 = w + o * in;
     for (int64_t r = 0; r < rows; ++r) {
@@ -281,8 +281,9 @@ NNBENCH_VNNI void store_rows(const S8Gemv& g, const int32_t* sums) {
     for (int64_t o = 0; o < g.out; ++o) g.store(r, o, sums[r * g.out + o]);
 }
 
-// From this many rows on (a prompt's; a token's build has the batch's) the
-// int8 products run as a matrix product: gemm_s8_vnni.
+// From this many rows on (a prompt's; a token's at a batch this large) the
+// int8 products run as a matrix product: gemm_s8_vnni. Not tuned: only
+// 1 row (a token) and 512 (pp512) were timed.
 constexpr int64_t kGemmRows = 16;
 
 // A prompt's rows, many at once: the loop's quantized inputs and weights,
@@ -305,7 +306,8 @@ void gemm_s8_vnni(Net& net, const Gemv& g, std::shared_ptr<RowsS8> w) {
       .execute(net.stream(), {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, weights}});
   net.stream().wait();
   std::vector<int8_t>().swap(w->q);  // the matmul reads its own copy
-  const memory xq = net.alloc(src), acc = net.alloc(sums);
+  // Read only inside this step: one buffer for every linear's.
+  const memory xq = net.temporary(src, 0), acc = net.temporary(sums, 1);
   auto xs = std::make_shared<std::vector<float>>(g.rows);
   net.fwd(When::kAlways, [g, xq, xs] {
     quantize_inputs(data<float>(g.x), data<uint8_t>(xq), xs->data(), g.rows,
