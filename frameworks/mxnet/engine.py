@@ -155,7 +155,7 @@ class Attention(gluon.HybridBlock):
         cache.v[i][:, at:at + t] = v
         keys = F.slice_axis(cache.k[i], axis=1, begin=0, end=at + t)
         values = F.slice_axis(cache.v[i], axis=1, begin=0, end=at + t)
-        scores = F.batch_dot(q, keys, transpose_b=True) * self.scale
+        scores = F.batch_dot(q, keys, transpose_b=True)  # q came scaled
         if t > 1:  # new token j sees the cache and the new ones up to itself
             scores = F.broadcast_add(scores, log_seen(
                 F, F.arange(at, at + t, ctx=x.context), F.arange(at + t, ctx=x.context)))
@@ -164,16 +164,19 @@ class Attention(gluon.HybridBlock):
 
 class Heads(gluon.HybridBlock):
     """An attention's q, k and v of new tokens, each [N H, t, D]: its input
-    projection and the heads' split as one graph for generation."""
+    projection and the heads' split as one graph for generation, q scaled
+    by 1 / sqrt(D) in it (as GluonNLP's attention cell scales q), so that
+    the scores need no imperative operator of their own to scale them."""
 
     def __init__(self, a: Attention, **kwargs):
         super().__init__(**kwargs)
-        self.split_heads = a._split
+        self.split_heads, self.scale = a._split, a.scale
         self.proj_in = a.proj_in  # a child here too: one Parameter each
 
     def hybrid_forward(self, F, x):
         q, k, v = F.split(self.proj_in(x), num_outputs=3, axis=-1)
-        return self.split_heads(F, q), self.split_heads(F, k), self.split_heads(F, v)
+        return (self.split_heads(F, q) * self.scale, self.split_heads(F, k),
+                self.split_heads(F, v))
 
 
 class Merge(gluon.HybridBlock):
