@@ -187,10 +187,11 @@ TEST(OnednnGeneration, Int8LogitsWithinAFewPerCent) {
   EXPECT_EQ(weights.find("AVX512-VNNI") != std::string::npos, vnni) << weights;
 }
 
-// A one-block GPT-2 of width 96 and 99 tokens: each of the int8 loop's dot
-// products but the MLP's second has a tail of 32 after the 64 it sums a
-// vector at a time, and the head's 99 outputs leave 3 after the prompt's
-// blocks of four.
+// A one-block GPT-2 of width 96 and a vocabulary of 99: each of the int8
+// loop's dot products but the MLP's second has a tail of 32 after the 64
+// it sums a vector at a time, and the head's 99 outputs leave 3 after the
+// loop's blocks of four (its rows: a batch's tokens, or the prompt's last
+// positions).
 model::Model decoder_of_width_96() {
   model::Model m;
   m.name = "gpt2-width-96";

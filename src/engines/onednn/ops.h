@@ -127,6 +127,12 @@ inline bool int8_rows(const LayerCtx& c) {
          c.infer->int8_weights && gemv_int8_vnni();
 }
 
+// Whether a linear of `tokens` positions runs as gemv_step: a token's, or
+// any at int8 where int8_rows.
+inline bool gemv_rows(const LayerCtx& c, int64_t tokens) {
+  return one_token(c, tokens) || int8_rows(c);
+}
+
 // y [rows, out] = x [rows, in] w^T (w plain [out, in]) + b, added to what y
 // holds with `accumulate` (a fused residual add), then a ReLU with `relu`;
 // plain buffers of the build's type (fp32, or bf16 with fp32 sums), b

@@ -78,7 +78,7 @@ class Projection {
     if (c.l.bias)
       b_ = c.params.add(c.l.name + "." + name + "_bias", b, pd_.bias_desc(),
                         b_grad);
-    if (one_token(c, tokens) || int8_rows(c)) {
+    if (gemv_rows(c, tokens)) {
       Gemv g{src, w_.weights, b_.weights, dst, rows, in, out};
       g.int8_from = int8_weights_of(c, c.l.name + "." + name + "_weight");
       gemv_step(net, g);

@@ -79,7 +79,7 @@ void build_seq_linear(LayerCtx& c) {
       net.fwd(When::kAlways, make_reorder(y, c.dst().mem),
               {{DNNL_ARG_FROM, y}, {DNNL_ARG_TO, c.dst().mem}});
     }
-    if (one_token(c, in[1]) || int8_rows(c)) {
+    if (gemv_rows(c, in[1])) {
       Gemv g{x, w.weights, b, c.dst().mem, rows, in[2], l.out};
       g.accumulate = c.sum;
       g.relu = c.fuse_relu;
