@@ -85,7 +85,9 @@ class Engine(Protocol):
     (the prompts through the compiled model, a KV cache sized for
     `capacity` tokens; each row's next token, greedy) and decode(tokens)
     (one token per row; each row's next), each done when it returns;
-    hello's `generates` says the engine has them."""
+    hello's `generates` says the engine has them; last_logits() and, on a
+    GPU, device_bandwidth() (its memory's read bandwidth, the ceiling of a
+    generation there: frameworks/common/bandwidth.py)."""
 
     def hello(self) -> Hello: ...
 

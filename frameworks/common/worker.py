@@ -150,6 +150,11 @@ class Worker:
         rows = give() if give is not None else None
         return {"logits": {} if rows is None else {"rows": rows}}
 
+    def op_bandwidth(self, req: dict) -> dict:
+        """The read bandwidth of the engine's device ({} on the host)."""
+        give = getattr(self.engine, "device_bandwidth", None)
+        return {"bandwidth": give() if give is not None else {}}
+
     def op_generate(self, req: dict) -> dict:
         """Generations timed here, as steps are: the prefill (time to first
         token), then each decoding step (an inter-token latency); the

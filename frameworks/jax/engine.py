@@ -33,8 +33,10 @@ if ASKED_THREADS > 0:
 
 import numpy as np
 import jax
+import jax.numpy as jnp
 import keras
 
+import bandwidth
 import keras_model as km
 
 
@@ -134,6 +136,28 @@ class Engine(km.Generates):
                 **({"gpu": self.device.device_kind,
                     "matmul_precision": str(matmul)}
                    if o["device"].startswith("cuda") else {})}
+
+    def device_bandwidth(self) -> dict:
+        """A GPU's read bandwidth (frameworks/common/bandwidth.py), the
+        ceiling of a generation there; {} on the host, which nnbench
+        measures itself."""
+        if not self.options["device"].startswith("cuda"):
+            return {}
+        stats = self.device.memory_stats() or {}
+        free = stats.get("bytes_limit", 0) - stats.get("bytes_in_use", 0)
+        n = bandwidth.array_bytes(free)
+        if n == 0:
+            return {}
+        with jax.default_device(self.device):
+            x = jnp.ones(n // 4, jnp.float32)
+        total = jax.jit(jnp.sum)
+        last: list = []
+        try:
+            return bandwidth.measure(lambda: last.append(total(x)),
+                                     lambda: last[-1].block_until_ready(),
+                                     n, f"jnp.sum (jit) on {self.options['device']}")
+        finally:
+            x.delete()
 
     def set_learning_rate(self, lr: float) -> None:
         opt = self.k.opt

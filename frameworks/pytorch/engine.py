@@ -21,6 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+import bandwidth
 import scores
 from description import attr, layer_inputs, shapes
 
@@ -405,6 +406,26 @@ class Engine:
             logits = self.net.cached(ids, self.cache)
             self.last_step = logits[:, -1]  # a view, read only by last_logits
             return self.last_step.argmax(-1).tolist()
+
+    def device_bandwidth(self) -> dict:
+        """A GPU's read bandwidth (frameworks/common/bandwidth.py), the
+        ceiling of a generation there; {} on the host, which nnbench
+        measures itself."""
+        if self.device.type != "cuda":
+            return {}
+        n = bandwidth.array_bytes(torch.cuda.mem_get_info(self.device)[0])
+        if n == 0:
+            return {}
+        try:
+            return self._sum_bandwidth(n)
+        finally:
+            torch.cuda.empty_cache()  # the array, freed on return, not kept cached
+
+    def _sum_bandwidth(self, n: int) -> dict:
+        x = torch.ones(n // 4, dtype=torch.float32, device=self.device)
+        return bandwidth.measure(lambda: torch.sum(x),
+                                 lambda: torch.cuda.synchronize(self.device),
+                                 n, f"torch.sum on {self.device}")
 
     def last_logits(self) -> Optional[List[List[float]]]:
         """Each row's logits at its last position after the last step."""

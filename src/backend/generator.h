@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "machine/bandwidth.h"
 
 namespace nnbench::backend {
 
@@ -55,6 +56,13 @@ class Generator {
   virtual std::optional<GenerationTimes> timed(
       const std::vector<std::vector<int64_t>>& prompts, int64_t new_tokens,
       int warmup, int repetitions) {
+    return std::nullopt;
+  }
+  // The read bandwidth of the memory the engine's weights live in when
+  // that is not the host's (a GPU's), measured by the engine on its
+  // device: the ceiling of a generation there. Null on the host (nnbench
+  // measures the host itself) and where the engine cannot measure it.
+  virtual std::optional<machine::Bandwidth> device_bandwidth() {
     return std::nullopt;
   }
 };

@@ -101,7 +101,9 @@ bool judge_contention(const results::CpuUsage& u,
 
 namespace {
 
-// Another process's CPU seconds and context switches (0 when it is gone).
+// Another process's CPU seconds and context switches (0 when it is gone),
+// with the CPU seconds of the children it has waited for: a compiler a
+// framework runs for it (XLA's ptxas on a GPU) works for the run too.
 void add_process(int pid, double* cpu, long* nivcsw, long* nvcsw) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), {});
@@ -109,13 +111,12 @@ void add_process(int pid, double* cpu, long* nivcsw, long* nvcsw) {
   if (close == std::string::npos) return;
   std::istringstream rest(text.substr(close + 2));
   std::string field;
-  // Fields 3.. after the name; utime and stime are the 14th and 15th.
-  double utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i) {
-    if (i == 14) utime = std::atof(field.c_str());
-    if (i == 15) stime = std::atof(field.c_str());
-  }
-  *cpu += (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  // Fields 3.. after the name; utime, stime, cutime and cstime are the
+  // 14th to the 17th.
+  double ticks = 0;
+  for (int i = 3; i <= 17 && rest >> field; ++i)
+    if (i >= 14) ticks += std::atof(field.c_str());
+  *cpu += ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(status, line);) {
     long v = 0;

@@ -57,7 +57,10 @@ void take_times(backend::GenerationTimes t, results::GenerationRun& out) {
 void check_generation_memory(const model::Model& m,
                              const results::GenerationRequest& g,
                              const results::RunRequest& request, int copies) {
-  if (!request.memory_check) return;
+  // The host's memory bounds a generation on the host only (the weights
+  // and cache of one on a GPU live there; its own allocator says oom).
+  const std::string& device = request.options.device;
+  if (!request.memory_check || !(device.empty() || device == "cpu")) return;
   double cache = 0;
   const auto shapes = model::infer_shapes(m);
   for (size_t i = 0; i < m.layers.size(); ++i)
@@ -175,9 +178,20 @@ results::GenerationRun run_generation(backend::Backend& b,
       } catch (const std::exception&) {
       }
     };
+    // A device's bandwidth is its engine's to measure, before and after
+    // too; one it cannot measure leaves the run without a ceiling.
+    std::vector<machine::Bandwidth> on_device;
+    const auto measure_device = [&](backend::Generator& gen) {
+      if (host) return;
+      try {
+        if (auto bw = gen.device_bandwidth()) on_device.push_back(*bw);
+      } catch (const std::exception&) {
+      }
+    };
     {
       auto gen = b.generator(m, o, {g.batch, g.prompt, g.new_tokens});
       if (host) measure(threads);  // only for an engine that generates
+      measure_device(*gen);
       const auto prompts =
           data::synthetic_prompts(g.batch, g.prompt, m.input.vocab, o.seed);
       UsageProbe probe(gen->processes());  // over the warm-up too
@@ -186,6 +200,7 @@ results::GenerationRun run_generation(backend::Backend& b,
       r.effective = gen->effective();
       if (r.effective.threads > 0) threads = r.effective.threads;
       r.cpu_usage = probe.stop(threads);
+      measure_device(*gen);
     }  // the generator's memory freed before the second measurement
     judge_contention(r.cpu_usage, request.contention.rule, r.validity);
     if (r.effective.device.empty() || r.effective.device == "cpu") {
@@ -196,9 +211,10 @@ results::GenerationRun run_generation(backend::Backend& b,
       });
       measure(threads);
     } else {
-      measured.clear();
+      measured = on_device;
     }
     summarize_generation(r, measured);
+    if (r.ceiling && !host) r.ceiling->device = r.effective.device;
     r.state = results::State::kOk;
   } catch (...) {
     r.fail(results::classify(std::current_exception()));

@@ -87,6 +87,8 @@ json GenerationRun::serialize() const {
         {"threads", ceiling->threads},
         {"steps_per_second", finite_or_null(ceiling->steps_per_second)},
         {"fraction", finite_or_null(ceiling->fraction)}};
+  if (ceiling && !ceiling->device.empty())
+    j["bandwidth_ceiling"]["device"] = ceiling->device;
   return j;
 }
 
@@ -119,6 +121,7 @@ GenerationRun generation_run_from_json(const json& j) {
         c.at("threads"), number_or_nan(c.at("steps_per_second")),
         number_or_nan(c.at("fraction"))};
     r.ceiling->kernel = c.value("kernel", std::string("triad"));
+    r.ceiling->device = c.value("device", std::string());
   }
   return r;
 }

@@ -51,6 +51,10 @@ struct Ceiling {
   // The bandwidth kernel: "read" (a sum over one array); records written
   // before it was named used STREAM's "triad".
   std::string kernel = "read";
+  // Where the bandwidth was measured: empty for the host (nnbench's own
+  // kernel at `threads`), else the device the engine generated on (its
+  // worker's kernel on that device's memory; threads 0).
+  std::string device;
 };
 
 struct GenerationRun : Record {

@@ -172,12 +172,16 @@ class Generation : public Scenario {
                              "and after",
                              fmt::join(m, ", "))
                        : "measured once";
+      const auto& c = *r->ceiling;
+      const std::string where =
+          c.device.empty()
+              ? fmt::format("{} thread{}", c.threads, c.threads == 1 ? "" : "s")
+              : "on " + c.device + ", the engine's own";
       out += fmt::format(
-          "bandwidth ceiling: {:.1f} GB/s ({}, {} thread{}; {}) over {:.1f} "
+          "bandwidth ceiling: {:.1f} GB/s ({}, {}; {}) over {:.1f} "
           "MB of weights = {:.1f} steps/s; this run {:.1f} steps/s, {:.0f} % "
           "of it\n",
-          r->ceiling->bandwidth_gbs, r->ceiling->kernel, r->ceiling->threads,
-          r->ceiling->threads == 1 ? "" : "s", measured, r->weight_bytes / 1e6,
+          c.bandwidth_gbs, c.kernel, where, measured, r->weight_bytes / 1e6,
           r->ceiling->steps_per_second, 1 / r->tpot.median,
           100 * r->ceiling->fraction);
     }

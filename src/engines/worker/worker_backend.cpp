@@ -282,6 +282,20 @@ class WorkerGenerator : public backend::Generator {
   }
   backend::Effective effective() const override { return e_->effective(); }
   std::vector<int> processes() const override { return e_->processes(); }
+  // Measured by the engine on its device (op bandwidth); {} on the host.
+  std::optional<machine::Bandwidth> device_bandwidth() override {
+    const json r = e_->call("bandwidth", json::object())["bandwidth"];
+    if (!r.contains("read_gbs") || !r["read_gbs"].is_number() ||
+        r["read_gbs"].get<double>() <= 0)
+      return std::nullopt;
+    machine::Bandwidth bw;
+    bw.read_gbs = r["read_gbs"].get<double>();
+    bw.array_bytes = r.value("array_bytes", int64_t{0});
+    bw.passes = r.value("passes", 0);
+    bw.method = r.value("method", std::string());
+    bw.seconds = r.value("seconds", 0.0);
+    return bw;
+  }
   std::optional<backend::GenerationTimes> timed(
       const std::vector<std::vector<int64_t>>& prompts, int64_t new_tokens,
       int warmup, int repetitions) override {

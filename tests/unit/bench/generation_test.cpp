@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "data/synthetic.h"
+#include "model/generation.h"
+#include "model/zoo/zoo.h"
 #include "results/kinds.h"
 
 namespace nnbench::bench {
@@ -169,6 +171,84 @@ TEST(Generation, RecordRoundTripsThroughItsKind) {
   EXPECT_DOUBLE_EQ(g2.headline().median_seconds, r.tpot.median);
   EXPECT_DOUBLE_EQ(g2.headline().samples_per_second,
                    r.generation_tokens_per_second);
+}
+
+// A generator on a GPU: its memory's bandwidth is its engine's to measure
+// (4000 GB/s before the generations, 4800 after), never the host's.
+class OnDevice : public FakeGenerator {
+ public:
+  OnDevice(double& clock, int& asked)
+      : FakeGenerator(clock, false), asked_(asked) {}
+  backend::Effective effective() const override {
+    return {1, "cuda:0", "fp32"};
+  }
+  std::optional<machine::Bandwidth> device_bandwidth() override {
+    machine::Bandwidth bw;
+    bw.read_gbs = ++asked_ == 1 ? 4000 : 4800;
+    return bw;
+  }
+
+ private:
+  int& asked_;
+};
+
+class DeviceBackend : public backend::Backend {
+ public:
+  DeviceBackend(double& clock, int& asked) : clock_(clock), asked_(asked) {}
+  std::string name() const override { return "device"; }
+  std::string version() const override { return "test"; }
+  backend::Description describe() const override { return {}; }
+  backend::Support supports(const model::Layer&,
+                            const backend::Options&) const override {
+    return backend::Support::yes();
+  }
+  std::unique_ptr<backend::Executable> compile(
+      const model::Model&, const backend::Options&,
+      const backend::Shapes&) override {
+    return nullptr;
+  }
+  std::unique_ptr<backend::Generator> generator(
+      const model::Model&, const backend::Options&,
+      const backend::GenerationShape&) override {
+    return std::make_unique<OnDevice>(clock_, asked_);
+  }
+
+ private:
+  double& clock_;
+  int& asked_;
+};
+
+TEST(Generation, OnADeviceTheCeilingIsTheDevicesBandwidth) {
+  double clock = 0;
+  int device_asked = 0, host_asked = 0;
+  DeviceBackend b(clock, device_asked);
+  const model::Model m = model::zoo::get("gpt2-tiny");
+  results::RunRequest request;
+  request.options.device = "cuda:0";
+  request.options.threads = 1;
+  const auto g = asked().asked;
+  const BandwidthAt host = [&](int threads) {
+    ++host_asked;
+    machine::Bandwidth bw;
+    bw.read_gbs = 30;
+    bw.threads = threads;
+    return std::optional(bw);
+  };
+  const auto r = run_generation(b, m, request, g, host);
+  ASSERT_EQ(r.state, results::State::kOk) << r.error;
+  EXPECT_EQ(host_asked, 0);
+  EXPECT_EQ(device_asked, 2);  // before and after the generations
+  ASSERT_TRUE(r.ceiling.has_value());
+  EXPECT_EQ(r.ceiling->device, "cuda:0");
+  EXPECT_DOUBLE_EQ(r.ceiling->bandwidth_gbs, 4800);
+  EXPECT_EQ(r.ceiling->measured_gbs, (std::vector<double>{4000, 4800}));
+  EXPECT_EQ(r.ceiling->threads, 0);
+  EXPECT_DOUBLE_EQ(r.ceiling->steps_per_second,
+                   4800e9 / model::weight_bytes(m, 4.0));
+  // Through the record and back.
+  const auto back = results::record_from_json(r.serialize());
+  EXPECT_EQ(results::as<results::GenerationRun>(*back).ceiling->device,
+            "cuda:0");
 }
 
 TEST(Generation, RequestBoundsNameTheField) {
