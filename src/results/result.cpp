@@ -145,11 +145,18 @@ json to_json(const RunResult& r) {
   j["stopping"] = {{"criterion", r.stop_criterion},
                    {"parameters", r.stop_parameters},
                    {"ended_by", r.stopped_by}};
-  j["throughput"] = {{"samples_per_second", r.samples_per_second},
-                     {"gflops", r.gflops},
-                     {"peak_fraction", r.peak_fraction},
-                     {"peak_gflops", r.peak_gflops},
-                     {"theoretical_fraction", r.theoretical_fraction}};
+  // Fractions of a peak nobody measured (a run on a GPU: the CPU's GEMM
+  // peak is not its ceiling) are null, not 0.
+  const auto measured = [&](double fraction) {
+    return r.peak_gflops > 0 ? json(fraction) : json();
+  };
+  j["throughput"] = {
+      {"samples_per_second", r.samples_per_second},
+      {"gflops", r.gflops},
+      {"peak_fraction", measured(r.peak_fraction)},
+      {"peak_gflops", measured(r.peak_gflops)},
+      {"theoretical_fraction",
+       r.theoretical_fraction > 0 ? json(r.theoretical_fraction) : json()}};
   j["loss"] = {{"first", finite_or_null(r.first_loss)},
                {"last", finite_or_null(r.last_loss)}};
   j["verification"] = r.verification ? to_json(*r.verification) : json();
@@ -193,9 +200,14 @@ RunResult run_result_from_json(const json& j) {
   const auto& t = j.at("throughput");
   r.samples_per_second = t.at("samples_per_second");
   r.gflops = t.at("gflops");
-  r.peak_fraction = t.at("peak_fraction");
-  r.peak_gflops = t.value("peak_gflops", 0.0);
-  r.theoretical_fraction = t.value("theoretical_fraction", 0.0);
+  // 0 in memory where the record has null (not measured).
+  const auto number = [&](const char* key) {
+    const auto v = t.find(key);
+    return v != t.end() && v->is_number() ? v->get<double>() : 0.0;
+  };
+  r.peak_fraction = number("peak_fraction");
+  r.peak_gflops = number("peak_gflops");
+  r.theoretical_fraction = number("theoretical_fraction");
   r.first_loss = number_or_nan(j.at("loss").at("first"));
   r.last_loss = number_or_nan(j.at("loss").at("last"));
   if (const auto w = j.find("worker_clock"); w != j.end())

@@ -180,7 +180,11 @@ class OnDevice : public FakeGenerator {
   OnDevice(double& clock, int& asked)
       : FakeGenerator(clock, false), asked_(asked) {}
   backend::Effective effective() const override {
-    return {1, "cuda:0", "fp32"};
+    backend::Effective e;
+    e.threads = 1;
+    e.device = "cuda:0";
+    e.precision = "fp32";
+    return e;
   }
   std::optional<machine::Bandwidth> device_bandwidth() override {
     machine::Bandwidth bw;
@@ -235,7 +239,7 @@ TEST(Generation, OnADeviceTheCeilingIsTheDevicesBandwidth) {
     return std::optional(bw);
   };
   const auto r = run_generation(b, m, request, g, host);
-  ASSERT_EQ(r.state, results::State::kOk) << r.error;
+  ASSERT_EQ(r.state, results::State::kOk) << r.message;
   EXPECT_EQ(host_asked, 0);
   EXPECT_EQ(device_asked, 2);  // before and after the generations
   ASSERT_TRUE(r.ceiling.has_value());

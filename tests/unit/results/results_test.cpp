@@ -49,6 +49,28 @@ TEST(Results, RunResultRoundTrips) {
   EXPECT_TRUE(j["loss"]["last"].is_null());
 }
 
+TEST(Results, AFractionOfNoMeasuredPeakIsNullNotZero) {
+  RunResult r = sample_result();  // no peak measured (a run on a GPU)
+  auto j = to_json(r);
+  EXPECT_TRUE(j["throughput"]["peak_gflops"].is_null());
+  EXPECT_TRUE(j["throughput"]["peak_fraction"].is_null());
+  EXPECT_TRUE(j["throughput"]["theoretical_fraction"].is_null());
+  EXPECT_EQ(to_json(run_result_from_json(j)), j);
+  r.gflops = 30;
+  r.peak_gflops = 120;
+  r.peak_fraction = 0.25;
+  r.theoretical_fraction = 0.2;
+  j = to_json(r);
+  EXPECT_EQ(j["throughput"]["peak_gflops"], 120.0);
+  EXPECT_EQ(j["throughput"]["peak_fraction"], 0.25);
+  EXPECT_EQ(j["throughput"]["theoretical_fraction"], 0.2);
+  EXPECT_EQ(run_result_from_json(j).peak_fraction, 0.25);
+  // Files written before: 0 where nothing was measured, read as such.
+  j["throughput"]["peak_fraction"] = 0.0;
+  j["throughput"]["peak_gflops"] = 0.0;
+  EXPECT_EQ(run_result_from_json(j).peak_gflops, 0.0);
+}
+
 TEST(Results, ReportRoundTripsThroughText) {
   Report rep;
   rep.environment = {{"cpu", {{"name", "x"}}}};
