@@ -34,3 +34,17 @@ def int8_weights_text() -> str:
     if has_vnni():
         return "8-bit weights (VNNI)"
     return "7-bit weights (no VNNI: reduced range against 16-bit saturation)"
+
+
+def onednn_avx512_problem() -> str:
+    """Why oneDNN runs below AVX-512 here ("": it does not): the CPU has no
+    AVX-512 (avx512f and avx512bw), or ONEDNN_MAX_CPU_ISA (or its old name
+    DNNL_MAX_CPU_ISA) caps it below AVX512_CORE."""
+    flags = cpu_flags()
+    if not {"avx512f", "avx512bw"} <= flags:
+        return "the CPU has no AVX-512 (avx512f, avx512bw)"
+    cap = (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA")
+           or "ALL").upper()
+    if cap != "ALL" and not cap.startswith(("AVX512", "AVX10", "AMX")):
+        return f"oneDNN is capped to {cap} (ONEDNN_MAX_CPU_ISA)"
+    return ""

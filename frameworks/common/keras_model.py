@@ -392,24 +392,56 @@ class Builder:
 OPTIMIZERS = ["sgd", "adam", "rmsprop", "adadelta"]
 
 
-def refuse(options: dict, engine: str) -> None:
-    """What no Keras engine here runs, named before anything is built."""
-    if options["precision"] != "fp32":
-        raise NotImplementedError(f"precision {options['precision']} "
-                                  f"(the {engine} engine runs fp32)")
+def refuse(options: dict, engine: str, bf16_problem: str = "") -> None:
+    """What no Keras engine here runs, named before anything is built:
+    steps at fp32 only; generation at bf16 too, unless `bf16_problem`
+    says why the framework's bf16 products do not run here."""
+    precision = options["precision"]
+    if precision == "bf16" and options.get("generation"):
+        if bf16_problem:
+            raise NotImplementedError(f"generation at bf16: {bf16_problem}")
+    elif precision != "fp32":
+        raise NotImplementedError(f"precision {precision} (the {engine} engine "
+                                  "runs fp32, and generates at bf16 too)")
     if options["optimizer"] not in OPTIMIZERS:
         raise NotImplementedError(
             f"optimizer '{options['optimizer']}' (the {engine} engine runs: "
             f"{' '.join(OPTIMIZERS)})")
 
 
-def hello_gaps() -> dict:
+def hello_gaps(bf16_problem: str) -> dict:
     # Gaps supports() answers from attributes alone; those that depend on
     # shapes (a ceil-mode average pool's overhang) need the model built:
-    # "check".
+    # "check". Generation at bf16 where the framework's bf16 products run.
     return {"unsupported": [{"op": "lstm", "attribute": "lstm_biases",
                              "value": 2, "why": TWO_BIASES}],
-            "checks_shapes": True}
+            "checks_shapes": True,
+            "generation_precisions": ["fp32"] + ([] if bf16_problem else ["bf16"]),
+            "generation_gaps": {"bf16": bf16_problem} if bf16_problem else {}}
+
+
+def bf16_problem(device: Optional[str] = None) -> str:
+    """Why bf16 products do not run on this framework's CPU here, or "":
+    a few are tried (keras.ops, as the model computes), as the pytorch
+    engine tries its own."""
+    try:
+        a = ops.cast(ops.reshape(ops.arange(64, dtype="float32"), (8, 8)) / 64,
+                     "bfloat16")
+        b = ops.matmul(a, ops.transpose(a))
+        if ops.convert_to_numpy(ops.cast(b, "float32")).shape != (8, 8):
+            return "a bf16 matmul gave another shape"
+    except Exception as e:  # the framework names what it lacks
+        return f"a bf16 matmul failed: {str(e).splitlines()[0][:200]}"
+    return ""
+
+
+def bf16_effective(options: dict) -> dict:
+    """What a generation at bf16 ran, for the record."""
+    if options.get("precision") != "bf16":
+        return {}
+    return {"weights": "bf16 (Keras dtype policy 'bfloat16': variables and "
+                       "computation, as KerasHub's dtype='bfloat16')",
+            "kv_cache": "bf16, per attention layer"}
 
 
 class Adam(keras.optimizers.Optimizer):
@@ -525,7 +557,15 @@ class KerasModel:
     def __init__(self, model: dict, params: Dict[str, np.ndarray], options: dict):
         keras.utils.set_random_seed(options["seed"])
         b = Builder(model)
-        self.net = b.build()
+        # bf16 (generation only): every layer's variables and computation,
+        # as KerasHub builds a model for dtype="bfloat16".
+        self.dtype = "bfloat16" if options.get("precision") == "bf16" else "float32"
+        before = keras.config.dtype_policy()
+        keras.config.set_dtype_policy(self.dtype)
+        try:
+            self.net = b.build()
+        finally:
+            keras.config.set_dtype_policy(before)
         self.loads = b.loads
         self.stats = b.stats
         self.model = model
@@ -651,9 +691,10 @@ def cached_forward(k: KerasModel, ids, cache: list, length) -> tuple:
 
 def greedy_step(k: KerasModel, ids, cache: list, length) -> tuple:
     """cached_forward's next token per row (the argmax of its logits, the
-    first of equal ones) and the cache: what an engine compiles."""
+    first of equal ones), the logits and the cache: what an engine
+    compiles. The logits stay on the device unless asked for (verify)."""
     logits, cache = cached_forward(k, ids, cache, length)
-    return ops.argmax(logits, axis=-1), cache
+    return ops.argmax(logits, axis=-1), logits, cache
 
 
 class Generation:
@@ -680,6 +721,7 @@ class Generation:
         self.positions: Optional[int] = min(tables) if tables else None
         self.cache: Optional[list] = None
         self.capacity = self.rows = self.length = 0
+        self.logits = None  # the last step's, on the device
 
     def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
         if self.positions is not None and capacity > self.positions:
@@ -706,15 +748,23 @@ class Generation:
         if total > self.capacity:
             raise ValueError(f"generation: {total} tokens exceed the cache's "
                              f"{self.capacity}")
+        self.logits = None  # a step that fails leaves none
         try:
-            tokens, self.cache = self.run(ids, self.cache, self.length)
+            tokens, logits, self.cache = self.run(ids, self.cache, self.length)
         except BaseException:
             # The step may have taken the cache (JAX donates it): the next
             # prefill makes another.
             self.cache = None
             raise
-        self.length = total
+        self.length, self.logits = total, logits
         return [int(t) for t in np.asarray(tokens)]
+
+    def last_logits(self) -> Optional[List[List[float]]]:
+        if self.logits is None:
+            return None
+        rows: List[List[float]] = np.asarray(
+            ops.convert_to_numpy(ops.cast(self.logits, "float32"))).tolist()
+        return rows
 
 
 def fit_loop(k: KerasModel, t: dict, o: dict,
@@ -798,6 +848,10 @@ class Generates:
         if self.generation is None:
             raise ValueError("generation: decode before a prefill")
         return self.generation.decode(tokens)
+
+    def last_logits(self) -> Optional[List[List[float]]]:
+        """Each row's logits at its last position after the last step."""
+        return None if self.generation is None else self.generation.last_logits()
 
     def _greedy(self, ids: np.ndarray, cache: list, length: int):
         raise NotImplementedError

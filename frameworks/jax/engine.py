@@ -40,6 +40,18 @@ import bandwidth
 import keras_model as km
 
 
+_BF16: list = []
+
+
+def bf16_problem() -> str:
+    """Why this framework's bf16 products do not run here ("": they do),
+    tried once on the CPU."""
+    if not _BF16:
+        with jax.default_device(jax.devices("cpu")[0]):
+            _BF16.append(km.bf16_problem())
+    return str(_BF16[0])
+
+
 class Engine(km.Generates):
     def __init__(self):
         self.batches = []
@@ -53,14 +65,14 @@ class Engine(km.Generates):
                 "devices": ["cpu"] + [f"cuda:{i}" for i, _ in enumerate(
                     jax.devices("gpu") if jax.default_backend() == "gpu" else [])],
                 "precisions": ["fp32"], "optimizers": km.OPTIMIZERS,
-                "generates": True, **km.hello_gaps()}
+                "generates": True, **km.hello_gaps(bf16_problem())}
 
     def check(self, model: dict) -> None:
         """Builds the model without weights: NotImplementedError names a gap."""
         km.Builder(model).build()
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
-        km.refuse(options, "jax")
+        km.refuse(options, "jax", bf16_problem())
         if options["threads"] != ASKED_THREADS:
             raise ValueError(f"threads {options['threads']} asked, the worker "
                              f"started with NNBENCH_THREADS={ASKED_THREADS}")
@@ -126,7 +138,8 @@ class Engine(km.Generates):
         cpus = len(os.sched_getaffinity(0))
         # A flag: jax.config serves it by __getattr__, which mypy cannot see.
         matmul = jax.config.jax_default_matmul_precision  # type: ignore[attr-defined]
-        return {"threads": cpus, "device": o["device"], "precision": "fp32",
+        return {"threads": cpus, "device": o["device"], "precision": o["precision"],
+                **km.bf16_effective(o),
                 "optimizer": km.describe_optimizer(o),
                 "thread_setting": (f"CPU affinity: {cpus} CPUs (XLA sizes its "
                                    "CPU pools by them)"),
@@ -220,7 +233,8 @@ class Engine(km.Generates):
                               np.int32(length))
 
     def _zeros(self, shape: tuple):
-        return jax.device_put(np.zeros(shape, np.float32), self.device)
+        with jax.default_device(self.device):
+            return jnp.zeros(shape, self.k.dtype)
 
     def output(self) -> dict:
         return {"output": np.asarray(self.out, dtype=np.float32)}

@@ -334,3 +334,46 @@ def test_the_cache_refuses_a_token_past_its_capacity() -> None:
     with pytest.raises(ValueError, match="positions"):
         e.prefill(ROWS, P + 1)  # more positions than the table has
     assert generate(e, ROWS, 6, 2) == got  # refused, the cache still serves
+
+
+def options(precision: str, generation: bool) -> dict:
+    return {"precision": precision, "generation": generation, "device": "cpu",
+            "threads": 0, "seed": 1, "optimizer": "sgd", "learning_rate": 0.0,
+            "momentum": 0.0, "nesterov": False, "weight_decay": 0.0, "beta1": 0.9,
+            "beta2": 0.999, "alpha": 0.99, "rho": 0.9, "eps": 1e-8}
+
+
+def test_generation_gives_the_last_positions_logits() -> None:
+    """The step's logits, left on the device, read on request: the NumPy
+    definition's at the last position, after the prefill and a decode."""
+    p = decoder_params(np.random.default_rng(14))
+    e = compiled(decoder(12), p)
+    assert e.last_logits() is None  # no generation yet
+    first = e.prefill(ROWS, 12)
+    rows = np.array(ROWS)
+    np.testing.assert_allclose(e.last_logits(), decoder_logits(rows, p)[:, -1],
+                               rtol=1e-4, atol=1e-4)
+    e.decode(first)
+    seq = np.concatenate([rows, np.array(first)[:, None]], 1)
+    np.testing.assert_allclose(e.last_logits(), decoder_logits(seq, p)[:, -1],
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_generation_at_bf16_runs_bf16_within_its_tolerance() -> None:
+    """Weights, activations and cache bf16 (KerasHub's dtype="bfloat16"):
+    the logits move by bf16's rounding (8 significant bits), more than
+    fp32's and within bf16's 5e-2; steps stay fp32 only."""
+    p = decoder_params(np.random.default_rng(15))
+    e = ENGINE.Engine()
+    e.compile(decoder(12), p, options("bf16", True), {"train_batch": 0, "infer_batches": []})
+    eff = e.effective()
+    assert eff["precision"] == "bf16" and eff["weights"].startswith("bf16")
+    e.prefill(ROWS, 12)
+    assert {str(c.dtype) for c in e.generation.cache} == {"bfloat16"}
+    got = np.array(e.last_logits())
+    want = decoder_logits(np.array(ROWS), p)[:, -1]
+    error = np.abs(got - want).max() / np.abs(want).max()
+    assert 1e-4 < error < 5e-2
+    with pytest.raises(NotImplementedError, match="precision bf16"):
+        ENGINE.Engine().compile(decoder(4), p, options("bf16", False),
+                                {"train_batch": 0, "infer_batches": [1]})

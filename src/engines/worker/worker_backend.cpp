@@ -269,7 +269,7 @@ class WorkerGenerator : public backend::Generator {
     return e_->call("decode", {{"tokens", tokens}})["next"]
         .get<std::vector<int64_t>>();
   }
-  // Null where the engine's step yields the token only (the Keras ones).
+  // Null where the engine gives none (its step yields the token only).
   std::optional<std::vector<float>> last_logits() override {
     const json r = e_->call("logits", json::object())["logits"];
     if (!r.contains("rows")) return std::nullopt;
