@@ -5,10 +5,10 @@
 // only computes. Which models generate: model/generation.h.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "backend/backend.h"
-#include "machine/bandwidth.h"
 
 namespace nnbench::backend {
 
@@ -25,6 +25,16 @@ struct GenerationTimes {
   std::vector<double> ttft;
   std::vector<std::vector<double>> itl;
   std::vector<std::vector<int64_t>> tokens;
+};
+
+// A device memory's read bandwidth as its engine measured it (the host's
+// is machine::Bandwidth, measured by nnbench).
+struct DeviceBandwidth {
+  double read_gbs = 0;      // the best pass, 1e9 B/s
+  int64_t array_bytes = 0;  // the array read
+  int passes = 0;
+  std::string method;  // the kernel, array and passes, in the engine's words
+  double seconds = 0;  // the whole measurement
 };
 
 class Generator {
@@ -62,7 +72,7 @@ class Generator {
   // that is not the host's (a GPU's), measured by the engine on its
   // device: the ceiling of a generation there. Null on the host (nnbench
   // measures the host itself) and where the engine cannot measure it.
-  virtual std::optional<machine::Bandwidth> device_bandwidth() {
+  virtual std::optional<DeviceBandwidth> device_bandwidth() {
     return std::nullopt;
   }
 };

@@ -184,7 +184,15 @@ results::GenerationRun run_generation(backend::Backend& b,
     const auto measure_device = [&](backend::Generator& gen) {
       if (host) return;
       try {
-        if (auto bw = gen.device_bandwidth()) on_device.push_back(*bw);
+        if (auto d = gen.device_bandwidth()) {
+          machine::Bandwidth bw;
+          bw.read_gbs = d->read_gbs;
+          bw.array_bytes = d->array_bytes;
+          bw.passes = d->passes;
+          bw.method = d->method;
+          bw.seconds = d->seconds;
+          on_device.push_back(bw);
+        }
       } catch (const std::exception&) {
       }
     };

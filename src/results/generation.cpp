@@ -116,12 +116,14 @@ GenerationRun generation_run_from_json(const json& j) {
       number_or_nan(j.at("generation_tokens_per_second"));
   if (j.contains("bandwidth_ceiling")) {
     const json& c = j["bandwidth_ceiling"];
-    r.ceiling = Ceiling{
-        c.at("bandwidth_gbs"), c.value("measured_gbs", std::vector<double>{}),
-        c.at("threads"), number_or_nan(c.at("steps_per_second")),
-        number_or_nan(c.at("fraction"))};
-    r.ceiling->kernel = c.value("kernel", std::string("triad"));
-    r.ceiling->device = c.value("device", std::string());
+    Ceiling& to = r.ceiling.emplace();
+    to.bandwidth_gbs = c.at("bandwidth_gbs");
+    to.measured_gbs = c.value("measured_gbs", std::vector<double>{});
+    to.threads = c.at("threads");
+    to.steps_per_second = number_or_nan(c.at("steps_per_second"));
+    to.fraction = number_or_nan(c.at("fraction"));
+    to.kernel = c.value("kernel", std::string("triad"));
+    to.device = c.value("device", std::string());
   }
   return r;
 }

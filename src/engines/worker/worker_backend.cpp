@@ -283,12 +283,12 @@ class WorkerGenerator : public backend::Generator {
   backend::Effective effective() const override { return e_->effective(); }
   std::vector<int> processes() const override { return e_->processes(); }
   // Measured by the engine on its device (op bandwidth); {} on the host.
-  std::optional<machine::Bandwidth> device_bandwidth() override {
+  std::optional<backend::DeviceBandwidth> device_bandwidth() override {
     const json r = e_->call("bandwidth", json::object())["bandwidth"];
     if (!r.contains("read_gbs") || !r["read_gbs"].is_number() ||
         r["read_gbs"].get<double>() <= 0)
       return std::nullopt;
-    machine::Bandwidth bw;
+    backend::DeviceBandwidth bw;
     bw.read_gbs = r["read_gbs"].get<double>();
     bw.array_bytes = r.value("array_bytes", int64_t{0});
     bw.passes = r.value("passes", 0);

@@ -186,8 +186,8 @@ class OnDevice : public FakeGenerator {
     e.precision = "fp32";
     return e;
   }
-  std::optional<machine::Bandwidth> device_bandwidth() override {
-    machine::Bandwidth bw;
+  std::optional<backend::DeviceBandwidth> device_bandwidth() override {
+    backend::DeviceBandwidth bw;
     bw.read_gbs = ++asked_ == 1 ? 4000 : 4800;
     return bw;
   }
