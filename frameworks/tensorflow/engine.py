@@ -63,7 +63,7 @@ class Engine(km.Generates):
                     tf.config.list_physical_devices("GPU"))],
                 "precisions": ["fp32"], "optimizers": km.OPTIMIZERS,
                 # bf16 generation where TensorFlow's oneDNN kernels run at
-                # AVX-512 (capped to AVX2 the Zen 4's worker died of a
+                # AVX-512 (capped to AVX2 a Zen 5's worker died of a
                 # SIGSEGV in a bf16 generation, an 8x8 bf16 matmul had
                 # passed); untried here: a bf16 product would start the
                 # runtime before compile sets its threads. Compile tries one.
