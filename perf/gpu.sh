@@ -18,13 +18,6 @@ SUITE=${SUITE:-suites/gpu.toml}
 OUT=${OUT:?OUT names the folder for the results}
 mkdir -p "$OUT"
 
-step() {  # a step's command, its exit status and its seconds, in the log
-  local t0=$SECONDS
-  echo "== $*"
-  "$@"
-  echo "== exit $? after $((SECONDS - t0)) s"
-}
-
 if command -v nvidia-smi >/dev/null; then
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm \
     --format=csv

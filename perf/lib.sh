@@ -71,3 +71,12 @@ median_ms() { result "$1" '"%.3f" % median_ms()'; }
 # stored_runs DB: the ids of the runs stored in DB, oldest first (the
 # first column of `nnbench results list` below its two header lines).
 stored_runs() { "$NNBENCH" results --db "$1" list | awk 'NR > 2 {print $1}'; }
+
+# A step of a script that goes on past failures (gpu.sh,
+# gpu_generation.sh): its command, exit status and seconds, in the log.
+step() {
+  local t0=$SECONDS
+  echo "== $*"
+  "$@"
+  echo "== exit $? after $((SECONDS - t0)) s"
+}
