@@ -420,7 +420,7 @@ def hello_gaps(bf16_problem: str) -> dict:
             "generation_gaps": {"bf16": bf16_problem} if bf16_problem else {}}
 
 
-def bf16_problem(device: Optional[str] = None) -> str:
+def bf16_problem() -> str:
     """Why bf16 products do not run on this framework's CPU here, or "":
     a few are tried (keras.ops, as the model computes), as the pytorch
     engine tries its own."""

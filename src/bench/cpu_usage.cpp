@@ -103,7 +103,8 @@ namespace {
 
 // Another process's CPU seconds and context switches (0 when it is gone),
 // with the CPU seconds of the children it has waited for: a compiler a
-// framework runs for it (XLA's ptxas on a GPU) works for the run too.
+// framework runs for it (JAX's worker on a GPU, while XLA compiles) works
+// for the run too.
 void add_process(int pid, double* cpu, long* nivcsw, long* nvcsw) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), {});

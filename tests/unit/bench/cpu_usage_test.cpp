@@ -1,6 +1,6 @@
 // The probe counts a helper process's CPU with the children it waited for:
-// a worker whose framework runs a compiler as a child (XLA's ptxas) is not
-// judged contended by its own compiler.
+// a worker whose framework runs children for it (JAX's on a GPU) is not
+// judged contended by its own children.
 #include "bench/cpu_usage.h"
 
 #include <gtest/gtest.h>
