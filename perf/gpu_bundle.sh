@@ -25,7 +25,11 @@ rm -rf "$BUNDLE"
 mkdir -p "$BUNDLE/bin" "$BUNDLE/lib" "$BUNDLE/site" "$BUNDLE/fallback"
 cp build/gpu/bin/nnbench "$BUNDLE/bin/"
 # Every library the binary links but the C and C++ runtimes, which the
-# GPU machine's newer system has.
+# GPU machine's newer system has; one ldd cannot find stops the bundle.
+if ldd build/gpu/bin/nnbench | grep 'not found'; then
+  echo "gpu_bundle: libraries not found (above)" >&2
+  exit 1
+fi
 ldd build/gpu/bin/nnbench | awk '$3 ~ /^\// {print $3}' |
   grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*|libpthread|libdl|librt)\.so' |
   while read -r lib; do cp -L "$lib" "$BUNDLE/lib/"; done

@@ -2,8 +2,8 @@
 # Sourced by the perf/ scripts after they cd to the repository root: the
 # binary under test, the framework environments, the alternation of sides
 # over rounds, and a run's figures read from its results JSON. It sets no
-# shell options: gpu.sh and gpu_overhead.sh go on past a failed step on
-# purpose, the others stop at the first (set -e).
+# shell options: gpu.sh, gpu_generation.sh and gpu_overhead.sh go on past
+# a failed step on purpose, the others stop at the first (set -e).
 # shellcheck source=scripts/paths
 . scripts/paths
 

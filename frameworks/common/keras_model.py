@@ -37,6 +37,7 @@ shape (jax.jit, tf.function).
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Callable, Dict, List, Optional
 
@@ -420,10 +421,12 @@ def hello_gaps(bf16_problem: str) -> dict:
             "generation_gaps": {"bf16": bf16_problem} if bf16_problem else {}}
 
 
+@functools.cache
 def bf16_problem() -> str:
     """Why bf16 products do not run on this framework's CPU here, or "":
     a few are tried (keras.ops, as the model computes), as the pytorch
-    engine tries its own."""
+    engine tries its own; once per process, on the device the first
+    caller's context names."""
     try:
         a = ops.cast(ops.reshape(ops.arange(64, dtype="float32"), (8, 8)) / 64,
                      "bfloat16")

@@ -32,16 +32,11 @@ import cpu
 import keras_model as km
 
 
-_BF16: list = []
-
-
 def bf16_problem() -> str:
-    """Why this framework's bf16 products do not run here ("": they do),
-    tried once on the CPU, after compile has set the threads."""
-    if not _BF16:
-        with tf.device("/CPU:0"):
-            _BF16.append(km.bf16_problem())
-    return str(_BF16[0])
+    """Why TensorFlow's bf16 products do not run here ("": they do), tried
+    on the CPU, after compile has set the threads."""
+    with tf.device("/CPU:0"):
+        return km.bf16_problem()
 
 
 def bf16_gap() -> str:
@@ -74,7 +69,7 @@ class Engine(km.Generates):
         km.Builder(model).build()
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
-        km.refuse({**options, "precision": "fp32"}, "tensorflow")  # the optimizer
+        # The threads first: the bf16 product below starts the runtime.
         if options["threads"] > 0:
             tf.config.threading.set_intra_op_parallelism_threads(options["threads"])
             tf.config.threading.set_inter_op_parallelism_threads(1)

@@ -209,7 +209,7 @@ results::GenerationRun run_generation(backend::Backend& b,
       if (r.effective.threads > 0) threads = r.effective.threads;
       r.cpu_usage = probe.stop(threads);
       measure_device(*gen);
-    }  // the generator's memory freed before the second measurement
+    }  // the generator's memory freed before the host's second measurement
     judge_contention(r.cpu_usage, request.contention.rule, r.validity);
     if (r.effective.device.empty() || r.effective.device == "cpu") {
       // At the threads the engine ran (its record's): a measurement before

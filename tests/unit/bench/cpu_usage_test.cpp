@@ -45,14 +45,23 @@ TEST(UsageProbe, AHelpersWaitedForChildrenAreItsCpu) {
     pause();  // alive until killed, as a worker is
     _exit(0);
   }
+  // The helper killed however the test ends; with the unused ends closed,
+  // a helper that dies early ends the read below instead of blocking it.
+  struct Reap {
+    pid_t pid;
+    ~Reap() {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  } reap{helper};
+  close(go[0]);
+  close(done[1]);
   UsageProbe probe({static_cast<int>(helper)});
   probe.start();
   char c = 'g';
   ASSERT_EQ(write(go[1], &c, 1), 1);
   ASSERT_EQ(read(done[0], &c, 1), 1);  // this process sleeps meanwhile
   const auto u = probe.stop(1);
-  kill(helper, SIGKILL);
-  waitpid(helper, nullptr, 0);
   // The child's 0.4 s of CPU (ticks of 10 ms); the helper and this
   // process only wait. Without the children's time: about 0.
   EXPECT_GE(u.process_cpu_seconds, 0.37);
