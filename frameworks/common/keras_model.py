@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from typing import Callable, Dict, List, Optional
 
 import numpy as np
@@ -395,15 +396,17 @@ OPTIMIZERS = ["sgd", "adam", "rmsprop", "adadelta"]
 
 def refuse(options: dict, engine: str, bf16_problem: str = "") -> None:
     """What no Keras engine here runs, named before anything is built:
-    steps at fp32 only; generation at bf16 too, unless `bf16_problem`
-    says why the framework's bf16 products do not run here."""
+    steps at fp32 only; generation at int8 too, and at bf16 unless
+    `bf16_problem` says why the framework's bf16 products do not run
+    here."""
     precision = options["precision"]
     if precision == "bf16" and options.get("generation"):
         if bf16_problem:
             raise NotImplementedError(f"generation at bf16: {bf16_problem}")
-    elif precision != "fp32":
+    elif precision != "fp32" and not (precision == "int8" and
+                                      options.get("generation")):
         raise NotImplementedError(f"precision {precision} (the {engine} engine "
-                                  "runs fp32, and generates at bf16 too)")
+                                  "runs fp32, and generates at bf16 and int8 too)")
     if options["optimizer"] not in OPTIMIZERS:
         raise NotImplementedError(
             f"optimizer '{options['optimizer']}' (the {engine} engine runs: "
@@ -413,11 +416,13 @@ def refuse(options: dict, engine: str, bf16_problem: str = "") -> None:
 def hello_gaps(bf16_problem: str) -> dict:
     # Gaps supports() answers from attributes alone; those that depend on
     # shapes (a ceil-mode average pool's overhang) need the model built:
-    # "check". Generation at bf16 where the framework's bf16 products run.
+    # "check". Generation at int8 (Keras's own quantization) and at bf16
+    # where the framework's bf16 products run.
     return {"unsupported": [{"op": "lstm", "attribute": "lstm_biases",
                              "value": 2, "why": TWO_BIASES}],
             "checks_shapes": True,
-            "generation_precisions": ["fp32"] + ([] if bf16_problem else ["bf16"]),
+            "generation_precisions": ["fp32"] + ([] if bf16_problem else ["bf16"])
+            + ["int8"],
             "generation_gaps": {"bf16": bf16_problem} if bf16_problem else {}}
 
 
@@ -438,8 +443,17 @@ def bf16_problem() -> str:
     return ""
 
 
-def bf16_effective(options: dict) -> dict:
-    """What a generation at bf16 ran, for the record."""
+def precision_effective(options: dict) -> dict:
+    """What a generation below fp32 ran, for the record."""
+    if options.get("precision") == "int8":
+        return {"weights": "int8 (Keras's model.quantize('int8'): every Dense "
+                           "and EinsumDense, the attention's projections "
+                           "included, s8 weights with one abs-max scale per "
+                           "output channel, each input row quantized to s8 on "
+                           "the fly, int8 x int8 products summed in int32; the "
+                           "token embedding and the tied head s8 with one "
+                           "scale per row; positions, norms and biases fp32)",
+                "kv_cache": "fp32, per attention layer"}
     if options.get("precision") != "bf16":
         return {}
     return {"weights": "bf16 (Keras dtype policy 'bfloat16': variables and "
@@ -584,6 +598,13 @@ class KerasModel:
         for name, (layer, index) in self.stats.items():
             if name in params:
                 layer.weights[index].assign(params[name])
+        if options.get("precision") == "int8":
+            # Generation only (refuse): int8 as Keras makes it, its
+            # quantizers' defaults, as a user calls it on a loaded model.
+            # It warns of each layer it leaves (norms, positions): expected.
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*does not have a `quantize`")
+                self.net.quantize("int8")
         self.bce = model["loss"] == "sigmoid_binary_cross_entropy"
         self.loss_fn = (keras.losses.BinaryCrossentropy(from_logits=True)
                         if self.bce else

@@ -134,7 +134,7 @@ class Engine(km.Generates):
         # A flag: jax.config serves it by __getattr__, which mypy cannot see.
         matmul = jax.config.jax_default_matmul_precision  # type: ignore[attr-defined]
         return {"threads": cpus, "device": o["device"], "precision": o["precision"],
-                **km.bf16_effective(o),
+                **km.precision_effective(o),
                 "optimizer": km.describe_optimizer(o),
                 "thread_setting": (f"CPU affinity: {cpus} CPUs (XLA sizes its "
                                    "CPU pools by them)"),

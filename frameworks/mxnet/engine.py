@@ -684,6 +684,22 @@ def log_softmax(z):
     return mx.nd.log_softmax(z, axis=-1)
 
 
+# Why generation stays fp32 (seen with MXNet 1.9.1 on a CPU with
+# AVX512-BF16): its bf16 arrays run FullyConnected, softmax and the adds,
+# but batch_dot and LayerNorm refuse them, so its bf16 is AMP's (each of
+# those cast to fp32 and back, and every fp32 weight cast to bf16 on each
+# call unless a whole symbolic graph is converted), and its int8 is
+# quantize_net's on whole symbolic graphs with calibration: neither is
+# built for the cached decoding loop here.
+GENERATION_GAPS = {
+    "bf16": "MXNet's bf16 batch_dot and LayerNorm are missing (its AMP casts "
+            "them to fp32, and the weights on every call, unless a whole "
+            "symbolic graph is converted); not built for the cached decoding "
+            "loop",
+    "int8": "MXNet's int8 is quantize_net's, on whole symbolic graphs with "
+            "calibration; not built for the cached decoding loop"}
+
+
 class Engine:
     def __init__(self) -> None:
         self.batches: List[Tuple[mx.nd.NDArray, mx.nd.NDArray]] = []
@@ -697,7 +713,8 @@ class Engine:
                 "python": platform.python_version(),
                 "devices": ["cpu"] + [f"cuda:{i}" for i in range(mx.context.num_gpus())],
                 "precisions": ["fp32"], "optimizers": ["sgd", *OPTIMIZERS],
-                "checks_shapes": True, "generates": True}
+                "checks_shapes": True, "generates": True,
+                "generation_gaps": GENERATION_GAPS}
 
     def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
         """Greedy generation with a KV cache, as a Gluon decoding loop runs

@@ -31,22 +31,28 @@ class Attention(torch.nn.Module):
     src/engines/reference/ops/transformer.h): q, k and v from one [3F, F]
     projection (row blocks q, k, v), head h in columns h*D..(h+1)*D of each
     (D = F/heads), softmax(q k^T / sqrt(D)) v with position i seeing only
-    positions <= i when causal, the heads side by side projected out."""
+    positions <= i when causal, the heads side by side projected out.
+    The projections are nn.Linear modules, as in Hugging Face's models, so
+    that dynamic quantization (which replaces nn.Linear) takes them too."""
 
     def __init__(self, f: int, heads: int, causal: bool, bias: bool):
         super().__init__()
         self.heads, self.causal = heads, causal
-        self.in_weight = torch.nn.Parameter(torch.empty(3 * f, f))
-        self.in_bias: Optional[torch.nn.Parameter] = (
-            torch.nn.Parameter(torch.empty(3 * f)) if bias else None)
-        self.out_weight = torch.nn.Parameter(torch.empty(f, f))
-        self.out_bias: Optional[torch.nn.Parameter] = (
-            torch.nn.Parameter(torch.empty(f)) if bias else None)
+        self.in_proj = torch.nn.Linear(f, 3 * f, bias=bias)
+        self.out_proj = torch.nn.Linear(f, f, bias=bias)
+
+    def canonical(self) -> Dict[str, torch.nn.Parameter]:
+        """nnbench's names of the parameters."""
+        out = {"in_weight": self.in_proj.weight, "out_weight": self.out_proj.weight}
+        if self.in_proj.bias is not None:
+            out["in_bias"] = self.in_proj.bias
+            out["out_bias"] = self.out_proj.bias
+        return out
 
     def forward(self, x):
         n, t, f = x.shape
         d = f // self.heads
-        q, k, v = F.linear(x, self.in_weight, self.in_bias).chunk(3, -1)
+        q, k, v = self.in_proj(x).chunk(3, -1)
 
         def split(y):  # [N, T, F] -> [N, H, T, D]
             return y.reshape(n, t, self.heads, d).transpose(1, 2)
@@ -56,8 +62,7 @@ class Attention(torch.nn.Module):
             mask = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
             scores = scores.masked_fill(mask, float("-inf"))
         ctx = torch.matmul(torch.softmax(scores, -1), split(v))
-        return F.linear(ctx.transpose(1, 2).reshape(n, t, f),
-                        self.out_weight, self.out_bias)
+        return self.out_proj(ctx.transpose(1, 2).reshape(n, t, f))
 
     def cached(self, x, cache: "Cache", i: int):
         """The same on new tokens x [N, t, F] after the cache's `length`
@@ -65,7 +70,7 @@ class Attention(torch.nn.Module):
         ([N, H, capacity, D], made on first use) hold; these are added."""
         n, t, f = x.shape
         d, at = f // self.heads, cache.length
-        q, k, v = F.linear(x, self.in_weight, self.in_bias).chunk(3, -1)
+        q, k, v = self.in_proj(x).chunk(3, -1)
 
         def split(y):  # [N, t, F] -> [N, H, t, D]
             return y.reshape(n, t, self.heads, d).transpose(1, 2)
@@ -83,8 +88,7 @@ class Attention(torch.nn.Module):
                               device=x.device).triu(at + 1)
             scores = scores.masked_fill(mask, float("-inf"))
         ctx = torch.matmul(torch.softmax(scores, -1), values)
-        return F.linear(ctx.transpose(1, 2).reshape(n, t, f),
-                        self.out_weight, self.out_bias)
+        return self.out_proj(ctx.transpose(1, 2).reshape(n, t, f))
 
 
 class Cache:
@@ -174,6 +178,10 @@ class Net(torch.nn.Module):
 
     def _map(self, l: dict, m: torch.nn.Module) -> None:
         name = l["name"]
+        if isinstance(m, Attention):
+            for suffix, p in m.canonical().items():
+                self.canonical[f"{name}.{suffix}"] = p
+            return
         if l["op"] != "lstm":
             for suffix, p in m.named_parameters():
                 self.canonical[f"{name}.{suffix}"] = p
@@ -263,6 +271,8 @@ class Net(torch.nn.Module):
         if op == "gelu":
             return F.gelu(x, approximate="tanh" if attr(l, "approximate", False) else "none")
         if op == "tied_linear":
+            if str(i) in self.mods:  # untied for int8 (quantize_int8)
+                return self.mods[str(i)](x)
             # The embedding's table, shared: no parameter of its own, the
             # gradient adds into the embedding's.
             table = self.mods[str(l["tied"])]
@@ -280,6 +290,40 @@ class Net(torch.nn.Module):
         if str(i) in self.mods:
             return self.mods[str(i)](x)
         raise NotImplementedError(f"layer '{l['name']}' ({op})")
+
+
+def quantize_int8(net: Net) -> None:
+    """int8 as PyTorch's dynamic quantization makes it for a transformer
+    (its BERT tutorial): every nn.Linear replaced by a dynamically
+    quantized one, s8 weights with one scale per tensor, each input
+    quantized to u8 as it comes. A tied head first becomes an nn.Linear
+    holding a copy of the embedding's table, as Hugging Face's lm_head is
+    one, so it is quantized too; the token lookup stays fp32."""
+    for i, l in enumerate(net.layers):
+        if l["op"] == "tied_linear":
+            table = net.mods[str(l["tied"])]
+            assert isinstance(table, torch.nn.Embedding), "tied: not an embedding"
+            head = torch.nn.Linear(table.embedding_dim, table.num_embeddings,
+                                   bias=False)
+            with torch.no_grad():
+                head.weight.copy_(table.weight)
+            net.mods[str(i)] = head
+    torch.ao.quantization.quantize_dynamic(net, {torch.nn.Linear},
+                                           dtype=torch.qint8, inplace=True)
+
+
+def int8_problem() -> str:
+    """Why this PyTorch cannot generate at int8 here ("" when it can): a
+    dynamically quantized linear tried."""
+    try:
+        m = torch.nn.Sequential(torch.nn.Linear(64, 32))
+        q = torch.ao.quantization.quantize_dynamic(m, {torch.nn.Linear},
+                                                   dtype=torch.qint8)
+        q(torch.ones(2, 64))
+        return ""
+    except (RuntimeError, AttributeError) as e:
+        first = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+        return f"PyTorch's dynamic quantization fails here: {first}"
 
 
 class Adadelta(torch.optim.Optimizer):
@@ -366,16 +410,19 @@ class Engine:
 
     def hello(self) -> dict:
         devices = ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
-        why = bf16_problem()
+        gaps = {p: why for p, why in (("bf16", bf16_problem()),
+                                      ("int8", int8_problem())) if why}
         return {"framework": "PyTorch", "version": torch.__version__,
                 "python": platform.python_version(), "devices": devices,
                 "precisions": ["fp32"],
                 "optimizers": ["sgd", "adam", "rmsprop", "adadelta"],
                 "generates": True,
                 # Generation also at bf16, the module converted (a PyTorch
-                # loop after model.to(torch.bfloat16)); its steps fp32 only.
-                "generation_precisions": ["fp32"] + ([] if why else ["bf16"]),
-                "generation_gaps": {"bf16": why} if why else {}}
+                # loop after model.to(torch.bfloat16)), and at int8 on the
+                # CPU, dynamically quantized; its steps fp32 only.
+                "generation_precisions": ["fp32"] + [p for p in ("bf16", "int8")
+                                                     if p not in gaps],
+                "generation_gaps": gaps}
 
     def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
         """Greedy generation with a KV cache, as a plain PyTorch decoding
@@ -434,9 +481,15 @@ class Engine:
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
         precision = options["precision"]
-        if precision != "fp32" and not (options.get("generation") and precision == "bf16"):
+        if precision != "fp32" and not (options.get("generation") and
+                                        precision in ("bf16", "int8")):
             raise NotImplementedError(f"precision {precision} (the pytorch engine "
-                                      "runs fp32, and generates at bf16 too)")
+                                      "runs fp32, and generates at bf16 and int8 "
+                                      "too)")
+        if precision == "int8" and options["device"] != "cpu":
+            raise NotImplementedError("generation at int8 on "
+                                      f"{options['device']} (PyTorch's dynamic "
+                                      "quantization runs on the CPU only)")
         self.options = options
         self.device = torch.device(options["device"])
         if self.device.type == "cuda":
@@ -464,6 +517,11 @@ class Engine:
             if why:
                 raise NotImplementedError(f"generation at bf16: {why}")
             self.net.to(torch.bfloat16)  # weights, activations and cache
+        if precision == "int8":
+            why = int8_problem()
+            if why:
+                raise NotImplementedError(f"generation at int8: {why}")
+            quantize_int8(self.net)
         self.opt = make_optimizer([p for p in self.net.parameters()
                                    if p.requires_grad], options)
         self.bce = model["loss"] == "sigmoid_binary_cross_entropy"
@@ -480,6 +538,14 @@ class Engine:
         if precision == "bf16":  # generation only (compile refuses steps)
             e["weights"] = "bf16 (the module converted)"
             e["kv_cache"] = "bf16, per attention layer"
+        if precision == "int8":  # generation only, as bf16
+            e["weights"] = ("int8: torch.ao.quantization.quantize_dynamic of every "
+                            "nn.Linear (the attention's projections, the MLP's, "
+                            "the head untied), qint8 weights one scale per "
+                            "tensor, inputs quantized on the fly; the token "
+                            "lookup, norms and biases fp32")
+            e["quantized_engine"] = str(torch.backends.quantized.engine)
+            e["kv_cache"] = "fp32, per attention layer"
         if self.device.type == "cuda":
             b = torch.backends
             e["gpu"] = (f"{torch.cuda.get_device_name(self.device)}, CUDA "

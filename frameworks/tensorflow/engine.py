@@ -115,7 +115,7 @@ class Engine(km.Generates):
         return {"threads": tf.config.threading.get_intra_op_parallelism_threads(),
                 "inter_op_threads": str(tf.config.threading.get_inter_op_parallelism_threads()),
                 "device": o["device"], "precision": o["precision"],
-                **km.bf16_effective(o),
+                **km.precision_effective(o),
                 "optimizer": km.describe_optimizer(o),
                 "compiled": "tf.function, XLA" if self.xla else "tf.function",
                 "layout": "NHWC (channels last, Keras's default)",

@@ -146,6 +146,25 @@ void summarize_generation(results::GenerationRun& r,
   }
 }
 
+namespace {
+
+// Why a finished run has no ceiling, for its record.
+std::string no_ceiling_reason(const results::GenerationRun& r,
+                              const std::string& asked, bool host,
+                              bool ran_on_host) {
+  if (r.weight_bytes <= 0) return "no weight bytes for this precision";
+  if (ran_on_host != host)
+    return "asked for " + (host ? std::string("cpu") : asked) +
+           ", the engine ran on " +
+           (ran_on_host ? std::string("cpu") : r.effective.device) +
+           ": the bandwidth measured was not of the memory it read";
+  if (host) return "the host's read bandwidth could not be measured";
+  return "the " + r.backend + " engine did not measure the bandwidth of " +
+         r.effective.device + " (it measures none, or it failed)";
+}
+
+}  // namespace
+
 results::GenerationRun run_generation(backend::Backend& b,
                                       const model::Model& m,
                                       const results::RunRequest& request,
@@ -211,7 +230,13 @@ results::GenerationRun run_generation(backend::Backend& b,
       measure_device(*gen);
     }  // the generator's memory freed before the host's second measurement
     judge_contention(r.cpu_usage, request.contention.rule, r.validity);
-    if (r.effective.device.empty() || r.effective.device == "cpu") {
+    // Where the engine says it ran decides, once: measurements of the
+    // other memory than the one it read its weights from bound nothing.
+    const bool ran_on_host =
+        r.effective.device.empty() || r.effective.device == "cpu";
+    if (ran_on_host != host) {
+      measured.clear();
+    } else if (host) {
       // At the threads the engine ran (its record's): a measurement before
       // at another count does not apply.
       std::erase_if(measured, [&](const machine::Bandwidth& bw) {
@@ -223,6 +248,9 @@ results::GenerationRun run_generation(backend::Backend& b,
     }
     summarize_generation(r, measured);
     if (r.ceiling && !host) r.ceiling->device = r.effective.device;
+    if (!r.ceiling)
+      r.no_ceiling =
+          no_ceiling_reason(r, request.options.device, host, ran_on_host);
     r.state = results::State::kOk;
   } catch (...) {
     r.fail(results::classify(std::current_exception()));

@@ -89,6 +89,7 @@ json GenerationRun::serialize() const {
         {"fraction", finite_or_null(ceiling->fraction)}};
   if (ceiling && !ceiling->device.empty())
     j["bandwidth_ceiling"]["device"] = ceiling->device;
+  if (!ceiling && !no_ceiling.empty()) j["no_bandwidth_ceiling"] = no_ceiling;
   return j;
 }
 
@@ -103,6 +104,7 @@ GenerationRun generation_run_from_json(const json& j) {
   r.weight_bytes =
       j.at("weight_bytes").is_number() ? j["weight_bytes"].get<double>() : 0.0;
   r.tokens = j.at("tokens").get<std::vector<int64_t>>();
+  r.no_ceiling = j.value("no_bandwidth_ceiling", std::string());
   if (!j.contains("ttft_seconds")) return r;
   r.ttft = summary_from_json(j.at("ttft_seconds"));
   r.tpot = summary_from_json(j.at("tpot_seconds"));

@@ -76,6 +76,7 @@ struct GenerationRun : Record {
   double generation_tokens_per_second = 0;  // batch / median TPOT
   double weight_bytes = 0;  // read per decoding step (model/generation.h)
   std::optional<Ceiling> ceiling;  // absent: bandwidth not measured
+  std::string no_ceiling;  // why the ceiling is absent ("" if it is not)
   // Row 0's new tokens (greedy: every repetition gives the same ones).
   std::vector<int64_t> tokens;
 };

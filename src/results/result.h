@@ -23,7 +23,10 @@ namespace nnbench::results {
 // 3: environment.cpu_model, isa and physical_cores became environment.cpu
 // (hwloc and libcpuinfo: name, microarchitecture, ISA, caches, topology);
 // every record names its kind; run --verify's verification is written.
-inline constexpr int kSchemaVersion = 3;
+// 4: a throughput record's peak_fraction, peak_gflops and
+// theoretical_fraction are null where no peak was measured (a run on a
+// GPU), where 3 wrote 0 (a reader of 3 would fail on the null).
+inline constexpr int kSchemaVersion = 4;
 // The oldest version report_from_json reads (migrating it).
 inline constexpr int kOldestReadableSchema = 2;
 
@@ -108,7 +111,7 @@ struct Report {
 
 nlohmann::json to_json(const Report& r);
 // Reads schema versions kOldestReadableSchema..kSchemaVersion, migrating
-// older ones; any other version is an error naming it. Reads `nnbench
+// older ones (3 needs none: its 0 peak figures read as not measured); any other version is an error naming it. Reads `nnbench
 // train --out` files too (their records under "runs", no peak).
 Report report_from_json(const nlohmann::json& j);
 // Schema 2 -> 3, in place: the environment's CPU fields move into `cpu`

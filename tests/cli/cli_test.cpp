@@ -109,7 +109,7 @@ TEST_F(Cli, RunWritesAResultsFile) {
                             kFast + kNoContention);
   ASSERT_EQ(o.code, 0) << o.output;
   const auto j = nlohmann::json::parse(std::ifstream(out));
-  EXPECT_EQ(j["schema_version"], 3);
+  EXPECT_EQ(j["schema_version"], 4);
   EXPECT_EQ(j["results"][0]["kind"], "throughput");
   const auto& r = j["results"][0];
   EXPECT_EQ(r["state"], "ok");

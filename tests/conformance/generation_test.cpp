@@ -119,11 +119,14 @@ Expect bf16_generation(const std::string& engine) {
   return Expect::kNever;
 }
 
-// int8: nnbench's own engine (s8 weights), ONNX Runtime (dynamic
-// quantization) and OpenVINO (NNCF's weight compression) on any CPU
-// (OpenVINO may refuse under a cap: above); the others refuse.
+// int8: nnbench's own engine (s8 weights), ONNX Runtime and PyTorch
+// (their dynamic quantization), TensorFlow and JAX (Keras's
+// model.quantize) and OpenVINO (NNCF's weight compression) on any CPU
+// (OpenVINO may refuse under a cap: above); LibTorch and MXNet refuse.
 Expect int8_generation(const std::string& engine) {
-  if (engine == "onednn" || engine == "onnxruntime") return Expect::kMust;
+  if (engine == "onednn" || engine == "onnxruntime" || engine == "pytorch" ||
+      engine == "tensorflow" || engine == "jax")
+    return Expect::kMust;
   if (engine == "openvino") return capped() ? Expect::kMay : Expect::kMust;
   return Expect::kNever;
 }

@@ -377,3 +377,37 @@ def test_generation_at_bf16_runs_bf16_within_its_tolerance() -> None:
     with pytest.raises(NotImplementedError, match="precision bf16"):
         ENGINE.Engine().compile(decoder(4), p, options("bf16", False),
                                 {"train_batch": 0, "infer_batches": [1]})
+
+
+def test_generation_at_int8_quantizes_every_dense_layer_within_its_tolerance() -> None:
+    """int8 as Keras makes it (model.quantize("int8")): the attention's
+    four projections, the MLP's two Dense layers and the tied embedding
+    quantized, nothing else; the logits after a prefill and a decode move
+    by the rounding of weights and inputs, more than fp32's and within
+    int8 generation's 5e-2 (src/verify/tolerance); the cache stays
+    fp32; steps at int8 are refused."""
+    p = decoder_params(np.random.default_rng(16))
+    e = ENGINE.Engine()
+    e.compile(decoder(12), p, options("int8", True), {"train_batch": 0, "infer_batches": []})
+    eff = e.effective()
+    assert eff["precision"] == "int8" and eff["weights"].startswith("int8")
+    modes = {type(l).__name__: getattr(l, "quantization_mode", None)
+             for l in e.k.net._flatten_layers() if getattr(l, "quantization_mode", None)}
+    assert modes == {"EinsumDense": "int8", "Dense": "int8",
+                     "ReversibleEmbedding": "int8"}
+    quantized = [l for l in e.k.net._flatten_layers()
+                 if getattr(l, "quantization_mode", None) == "int8"]
+    assert len(quantized) == 4 + 2 + 1
+    first = e.prefill(ROWS, 12)
+    assert {str(c.dtype) for c in e.generation.cache} == {"float32"}
+    rows = np.array(ROWS)
+    seq = np.concatenate([rows, np.array(first)[:, None]], 1)
+    for i, want in enumerate((decoder_logits(rows, p)[:, -1],
+                              decoder_logits(seq, p)[:, -1])):
+        if i:
+            e.decode(first)
+        error = np.abs(np.array(e.last_logits()) - want).max() / np.abs(want).max()
+        assert 1e-4 < error < 5e-2
+    with pytest.raises(NotImplementedError, match="precision int8"):
+        ENGINE.Engine().compile(decoder(4), p, options("int8", False),
+                                {"train_batch": 0, "infer_batches": [1]})

@@ -122,9 +122,12 @@ std::unique_ptr<backend::Generator> make_generator(
     const model::Model& m, const backend::Options& o,
     const backend::GenerationShape& shape) {
   if (o.precision != "fp32" && o.precision != "bf16")
-    throw backend::Unimplemented("generation at precision " + o.precision +
-                                 " (the LibTorch backend generates at fp32 "
-                                 "and bf16)");
+    throw backend::Unimplemented(
+        "generation at precision " + o.precision +
+        " (the LibTorch backend generates at fp32 and bf16: LibTorch's C++ "
+        "frontend has no quantized modules and no quantize_dynamic, "
+        "PyTorch's dynamic quantization is its Python API, which the "
+        "pytorch worker runs)");
   backend::check_generates(m, shape);
   if (o.threads > 0) torch::set_num_threads(o.threads);
   if (o.precision == "bf16") check_bf16_runs();

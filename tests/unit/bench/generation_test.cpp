@@ -3,6 +3,8 @@
 // hand.
 #include "bench/generation.h"
 
+#include <stdexcept>
+
 #include <gtest/gtest.h>
 
 #include "data/synthetic.h"
@@ -174,11 +176,14 @@ TEST(Generation, RecordRoundTripsThroughItsKind) {
 }
 
 // A generator on a GPU: its memory's bandwidth is its engine's to measure
-// (4000 GB/s before the generations, 4800 after), never the host's.
+// (4000 GB/s before the generations, 4800 after), never the host's; or
+// an engine that measures none, or whose measurement fails.
+enum class DeviceMeasures { kYes, kNone, kThrows };
+
 class OnDevice : public FakeGenerator {
  public:
-  OnDevice(double& clock, int& asked)
-      : FakeGenerator(clock, false), asked_(asked) {}
+  OnDevice(double& clock, int& asked, DeviceMeasures measures)
+      : FakeGenerator(clock, false), asked_(asked), measures_(measures) {}
   backend::Effective effective() const override {
     backend::Effective e;
     e.threads = 1;
@@ -187,18 +192,25 @@ class OnDevice : public FakeGenerator {
     return e;
   }
   std::optional<backend::DeviceBandwidth> device_bandwidth() override {
+    ++asked_;
+    if (measures_ == DeviceMeasures::kNone) return std::nullopt;
+    if (measures_ == DeviceMeasures::kThrows)
+      throw std::runtime_error("out of device memory");
     backend::DeviceBandwidth bw;
-    bw.read_gbs = ++asked_ == 1 ? 4000 : 4800;
+    bw.read_gbs = asked_ == 1 ? 4000 : 4800;
     return bw;
   }
 
  private:
   int& asked_;
+  DeviceMeasures measures_;
 };
 
 class DeviceBackend : public backend::Backend {
  public:
-  DeviceBackend(double& clock, int& asked) : clock_(clock), asked_(asked) {}
+  DeviceBackend(double& clock, int& asked,
+                DeviceMeasures measures = DeviceMeasures::kYes)
+      : clock_(clock), asked_(asked), measures_(measures) {}
   std::string name() const override { return "device"; }
   std::string version() const override { return "test"; }
   backend::Description describe() const override { return {}; }
@@ -214,13 +226,25 @@ class DeviceBackend : public backend::Backend {
   std::unique_ptr<backend::Generator> generator(
       const model::Model&, const backend::Options&,
       const backend::GenerationShape&) override {
-    return std::make_unique<OnDevice>(clock_, asked_);
+    return std::make_unique<OnDevice>(clock_, asked_, measures_);
   }
 
  private:
   double& clock_;
   int& asked_;
+  DeviceMeasures measures_;
 };
+
+// The host's bandwidth, 30 GB/s, counting the times it is asked.
+BandwidthAt host_bandwidth(int& asked) {
+  return [&asked](int threads) {
+    ++asked;
+    machine::Bandwidth bw;
+    bw.read_gbs = 30;
+    bw.threads = threads;
+    return std::optional(bw);
+  };
+}
 
 TEST(Generation, OnADeviceTheCeilingIsTheDevicesBandwidth) {
   double clock = 0;
@@ -253,6 +277,54 @@ TEST(Generation, OnADeviceTheCeilingIsTheDevicesBandwidth) {
   const auto back = results::record_from_json(r.serialize());
   EXPECT_EQ(results::as<results::GenerationRun>(*back).ceiling->device,
             "cuda:0");
+  EXPECT_FALSE(r.serialize().contains("no_bandwidth_ceiling"));
+}
+
+// A device engine that measures nothing, or fails to: no ceiling (never
+// the host's), the record saying why, and the run itself kept.
+TEST(Generation, ADeviceNotMeasuredLeavesNoCeilingAndSaysWhy) {
+  for (const auto measures : {DeviceMeasures::kNone, DeviceMeasures::kThrows}) {
+    double clock = 0;
+    int device_asked = 0, host_asked = 0;
+    DeviceBackend b(clock, device_asked, measures);
+    results::RunRequest request;
+    request.options.device = "cuda:0";
+    request.options.threads = 1;
+    const auto r = run_generation(b, model::zoo::get("gpt2-tiny"), request,
+                                  asked().asked, host_bandwidth(host_asked));
+    ASSERT_EQ(r.state, results::State::kOk) << r.message;
+    EXPECT_EQ(host_asked, 0);
+    EXPECT_EQ(device_asked, 2);
+    EXPECT_FALSE(r.ceiling.has_value());
+    EXPECT_EQ(r.no_ceiling,
+              "the device engine did not measure the bandwidth of cuda:0 "
+              "(it measures none, or it failed)");
+    const auto back = results::as<results::GenerationRun>(
+        *results::record_from_json(r.serialize()));
+    EXPECT_FALSE(back.ceiling.has_value());
+    EXPECT_EQ(back.no_ceiling, r.no_ceiling);
+  }
+}
+
+// Asked for the host, an engine that says it ran on a GPU: the host's
+// measurements bound nothing it read (no ceiling, and why), and the
+// device is never asked, as on any run asked for the host.
+TEST(Generation, AnEngineOffTheAskedMemoryGetsNoCeiling) {
+  double clock = 0;
+  int device_asked = 0, host_asked = 0;
+  DeviceBackend b(clock, device_asked);
+  results::RunRequest request;
+  request.options.device = "cpu";
+  request.options.threads = 1;
+  const auto r = run_generation(b, model::zoo::get("gpt2-tiny"), request,
+                                asked().asked, host_bandwidth(host_asked));
+  ASSERT_EQ(r.state, results::State::kOk) << r.message;
+  EXPECT_EQ(device_asked, 0);
+  EXPECT_GE(host_asked, 1);
+  EXPECT_FALSE(r.ceiling.has_value());
+  EXPECT_EQ(r.no_ceiling,
+            "asked for cpu, the engine ran on cuda:0: the bandwidth measured "
+            "was not of the memory it read");
 }
 
 TEST(Generation, RequestBoundsNameTheField) {

@@ -131,9 +131,9 @@ TEST(Results, SchemaTwoFileStillLoads) {
   EXPECT_EQ(r.environment["cpu"]["microarchitecture_source"],
             "not recorded (schema 2)");
   EXPECT_FALSE(r.environment.contains("cpu_model"));
-  // Written again, it is a schema 3 file that reads back the same.
+  // Written again, it is a file of this schema that reads back the same.
   const nlohmann::json again = to_json(r);
-  EXPECT_EQ(again["schema_version"], 3);
+  EXPECT_EQ(again["schema_version"], 4);
   EXPECT_EQ(again["results"][0]["kind"], "throughput");
   EXPECT_EQ(to_json(report_from_json(again)), again);
 }
