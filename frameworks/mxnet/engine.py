@@ -60,8 +60,9 @@ import ctypes
 import math
 import os
 import platform
+import warnings
 from types import SimpleNamespace
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 ASKED_THREADS = int(os.environ.get("NNBENCH_THREADS", "0") or 0)
 if ASKED_THREADS > 0:
@@ -70,6 +71,7 @@ if ASKED_THREADS > 0:
 import numpy as np
 import mxnet as mx
 from mxnet import autograd, gluon
+from mxnet.contrib import amp
 from mxnet.gluon import nn, rnn
 
 import scores
@@ -141,6 +143,7 @@ class Attention(gluon.HybridBlock):
             g.graphs = (Heads(self), Merge(self))
             for b in g.graphs:
                 b.hybridize(static_alloc=True, static_shape=True)
+            g.graphs = tuple(Lowered(b, cache.lower) for b in g.graphs)
         heads_of, merge_out = g.graphs
         q, k, v = heads_of(x)
         if i not in cache.k:
@@ -203,12 +206,43 @@ def log_seen(F, queries, keys):
 
 class Cache:
     """Generation's keys and values per attention layer (by layer index),
-    for `capacity` positions of `rows` sequences, `length` of them filled."""
+    for `capacity` positions of `rows` sequences, `length` of them filled;
+    `lower`, the conversion its graphs get (Lowered), or None."""
 
-    def __init__(self, capacity: int, rows: int):
+    def __init__(self, capacity: int, rows: int, lower: Optional[Callable] = None):
         self.capacity, self.rows, self.length = capacity, rows, 0
+        self.lower = lower
         self.k: Dict[int, mx.nd.NDArray] = {}
         self.v: Dict[int, mx.nd.NDArray] = {}
+
+
+class Lowered:
+    """A hybridized graph of generation, converted by `lower` (a function
+    of the block, or None: the block as it is) the first time it is
+    called: MXNet's converters (AMP's convert_hybrid_block) take a block
+    whose graph a first call has built. That call's outputs are dropped
+    and the converted block runs on the same inputs; its outputs come
+    back fp32, as the fp32 cache and the imperative code take them."""
+
+    def __init__(self, block: gluon.HybridBlock, lower: Optional[Callable]):
+        self.block, self.lower = block, lower
+        self.converted: Optional[gluon.HybridBlock] = None
+
+    def __call__(self, *xs):
+        if self.lower is None:
+            return self.block(*xs)
+        if self.converted is None:
+            self.block(*xs)
+            self.converted = self.lower(self.block)
+            self.converted.hybridize(static_alloc=True, static_shape=True)
+        out = self.converted(*xs)
+        if isinstance(out, (list, tuple)):
+            return tuple(fp32(y) for y in out)
+        return fp32(out)
+
+
+def fp32(y):
+    return y if y.dtype == np.float32 else mx.nd.amp_cast(y, dtype="float32")
 
 
 class Positions(gluon.HybridBlock):
@@ -436,10 +470,12 @@ class Net(gluon.HybridBlock):
         g = self.generation
         if g.plan is None:
             g.plan = self._plan()
+            g.run = {id(s): Lowered(s, cache.lower) for s in g.plan
+                     if isinstance(s, Segment)}
         env = {-1: ids}
         for step in g.plan:
             if isinstance(step, Segment):
-                outs = step(*[env[j] for j in step.inputs])
+                outs = g.run[id(step)](*[env[j] for j in step.inputs])
                 env.update(zip(step.outputs, outs if isinstance(outs, (list, tuple))
                                else [outs]))
                 continue
@@ -684,37 +720,63 @@ def log_softmax(z):
     return mx.nd.log_softmax(z, axis=-1)
 
 
-# Why generation stays fp32 (seen with MXNet 1.9.1 on a CPU with
-# AVX512-BF16): its bf16 arrays run FullyConnected, softmax and the adds,
-# but batch_dot and LayerNorm refuse them, so its bf16 is AMP's (each of
-# those cast to fp32 and back, and every fp32 weight cast to bf16 on each
-# call unless a whole symbolic graph is converted), and its int8 is
-# quantize_net's on whole symbolic graphs with calibration: neither is
-# built for the cached decoding loop here.
-GENERATION_GAPS = {
-    "bf16": "MXNet's bf16 batch_dot and LayerNorm are missing (its AMP casts "
-            "them to fp32, and the weights on every call, unless a whole "
-            "symbolic graph is converted); not built for the cached decoding "
-            "loop",
-    "int8": "MXNet's int8 is quantize_net's, on whole symbolic graphs with "
-            "calibration; not built for the cached decoding loop"}
+# MXNet's int8 is quantize_net's on symbolic graphs, calibrated: not
+# built for the decoding loop's graphs (bf16 is, below).
+INT8_GAP = ("MXNet's int8 is quantize_net's, on symbolic graphs with "
+            "calibration; not built for the cached decoding loop")
+
+
+# MXNet's bfloat16 dtype (mxnet.contrib.amp's): numpy has none.
+BF16 = np.dtype([("bfloat16", np.uint16)])
+
+
+def bf16_problem() -> str:
+    """Why MXNet's bf16 does not run here ("": it does): AMP's bf16 runs
+    FullyConnected (and convolutions) in bf16 on oneDNN, the rest fp32
+    (its lists: batch_dot and LayerNorm have no bf16 kernels); one bf16
+    FullyConnected tried."""
+    try:
+        x = mx.nd.amp_cast(mx.nd.ones((2, 64)), dtype=BF16)
+        w = mx.nd.amp_cast(mx.nd.ones((8, 64)), dtype=BF16)
+        mx.nd.FullyConnected(x, w, no_bias=True, num_hidden=8).wait_to_read()
+        return ""
+    except mx.base.MXNetError as e:
+        return f"MXNet's bf16 FullyConnected fails here: {str(e).splitlines()[0][:200]}"
+
+
+def to_bf16(ctx) -> Callable:
+    """AMP's conversion of a hybridized graph for bf16 inference, the
+    weights its bf16 operators read cast once (cast_optional_params)."""
+    def convert(block: gluon.HybridBlock) -> gluon.HybridBlock:
+        with warnings.catch_warnings():
+            # The SymbolBlock it makes cannot type its inputs before a
+            # call, and says so; the call types them.
+            warnings.filterwarnings("ignore", message="Cannot decide type")
+            return amp.convert_hybrid_block(block, target_dtype="bfloat16", ctx=ctx,
+                                            cast_optional_params=True)
+    return convert
 
 
 class Engine:
     def __init__(self) -> None:
         self.batches: List[Tuple[mx.nd.NDArray, mx.nd.NDArray]] = []
+        self.lower: Optional[Callable] = None
         self.out: Any = None
         self.options: dict = {}
         self.opt_name = ""  # MXNet's own optimizer, where sgd runs on it
         self.cache: Optional[Cache] = None
 
     def hello(self) -> dict:
+        why = bf16_problem()
         return {"framework": "MXNet", "version": f"{mx.__version__} (Gluon)",
                 "python": platform.python_version(),
                 "devices": ["cpu"] + [f"cuda:{i}" for i in range(mx.context.num_gpus())],
                 "precisions": ["fp32"], "optimizers": ["sgd", *OPTIMIZERS],
                 "checks_shapes": True, "generates": True,
-                "generation_gaps": GENERATION_GAPS}
+                # Generation also at bf16 as MXNet's AMP converts a model
+                # for inference; its steps fp32 only.
+                "generation_precisions": ["fp32"] + ([] if why else ["bf16"]),
+                "generation_gaps": {"int8": INT8_GAP, **({"bf16": why} if why else {})}}
 
     def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
         """Greedy generation with a KV cache, as a Gluon decoding loop runs
@@ -724,7 +786,7 @@ class Engine:
         # are kept: a new one only starts over.
         c = self.cache
         if c is None or c.capacity != capacity or c.rows != len(rows):
-            self.cache = Cache(capacity, len(rows))
+            self.cache = Cache(capacity, len(rows), self.lower)
         else:
             c.length = 0
         # Ids as float32, as Gluon's Embedding takes them (exact below 2^24).
@@ -762,9 +824,12 @@ class Engine:
         Net(model)
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
-        if options["precision"] != "fp32":
-            raise NotImplementedError(f"precision {options['precision']} "
-                                      "(the mxnet engine runs fp32)")
+        precision = options["precision"]
+        if precision != "fp32" and not (precision == "bf16" and options.get("generation")):
+            raise NotImplementedError(f"precision {precision} (the mxnet engine "
+                                      "runs fp32, and generates at bf16 too)")
+        if precision == "bf16" and bf16_problem():
+            raise NotImplementedError(f"generation at bf16: {bf16_problem()}")
         if options["optimizer"] != "sgd" and options["optimizer"] not in OPTIMIZERS:
             raise NotImplementedError(
                 f"optimizer '{options['optimizer']}' (the mxnet engine runs: sgd "
@@ -775,6 +840,7 @@ class Engine:
         self.options = options
         dev = options["device"]
         self.ctx = mx.gpu(int(dev.split(":")[1])) if dev.startswith("cuda") else mx.cpu()
+        self.lower = to_bf16(self.ctx) if precision == "bf16" else None
         mx.random.seed(options["seed"])
         self.net = Net(model)
         self.cache = None  # an earlier compile's arrays are not this model's
@@ -813,7 +879,16 @@ class Engine:
 
     def effective(self) -> dict:
         o = self.options
-        return {"threads": omp_threads(), "device": o["device"], "precision": "fp32",
+        bf16 = {"weights": "bf16 where AMP runs bf16 (amp.convert_hybrid_block("
+                           "target_dtype='bfloat16', cast_optional_params=True) "
+                           "of each graph of the decoding loop: FullyConnected "
+                           "in bf16 on bf16 weights; the rest fp32 as AMP's "
+                           "lists say: embeddings, layer norms, batch_dot, "
+                           "softmax)",
+                "kv_cache": "fp32, per attention layer"} \
+            if o["precision"] == "bf16" else {}
+        return {"threads": omp_threads(), "device": o["device"],
+                "precision": o["precision"], **bf16,
                 "optimizer": self.describe_optimizer(),
                 "thread_setting": f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}",
                 "compiled": "hybridize(static_alloc, static_shape)",

@@ -97,10 +97,12 @@ bool cpu_has_avx512() {
 // JAX everywhere (XLA's CPU backend computes bf16 on any x86),
 // TensorFlow where the CPU has AVX-512 and oneDNN is not capped (its bf16
 // kernels are oneDNN's; capped to AVX2 one crashed, so it refuses below
-// AVX-512). LibTorch and PyTorch may also without oneDNN's bf16 (a path of
-// their own), OpenVINO and TensorFlow under a cap; then they are checked
-// like the others. ONNX Runtime (no bf16 MatMul on its CPU provider) and
-// MXNet refuse.
+// AVX-512), MXNet (AMP: its FullyConnected layers bf16 on oneDNN) where
+// the CPU has AVX-512 and oneDNN is not capped. LibTorch and PyTorch may
+// also without oneDNN's bf16 (a path of their own), OpenVINO and
+// TensorFlow under a cap, MXNet under a cap or below AVX-512; then they
+// are checked like the others. ONNX Runtime (no bf16 MatMul on its CPU
+// provider) refuses.
 enum class Expect { kMust, kMay, kNever };
 Expect bf16_generation(const std::string& engine) {
   if (engine == "onednn")
@@ -116,6 +118,8 @@ Expect bf16_generation(const std::string& engine) {
     return !cpu_has_avx512() ? Expect::kNever
            : capped()        ? Expect::kMay
                              : Expect::kMust;
+  if (engine == "mxnet")
+    return cpu_has_avx512() && !capped() ? Expect::kMust : Expect::kMay;
   return Expect::kNever;
 }
 

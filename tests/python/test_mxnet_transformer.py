@@ -440,3 +440,46 @@ def test_generation_refuses_a_token_past_the_caches_capacity() -> None:
         e.prefill([r + [1, 2, 3] for r in GEN_ROWS], 6)
     with pytest.raises(ValueError, match="3 tokens to decode for 2 rows"):
         e.decode([1, 2, 3])
+
+
+def test_generation_at_bf16_is_amps_within_its_tolerance() -> None:
+    """At bf16 each graph of the decoding loop is AMP's conversion (its
+    FullyConnected layers bf16 on bf16 weights, the rest fp32): the
+    logits of the whole sequences' definition to bf16's output tolerance,
+    5e-2 of their largest (src/verify/tolerance), and more than 1e-4 off
+    (a loop that ran fp32 is within 1e-5, the test above); the cache
+    stays fp32; steps at bf16 are refused. Where MXNet's bf16 does not
+    run, the hello names why and the compile refuses."""
+    p = gpt_params(np.random.default_rng(GEN_SEED), GEN_V, GEN_F, GEN_T)
+    m = model(gpt_layers(GEN_V, GEN_F, GEN_HEADS, GEN_T), [GEN_T], "int64")
+    hello = ENGINE.Engine().hello()
+    assert "int8" in hello["generation_gaps"]
+    opts = {"precision": "bf16", "generation": True, "device": "cpu",
+            "threads": ENGINE.ASKED_THREADS, "seed": 1, "optimizer": "sgd",
+            "learning_rate": 0.0, "momentum": 0.0, "nesterov": False,
+            "weight_decay": 0.0, "beta1": 0.9, "beta2": 0.999, "alpha": 0.99,
+            "rho": 0.9, "eps": 1e-8}
+    e = ENGINE.Engine()
+    if ENGINE.bf16_problem():
+        assert "bf16" not in hello["generation_precisions"]
+        with pytest.raises(NotImplementedError, match="generation at bf16"):
+            e.compile(m, p, opts, {"train_batch": 0, "infer_batches": [1]})
+        return
+    assert "bf16" in hello["generation_precisions"]
+    eff = e.compile(m, p, opts, {"train_batch": 0, "infer_batches": [1]})
+    assert eff["precision"] == "bf16" and eff["weights"].startswith("bf16")
+    seqs = [list(r) for r in GEN_ROWS]
+    tokens = e.prefill(seqs, GEN_T)
+    worst = 0.0
+    for _ in range(3):
+        want = gpt_logits(p, seqs, GEN_HEADS)[:, -1]
+        got = np.array(e.last_logits())
+        worst = max(worst, float(np.abs(got - want).max() / np.abs(want).max()))
+        for s, tok in zip(seqs, tokens):
+            s.append(tok)
+        tokens = e.decode(tokens)
+    assert 1e-4 < worst < 5e-2
+    assert e.cache is not None and e.cache.k[3].dtype == np.float32
+    with pytest.raises(NotImplementedError, match="precision bf16"):
+        ENGINE.Engine().compile(m, p, {**opts, "generation": False},
+                                {"train_batch": 0, "infer_batches": [1]})
