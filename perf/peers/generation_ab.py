@@ -8,11 +8,17 @@ Why: on a shared VM the memory bandwidth that batch-1 generation is bound
 by drifts by 2x within minutes, so one process against the next, each
 timed once, differs by more than the 2 % sought. Here both processes
 exist throughout; each round runs one set of generations (--warmup
-untimed, then --repetitions timed) on the engine's side and then on the
-plain side, a pause between sides so that the idle side's spinning
-threads have stopped, and the ratio of a round's two figures compares
-runs seconds apart: short sets (one generation a side by default) and
-many rounds, since the phases last tens of seconds (docs/performance.md).
+untimed, then --repetitions timed) on each side, a pause between sides
+so that the idle side's spinning threads have stopped, and the ratio of
+a round's two figures compares runs seconds apart: short sets (one
+generation a side by default) and many rounds, since the phases last
+tens of seconds (docs/performance.md). The side that goes first
+alternates from round to round: with the engine always first, a set
+after a pause that runs slower (or faster) than the one after it would
+be counted against the engine (every engine measured +3 to +4 % so on a
+Zen 5 whose two phases had other speeds, docs/performance.md); the
+median of each order's rounds is printed too, their gap being that
+order's effect.
 
 The engine's side is nnbench's own worker (frameworks/common/worker.py
 with frameworks/ENGINE/engine.py), started as nnbench starts it (fd 3 in,
@@ -204,12 +210,17 @@ def alternate(worker: Worker, plain: Plain, prompt: List[int],
     time.sleep(PAUSE_SECONDS)
     ratios: List[Tuple[float, float]] = []
     for r in range(a.rounds):
-        et, ep = engine_generation(worker, prompt, a)
-        time.sleep(PAUSE_SECONDS)
-        pt, pp, _ = plain.generate()
+        if r % 2 == 0:  # the engine first
+            et, ep = engine_generation(worker, prompt, a)
+            time.sleep(PAUSE_SECONDS)
+            pt, pp, _ = plain.generate()
+        else:
+            pt, pp, _ = plain.generate()
+            time.sleep(PAUSE_SECONDS)
+            et, ep = engine_generation(worker, prompt, a)
         time.sleep(PAUSE_SECONDS)
         ratios.append((ep / pp, et / pt))
-        print(f"round {r + 1}: "
+        print(f"round {r + 1} ({'engine' if r % 2 == 0 else 'plain'} first): "
               f"tpot {ep * 1e3:.3f} / {pp * 1e3:.3f} ms ({(ep / pp - 1) * 100:+.1f} %), "
               f"ttft {et * 1e3:.2f} / {pt * 1e3:.2f} ms ({(et / pt - 1) * 100:+.1f} %)",
               flush=True)
@@ -260,6 +271,10 @@ def main() -> int:
                   if ci else ", too few rounds for a 95 % interval")
         print(f"{a.engine} {what}: engine / plain median {(statistics.median(xs) - 1) * 100:+.1f} %"
               f" over {len(xs)} rounds{within}")
+        if len(xs) > 1:
+            first, second = (statistics.median(xs[k::2]) - 1 for k in (0, 1))
+            print(f"  {what} by order: engine first {first * 100:+.1f} %, "
+                  f"plain first {second * 100:+.1f} %")
     return 0
 
 
