@@ -197,6 +197,21 @@ def decoder() -> tuple:
     return model(layers, [t], "int64"), params
 
 
+def worst_against_fp32(fp32, other) -> float:
+    """The largest relative error of `other`'s logits against fp32's over
+    a prefill and four decodes, both fed fp32's tokens (teacher-forced)."""
+    rows = [[3, 9, 1, 14], [20, 2, 2, 7]]
+    tokens = fp32.prefill(rows, capacity=9)
+    other.prefill(rows, capacity=9)
+    worst = 0.0
+    for _ in range(5):
+        want, got = np.array(fp32.last_logits()), np.array(other.last_logits())
+        worst = max(worst, float(np.abs(got - want).max() / np.abs(want).max()))
+        other.decode(tokens)
+        tokens = fp32.decode(tokens)
+    return worst
+
+
 def test_generation_at_bf16_runs_bf16_within_its_tolerance() -> None:
     """A compile for generation at bf16 converts the module: each step's
     logits are those of fp32 (the same prompts and tokens fed) to bf16's
@@ -217,16 +232,7 @@ def test_generation_at_bf16_runs_bf16_within_its_tolerance() -> None:
     bf16 = compiled(m, params, precision="bf16", generation=True)
     assert bf16.effective()["precision"] == "bf16"
     assert all(p.dtype == torch.bfloat16 for p in bf16.net.parameters())
-    rows = [[3, 9, 1, 14], [20, 2, 2, 7]]
-    tokens = fp32.prefill(rows, capacity=9)
-    bf16.prefill(rows, capacity=9)
-    worst = 0.0
-    for _ in range(5):
-        want, got = np.array(fp32.last_logits()), np.array(bf16.last_logits())
-        worst = max(worst, float(np.abs(got - want).max() / np.abs(want).max()))
-        bf16.decode(tokens)  # both fed fp32's tokens (teacher-forced)
-        tokens = fp32.decode(tokens)
-    assert 1e-4 < worst < 5e-2
+    assert 1e-4 < worst_against_fp32(fp32, bf16) < 5e-2
     with pytest.raises(NotImplementedError, match="precision bf16"):
         compiled(m, params, precision="bf16")
 
@@ -253,16 +259,7 @@ def test_generation_at_int8_quantizes_every_linear_within_its_tolerance() -> Non
     assert len(quantized) == 3
     assert not any(type(mod) is torch.nn.Linear for mod in int8.net.modules())
     assert "quantize_dynamic" in int8.effective()["weights"]
-    rows = [[3, 9, 1, 14], [20, 2, 2, 7]]
-    tokens = fp32.prefill(rows, capacity=9)
-    int8.prefill(rows, capacity=9)
-    worst = 0.0
-    for _ in range(5):
-        want, got = np.array(fp32.last_logits()), np.array(int8.last_logits())
-        worst = max(worst, float(np.abs(got - want).max() / np.abs(want).max()))
-        int8.decode(tokens)  # both fed fp32's tokens (teacher-forced)
-        tokens = fp32.decode(tokens)
-    assert 1e-4 < worst < 5e-2
+    assert 1e-4 < worst_against_fp32(fp32, int8) < 5e-2
     with pytest.raises(NotImplementedError, match="precision int8"):
         compiled(m, params, precision="int8")
     e = ENGINE.Engine()
