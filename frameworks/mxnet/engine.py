@@ -830,11 +830,19 @@ class Engine:
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
         precision = options["precision"]
+        if precision == "int8" and options.get("generation"):
+            raise NotImplementedError(f"generation at int8: {INT8_GAP}")
         if precision != "fp32" and not (precision == "bf16" and options.get("generation")):
             raise NotImplementedError(f"precision {precision} (the mxnet engine "
                                       "runs fp32, and generates at bf16 too)")
-        if precision == "bf16" and bf16_problem():
-            raise NotImplementedError(f"generation at bf16: {bf16_problem()}")
+        if precision == "bf16":
+            if options["device"] != "cpu":
+                raise NotImplementedError(
+                    f"generation at bf16 on {options['device']} (MXNet's AMP bf16 "
+                    "runs on the CPU's oneDNN)")
+            why = bf16_problem()
+            if why:
+                raise NotImplementedError(f"generation at bf16: {why}")
         if options["optimizer"] != "sgd" and options["optimizer"] not in OPTIMIZERS:
             raise NotImplementedError(
                 f"optimizer '{options['optimizer']}' (the mxnet engine runs: sgd "

@@ -152,12 +152,12 @@ namespace {
 std::string no_ceiling_reason(const results::GenerationRun& r,
                               const std::string& asked, bool host,
                               bool ran_on_host) {
-  if (r.weight_bytes <= 0) return "no weight bytes for this precision";
   if (ran_on_host != host)
     return "asked for " + (host ? std::string("cpu") : asked) +
            ", the engine ran on " +
            (ran_on_host ? std::string("cpu") : r.effective.device) +
            ": the bandwidth measured was not of the memory it read";
+  if (r.weight_bytes <= 0) return "no weight bytes for this precision";
   if (host) return "the host's read bandwidth could not be measured";
   return "the " + r.backend + " engine did not measure the bandwidth of " +
          r.effective.device + " (it measures none, or it failed)";

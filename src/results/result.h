@@ -25,7 +25,8 @@ namespace nnbench::results {
 // every record names its kind; run --verify's verification is written.
 // 4: a throughput record's peak_fraction, peak_gflops and
 // theoretical_fraction are null where no peak was measured (a run on a
-// GPU), where 3 wrote 0 (a reader of 3 would fail on the null).
+// GPU), where 3 wrote 0 until a30fc6d and null after it (a reader of 3
+// fails on the null).
 inline constexpr int kSchemaVersion = 4;
 // The oldest version report_from_json reads (migrating it).
 inline constexpr int kOldestReadableSchema = 2;
@@ -111,7 +112,8 @@ struct Report {
 
 nlohmann::json to_json(const Report& r);
 // Reads schema versions kOldestReadableSchema..kSchemaVersion, migrating
-// older ones (3 needs none: its 0 peak figures read as not measured); any other version is an error naming it. Reads `nnbench
+// older ones (3 needs none: its 0 or null peak figures read as not
+// measured); any other version is an error naming it. Reads `nnbench
 // train --out` files too (their records under "runs", no peak).
 Report report_from_json(const nlohmann::json& j);
 // Schema 2 -> 3, in place: the environment's CPU fields move into `cpu`

@@ -125,8 +125,10 @@ Expect bf16_generation(const std::string& engine) {
 
 // int8: nnbench's own engine (s8 weights), ONNX Runtime and PyTorch
 // (their dynamic quantization), TensorFlow and JAX (Keras's
-// model.quantize) and OpenVINO (NNCF's weight compression) on any CPU
-// (OpenVINO may refuse under a cap: above); LibTorch and MXNet refuse.
+// model.quantize) and OpenVINO (NNCF's weight compression) on every CPU
+// of the pool, all of which have AVX2 (PyTorch's, TensorFlow's and JAX's
+// int8 checked under an AVX2 cap; OpenVINO may refuse under a cap:
+// above); LibTorch and MXNet refuse.
 Expect int8_generation(const std::string& engine) {
   if (engine == "onednn" || engine == "onnxruntime" || engine == "pytorch" ||
       engine == "tensorflow" || engine == "jax")

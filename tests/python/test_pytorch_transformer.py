@@ -250,6 +250,8 @@ def test_generation_at_int8_quantizes_every_linear_within_its_tolerance() -> Non
     hello = ENGINE.Engine().hello()
     if ENGINE.int8_problem():
         assert "int8" not in hello["generation_precisions"]
+        with pytest.raises(NotImplementedError, match="generation at int8"):
+            compiled(m, params, precision="int8", generation=True)
         return
     assert "int8" in hello["generation_precisions"]
     fp32 = compiled(m, params, generation=True)

@@ -254,15 +254,8 @@ TEST(Generation, OnADeviceTheCeilingIsTheDevicesBandwidth) {
   results::RunRequest request;
   request.options.device = "cuda:0";
   request.options.threads = 1;
-  const auto g = asked().asked;
-  const BandwidthAt host = [&](int threads) {
-    ++host_asked;
-    machine::Bandwidth bw;
-    bw.read_gbs = 30;
-    bw.threads = threads;
-    return std::optional(bw);
-  };
-  const auto r = run_generation(b, m, request, g, host);
+  const auto r =
+      run_generation(b, m, request, asked().asked, host_bandwidth(host_asked));
   ASSERT_EQ(r.state, results::State::kOk) << r.message;
   EXPECT_EQ(host_asked, 0);
   EXPECT_EQ(device_asked, 2);  // before and after the generations
