@@ -57,6 +57,7 @@ OpenMP's own answer.
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import os
 import platform
@@ -735,6 +736,7 @@ INT8_GAP = ("MXNet's int8 (quantize_net_v2 on the decoding loop's graphs) "
 BF16 = np.dtype([("bfloat16", np.uint16)])
 
 
+@functools.cache
 def bf16_problem() -> str:
     """Why MXNet's bf16 does not run here ("": it does): AMP's bf16 runs
     FullyConnected (and convolutions) in bf16 on oneDNN, the rest fp32

@@ -13,6 +13,7 @@ their own names, the tied output as a linear map by the embedding's table.
 """
 from __future__ import annotations
 
+import functools
 import math
 import platform
 from typing import Dict, List, Optional, Tuple
@@ -312,6 +313,7 @@ def quantize_int8(net: Net) -> None:
                                            dtype=torch.qint8, inplace=True)
 
 
+@functools.cache
 def int8_problem() -> str:
     """Why this PyTorch cannot generate at int8 here ("" when it can): a
     dynamically quantized linear tried."""
