@@ -5,7 +5,7 @@ each layer ("shape", from model/analysis.cpp). The pooling arithmetic here
 is for the windows an engine must adjust (PyTorch's ceil mode)."""
 from __future__ import annotations
 
-from typing import List
+from typing import Dict, List
 
 import numpy as np
 
@@ -17,6 +17,12 @@ def layer_inputs(model: dict, i: int) -> List[int]:
 
 def attr(layer: dict, key: str, default):
     return layer.get(key, default)
+
+
+def first_gap(model: dict, gaps: Dict[str, str]) -> str:
+    """The first layer whose op `gaps` names, with why ("" when none)."""
+    return next((f"layer '{l['name']}' ({l['op']}): {gaps[l['op']]}"
+                 for l in model["layers"] if l["op"] in gaps), "")
 
 
 def pool_dim(n: int, k: int, s: int, p: int, ceil: bool) -> int:

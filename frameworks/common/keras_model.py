@@ -47,7 +47,7 @@ import keras
 from keras import layers as L
 from keras import ops
 
-from description import (PER_POSITION, attr, generation_problem, layer_inputs,
+from description import (PER_POSITION, attr, first_gap, generation_problem, layer_inputs,
                          optimizer_settings, pool_dim)
 
 
@@ -394,19 +394,36 @@ class Builder:
 OPTIMIZERS = ["sgd", "adam", "rmsprop", "adadelta"]
 
 
-def refuse(options: dict, engine: str, bf16_problem: str = "") -> None:
+# Layers with weights that Keras's quantize("int8") leaves in fp32 (it
+# quantizes Dense, EinsumDense and Embedding): a model holding one is
+# refused at int8 rather than run partly at fp32.
+INT8_GAPS = {op: (f"Keras's model.quantize('int8') quantizes Dense, EinsumDense "
+                  f"and Embedding layers only; {kind} would run fp32")
+             for op, kind in (("conv2d", "a convolution"), ("lstm", "an LSTM"))}
+
+
+def refuse(options: dict, shapes: dict, model: dict, engine: str,
+           bf16_problem: str = "") -> None:
     """What no Keras engine here runs, named before anything is built:
-    steps at fp32 only; generation at int8 too, and at bf16 unless
-    `bf16_problem` says why the framework's bf16 products do not run
-    here."""
+    steps at fp32, and inference steps at int8 (Keras's post-training
+    quantization) where every layer with weights is quantized; generation
+    at int8 too, and at bf16 unless `bf16_problem` says why the
+    framework's bf16 products do not run here."""
     precision = options["precision"]
     if precision == "bf16" and options.get("generation"):
         if bf16_problem:
             raise NotImplementedError(f"generation at bf16: {bf16_problem}")
-    elif precision != "fp32" and not (precision == "int8" and
-                                      options.get("generation")):
+    elif precision == "int8":
+        if shapes.get("train_batch", 0) > 0:
+            raise NotImplementedError(
+                f"precision int8 on the {engine} engine is inference only "
+                "(post-training quantization; nothing trains in int8)")
+        gap = first_gap(model, INT8_GAPS)
+        if gap:
+            raise NotImplementedError(f"int8: {gap}")
+    elif precision != "fp32":
         raise NotImplementedError(f"precision {precision} (the {engine} engine "
-                                  "runs fp32, and generates at bf16 and int8 too)")
+                                  "runs fp32 and int8, and generates at bf16 too)")
     if options["optimizer"] not in OPTIMIZERS:
         raise NotImplementedError(
             f"optimizer '{options['optimizer']}' (the {engine} engine runs: "
@@ -416,10 +433,14 @@ def refuse(options: dict, engine: str, bf16_problem: str = "") -> None:
 def hello_gaps(bf16_problem: str) -> dict:
     # Gaps supports() answers from attributes alone; those that depend on
     # shapes (a ceil-mode average pool's overhang) need the model built:
-    # "check". Generation at int8 (Keras's own quantization) and at bf16
-    # where the framework's bf16 products run.
-    return {"unsupported": [{"op": "lstm", "attribute": "lstm_biases",
-                             "value": 2, "why": TWO_BIASES}],
+    # "check". int8 (Keras's own quantization) for inference steps and
+    # generation; generation at bf16 where the framework's bf16 products
+    # run.
+    return {"precisions": ["fp32", "int8"],
+            "unsupported": [{"op": "lstm", "attribute": "lstm_biases",
+                             "value": 2, "why": TWO_BIASES}] +
+            [{"op": op, "precision": "int8", "why": why}
+             for op, why in INT8_GAPS.items()],
             "checks_shapes": True,
             "generation_precisions": ["fp32"] + ([] if bf16_problem else ["bf16"])
             + ["int8"],
@@ -443,17 +464,21 @@ def bf16_problem() -> str:
     return ""
 
 
-def precision_effective(options: dict) -> dict:
-    """What a generation below fp32 ran, for the record."""
+def precision_effective(options: dict, quantized: Dict[str, int]) -> dict:
+    """What runs below fp32, for the record: at int8 `quantized`, the
+    layers Keras quantized by class."""
+    generation = {"kv_cache": "fp32, per attention layer"} \
+        if options.get("generation") else {}
     if options.get("precision") == "int8":
-        return {"weights": "int8 (Keras's model.quantize('int8'): every Dense "
-                           "and EinsumDense, the attention's projections "
-                           "included, s8 weights with one abs-max scale per "
-                           "output channel, each input row quantized to s8 on "
-                           "the fly, int8 x int8 products summed in int32; the "
-                           "token embedding and the tied head s8 with one "
-                           "scale per row; positions, norms and biases fp32)",
-                "kv_cache": "fp32, per attention layer"}
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(quantized.items()))
+        return {"weights": f"int8 (Keras's model.quantize('int8'): {kinds}; "
+                           "Dense and EinsumDense s8 weights with one abs-max "
+                           "scale per output channel, each input row quantized "
+                           "to s8 on the fly, int8 x int8 products summed in "
+                           "int32; embeddings s8 with one scale per row; "
+                           "positions, norms and biases fp32)",
+                "calibration": "none: each input row's scale is taken as it comes",
+                **generation}
     if options.get("precision") != "bf16":
         return {}
     return {"weights": "bf16 (Keras dtype policy 'bfloat16': variables and "
@@ -598,13 +623,23 @@ class KerasModel:
         for name, (layer, index) in self.stats.items():
             if name in params:
                 layer.weights[index].assign(params[name])
+        self.quantized: Dict[str, int] = {}
         if options.get("precision") == "int8":
-            # Generation only (refuse): int8 as Keras makes it, its
-            # quantizers' defaults, as a user calls it on a loaded model.
-            # It warns of each layer it leaves (norms, positions): expected.
+            # Inference steps and generation (refuse): int8 as Keras makes
+            # it, its quantizers' defaults, as a user calls it on a loaded
+            # model. It warns of each layer it leaves (norms, positions):
+            # expected.
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=".*does not have a `quantize`")
                 self.net.quantize("int8")
+            for lay in self.net._flatten_layers(include_self=False):
+                if getattr(lay, "quantization_mode", None) == "int8":
+                    k = type(lay).__name__
+                    self.quantized[k] = self.quantized.get(k, 0) + 1
+            if not self.quantized:
+                raise NotImplementedError(
+                    "int8: Keras's quantize('int8') quantized no layer of this "
+                    "model (no Dense, EinsumDense or Embedding): it would run fp32")
         self.bce = model["loss"] == "sigmoid_binary_cross_entropy"
         self.loss_fn = (keras.losses.BinaryCrossentropy(from_logits=True)
                         if self.bce else

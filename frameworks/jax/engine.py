@@ -59,7 +59,7 @@ class Engine(km.Generates):
                 "python": platform.python_version(),
                 "devices": ["cpu"] + [f"cuda:{i}" for i, _ in enumerate(
                     jax.devices("gpu") if jax.default_backend() == "gpu" else [])],
-                "precisions": ["fp32"], "optimizers": km.OPTIMIZERS,
+                "optimizers": km.OPTIMIZERS,
                 "generates": True, **km.hello_gaps(bf16_problem())}
 
     def check(self, model: dict) -> None:
@@ -67,7 +67,7 @@ class Engine(km.Generates):
         km.Builder(model).build()
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
-        km.refuse(options, "jax", bf16_problem())
+        km.refuse(options, shapes, model, "jax", bf16_problem())
         if options["threads"] != ASKED_THREADS:
             raise ValueError(f"threads {options['threads']} asked, the worker "
                              f"started with NNBENCH_THREADS={ASKED_THREADS}")
@@ -134,7 +134,7 @@ class Engine(km.Generates):
         # A flag: jax.config serves it by __getattr__, which mypy cannot see.
         matmul = jax.config.jax_default_matmul_precision  # type: ignore[attr-defined]
         return {"threads": cpus, "device": o["device"], "precision": o["precision"],
-                **km.precision_effective(o),
+                **km.precision_effective(o, self.k.quantized),
                 "optimizer": km.describe_optimizer(o),
                 "thread_setting": (f"CPU affinity: {cpus} CPUs (XLA sizes its "
                                    "CPU pools by them)"),

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 
 import bandwidth
 import scores
-from description import attr, layer_inputs, shapes
+from description import attr, first_gap, layer_inputs, shapes
 
 
 class Attention(torch.nn.Module):
@@ -293,13 +293,26 @@ class Net(torch.nn.Module):
         raise NotImplementedError(f"layer '{l['name']}' ({op})")
 
 
-def quantize_int8(net: Net) -> None:
-    """int8 as PyTorch's dynamic quantization makes it for a transformer
-    (its BERT tutorial): every nn.Linear replaced by a dynamically
+# What PyTorch's dynamic quantization replaces (its default qint8 mapping
+# has the recurrent cells too): the linears, as in its BERT tutorial, and
+# the LSTMs, as in its LSTM word-language-model tutorial.
+DYNAMIC_INT8 = (torch.nn.Linear, torch.nn.LSTM)
+
+# Layers with weights that dynamic quantization leaves in fp32: a model
+# holding one is refused at int8 rather than run partly at fp32.
+INT8_GAPS = {"conv2d": "PyTorch's dynamic quantization quantizes nn.Linear "
+                       "and nn.LSTM only; a convolution needs static "
+                       "quantization with calibration (not built)"}
+
+
+def quantize_int8(net: Net) -> Dict[str, int]:
+    """int8 as PyTorch's dynamic quantization makes it (its BERT and LSTM
+    tutorials): every nn.Linear and nn.LSTM replaced by a dynamically
     quantized one, s8 weights with one scale per tensor, each input
     quantized to u8 as it comes. A tied head first becomes an nn.Linear
     holding a copy of the embedding's table, as Hugging Face's lm_head is
-    one, so it is quantized too; the token lookup stays fp32."""
+    one, so it is quantized too; the token lookup stays fp32. Returns how
+    many modules of each kind it replaced."""
     for i, l in enumerate(net.layers):
         if l["op"] == "tied_linear":
             table = net.mods[str(l["tied"])]
@@ -309,13 +322,16 @@ def quantize_int8(net: Net) -> None:
             with torch.no_grad():
                 head.weight.copy_(table.weight)
             net.mods[str(i)] = head
-    torch.ao.quantization.quantize_dynamic(net, {torch.nn.Linear},
+    counts = {c.__name__: sum(isinstance(m, c) for m in net.modules())
+              for c in DYNAMIC_INT8}
+    torch.ao.quantization.quantize_dynamic(net, set(DYNAMIC_INT8),
                                            dtype=torch.qint8, inplace=True)
+    return {k: v for k, v in counts.items() if v}
 
 
 @functools.cache
 def int8_problem() -> str:
-    """Why this PyTorch cannot generate at int8 here ("" when it can): a
+    """Why this PyTorch cannot run int8 here ("" when it can): a
     dynamically quantized linear tried."""
     try:
         m = torch.nn.Sequential(torch.nn.Linear(64, 32))
@@ -409,19 +425,25 @@ class Engine:
         self.batches: List[Tuple[torch.Tensor, torch.Tensor]] = []
         self.out = None
         self.options: dict = {}
+        self.quantized: Dict[str, int] = {}  # int8: modules replaced, by kind
 
     def hello(self) -> dict:
         devices = ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
         gaps = {p: why for p, why in (("bf16", bf16_problem()),
                                       ("int8", int8_problem())) if why}
+        int8 = [] if "int8" in gaps else ["int8"]
         return {"framework": "PyTorch", "version": torch.__version__,
                 "python": platform.python_version(), "devices": devices,
-                "precisions": ["fp32"],
+                # int8: inference steps, dynamically quantized (post-training
+                # quantization: nothing trains at int8), on the CPU.
+                "precisions": ["fp32"] + int8,
                 "optimizers": ["sgd", "adam", "rmsprop", "adadelta"],
+                "unsupported": [{"op": op, "precision": "int8", "why": why}
+                                for op, why in INT8_GAPS.items()],
                 "generates": True,
                 # Generation also at bf16, the module converted (a PyTorch
                 # loop after model.to(torch.bfloat16)), and at int8 on the
-                # CPU, dynamically quantized; its steps fp32 only.
+                # CPU, dynamically quantized.
                 "generation_precisions": ["fp32"] + [p for p in ("bf16", "int8")
                                                      if p not in gaps],
                 "generation_gaps": gaps}
@@ -483,15 +505,26 @@ class Engine:
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
         precision = options["precision"]
-        if precision != "fp32" and not (options.get("generation") and
-                                        precision in ("bf16", "int8")):
+        generation = bool(options.get("generation"))
+        if precision == "bf16" and not generation:
+            raise NotImplementedError("precision bf16 (the pytorch engine runs "
+                                      "steps at fp32 and int8, and generates at "
+                                      "bf16 and int8 too)")
+        if precision not in ("fp32", "bf16", "int8"):
             raise NotImplementedError(f"precision {precision} (the pytorch engine "
-                                      "runs fp32, and generates at bf16 and int8 "
-                                      "too)")
-        if precision == "int8" and options["device"] != "cpu":
-            raise NotImplementedError("generation at int8 on "
-                                      f"{options['device']} (PyTorch's dynamic "
-                                      "quantization runs on the CPU only)")
+                                      "runs fp32, bf16 and int8)")
+        if precision == "int8":
+            if shapes.get("train_batch", 0) > 0:
+                raise NotImplementedError(
+                    "precision int8 on the pytorch engine is inference only "
+                    "(post-training dynamic quantization; nothing trains in int8)")
+            if options["device"] != "cpu":
+                raise NotImplementedError(
+                    f"int8 on {options['device']} (PyTorch's dynamic "
+                    "quantization runs on the CPU only)")
+            gap = first_gap(model, INT8_GAPS)
+            if gap:
+                raise NotImplementedError(f"int8: {gap}")
         self.options = options
         self.device = torch.device(options["device"])
         if self.device.type == "cuda":
@@ -519,13 +552,21 @@ class Engine:
             if why:
                 raise NotImplementedError(f"generation at bf16: {why}")
             self.net.to(torch.bfloat16)  # weights, activations and cache
+        self.quantized = {}
         if precision == "int8":
             why = int8_problem()
             if why:
-                raise NotImplementedError(f"generation at int8: {why}")
-            quantize_int8(self.net)
-        self.opt = make_optimizer([p for p in self.net.parameters()
-                                   if p.requires_grad], options)
+                raise NotImplementedError(f"int8: {why}")
+            self.quantized = quantize_int8(self.net)
+            if not self.quantized:
+                raise NotImplementedError(
+                    "int8: nothing in this model is dynamically quantized "
+                    "(no nn.Linear or nn.LSTM): it would run fp32")
+        # int8 is inference only, and its quantized modules hold no
+        # parameters to update (a model of linears has none left).
+        self.opt: Optional[torch.optim.Optimizer] = None if precision == "int8" \
+            else make_optimizer([p for p in self.net.parameters()
+                                 if p.requires_grad], options)
         self.bce = model["loss"] == "sigmoid_binary_cross_entropy"
         return self.effective()
 
@@ -540,14 +581,18 @@ class Engine:
         if precision == "bf16":  # generation only (compile refuses steps)
             e["weights"] = "bf16 (the module converted)"
             e["kv_cache"] = "bf16, per attention layer"
-        if precision == "int8":  # generation only, as bf16
+        if precision == "int8":
+            kinds = ", ".join(f"{n} {k}" for k, n in self.quantized.items())
             e["weights"] = ("int8: torch.ao.quantization.quantize_dynamic of every "
-                            "nn.Linear (the attention's projections, the MLP's, "
-                            "the head untied), qint8 weights one scale per "
+                            f"nn.Linear and nn.LSTM ({kinds}; a tied head "
+                            "untied first), qint8 weights one scale per "
                             "tensor, inputs quantized on the fly; the token "
                             "lookup, norms and biases fp32")
             e["quantized_engine"] = str(torch.backends.quantized.engine)
-            e["kv_cache"] = "fp32, per attention layer"
+            e["calibration"] = ("none: dynamic quantization takes each input's "
+                                "range as it comes")
+            if self.options.get("generation"):
+                e["kv_cache"] = "fp32, per attention layer"
         if self.device.type == "cuda":
             b = torch.backends
             e["gpu"] = (f"{torch.cuda.get_device_name(self.device)}, CUDA "
@@ -557,8 +602,13 @@ class Engine:
             e["cudnn_benchmark"] = str(b.cudnn.benchmark)
         return e
 
+    def optimizer(self) -> torch.optim.Optimizer:
+        if self.opt is None:
+            raise ValueError("no optimizer: compiled at int8, for inference only")
+        return self.opt
+
     def set_learning_rate(self, lr: float) -> None:
-        for group in self.opt.param_groups:  # torch.optim's own way
+        for group in self.optimizer().param_groups:  # torch.optim's own way
             group["lr"] = lr
         self.options["learning_rate"] = lr  # effective: the last rate
     def load_batches(self, t: dict) -> None:
@@ -591,6 +641,8 @@ class Engine:
         loader = torch.utils.data.DataLoader(
             torch.utils.data.TensorDataset(xs, ys), batch_size=size, shuffle=False)
 
+        opt = self.optimizer()
+
         def run() -> dict:
             self.net.train()
             total, hits, counted, steps = 0.0, 0, 0, 0
@@ -598,11 +650,11 @@ class Engine:
                 x, y = x.to(self.device), y.to(self.device)
                 if self.bce:
                     y = y.to(torch.float32)
-                self.opt.zero_grad()
+                opt.zero_grad()
                 self.out = self.net(x)
                 loss = self.loss(self.out, y)
                 loss.backward()
-                self.opt.step()
+                opt.step()
                 total += loss.item()
                 steps += 1
                 c, k = scores.correct(self.out.detach().cpu().numpy(),
@@ -618,11 +670,12 @@ class Engine:
 
     def train_step(self, batch: int) -> float:
         x, y = self.batches[batch]
-        self.opt.zero_grad()
+        opt = self.optimizer()
+        opt.zero_grad()
         self.out = self.net(x)
         lt = self.loss(self.out, y)
         lt.backward()
-        self.opt.step()
+        opt.step()
         return lt.item()  # to the host: the step is done
 
     def infer_step(self, batch: int) -> None:

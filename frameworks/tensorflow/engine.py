@@ -56,7 +56,7 @@ class Engine(km.Generates):
                 "python": platform.python_version(),
                 "devices": ["cpu"] + [f"cuda:{i}" for i, _ in enumerate(
                     tf.config.list_physical_devices("GPU"))],
-                "precisions": ["fp32"], "optimizers": km.OPTIMIZERS,
+                "optimizers": km.OPTIMIZERS,
                 # bf16 generation where TensorFlow's oneDNN kernels run at
                 # AVX-512 (capped to AVX2 a Zen 5's worker died of a
                 # SIGSEGV in a bf16 generation, an 8x8 bf16 matmul had
@@ -73,7 +73,7 @@ class Engine(km.Generates):
         if options["threads"] > 0:
             tf.config.threading.set_intra_op_parallelism_threads(options["threads"])
             tf.config.threading.set_inter_op_parallelism_threads(1)
-        km.refuse(options, "tensorflow", (bf16_gap() or bf16_problem())
+        km.refuse(options, shapes, model, "tensorflow", (bf16_gap() or bf16_problem())
                   if options["precision"] == "bf16" else "")
         self.options = options
         self.device = "/GPU:" + options["device"].split(":")[1] \
@@ -115,7 +115,7 @@ class Engine(km.Generates):
         return {"threads": tf.config.threading.get_intra_op_parallelism_threads(),
                 "inter_op_threads": str(tf.config.threading.get_inter_op_parallelism_threads()),
                 "device": o["device"], "precision": o["precision"],
-                **km.precision_effective(o),
+                **km.precision_effective(o, self.k.quantized),
                 "optimizer": km.describe_optimizer(o),
                 "compiled": "tf.function, XLA" if self.xla else "tf.function",
                 "layout": "NHWC (channels last, Keras's default)",

@@ -511,7 +511,10 @@ results::InferenceRun run(backend::Backend& b, const model::Model& m,
     r.effective.extras["step_batch"] = std::to_string(e.batch);
     r.effective.extras["warmup_step_ms"] =
         fmt::format("{:.4g}", sut.warmup_step_seconds() * 1e3);
-    if (!calibration.empty()) r.effective.extras["calibration"] = calibration;
+    // An engine that quantizes dynamically (the PyTorch and Keras workers)
+    // reads no calibration and says so: its word stands.
+    if (!calibration.empty() && !r.effective.extras.contains("calibration"))
+      r.effective.extras["calibration"] = calibration;
     // The per-sample latencies of the percentile's interval come from
     // LoadGen's trace: written only where they are read (not offline's one
     // query, nor a peak search's many runs, nor accuracy mode).

@@ -138,10 +138,11 @@ std::map<std::string, Minimum>& minimums() {
 }
 }  // namespace
 
-Minimum minimum_for(const std::string& backend) {
+Minimum minimum_for(const std::string& backend, const std::string& precision) {
   const auto it = minimums().find(backend);
   if (it != minimums().end()) return it->second;
-  return {(layer_cases().size() + 1) / 2, 2};
+  const size_t n = layer_cases().size();
+  return {precision == "int8" ? (n + 2) / 3 : (n + 1) / 2, 2};
 }
 
 void expect_minimum(const std::string& backend, Minimum m) {

@@ -82,8 +82,9 @@ TEST_P(Conformance, MatchesTheReference) {
 }
 
 // Each backend supports a fair share of the cases at every precision it
-// states (minimum_for: half of the layer cases and two zoo models unless a
-// test's toy says otherwise); every case it supports must then pass, above.
+// states (minimum_for: half of the layer cases, a third at int8, and two zoo
+// models unless a test's toy says otherwise); every case it supports must
+// then pass, above.
 // A backend that said no to everything would otherwise pass by skipping.
 TEST(ConformanceCoverage, EveryBackendSupportsAMinimumOfCases) {
   for (const auto& b : backend::backend_names()) {
@@ -97,8 +98,8 @@ TEST(ConformanceCoverage, EveryBackendSupportsAMinimumOfCases) {
           << b << " is not set up: " << why;
       continue;
     }
-    const Minimum want = minimum_for(b);
     for (const auto& precision : candidate->describe().precisions) {
+      const Minimum want = minimum_for(b, precision);
       backend::Options o;
       o.precision = precision;
       size_t layers = 0, zoo = 0;
