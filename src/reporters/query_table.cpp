@@ -17,13 +17,19 @@ std::string ms(double s) {
 }  // namespace
 
 std::string inference_table(const std::vector<results::InferenceRun>& runs) {
-  util::Table t({"model", "backend", "scenario", "copies x threads", "state",
-                 "LoadGen", "p-latency ms", "95% interval ms", "samples/s",
-                 "accuracy", "$ per 10k", "validity"});
+  util::Table t({"model", "backend", "precision", "scenario",
+                 "copies x threads", "state", "LoadGen", "p-latency ms",
+                 "95% interval ms", "samples/s", "accuracy", "$ per 10k",
+                 "validity"});
   for (const auto& r : runs) {
     const bool failed = results::is_failure(r.state);
     const int p = static_cast<int>(std::lround(r.percentile * 100));
-    t.add({r.model, r.backend, r.kind,
+    // What ran where the engine said; what was asked for a run that
+    // never started.
+    const std::string precision = !r.effective.precision.empty()
+                                      ? r.effective.precision
+                                      : r.requested.options.precision;
+    t.add({r.model, r.backend, precision, r.kind,
            fmt::format("{} x {}", r.instances,
                        r.effective.threads > 0
                            ? std::to_string(r.effective.threads)

@@ -4,6 +4,7 @@
 // (VALID or INVALID, with its reasons) and figures, nnbench's interval for
 // the scenario's latency percentile, and, in accuracy mode, the score over
 // a real test set.
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -84,9 +85,9 @@ struct InferenceRun : Record {
   // DAWNBench's cost of 10,000 inferences at this scenario's throughput
   // (samples/s as LoadGen measured it; multi-stream: samples per query
   // over the mean query latency), priced by the hour; NaN: not priced.
-  double usd_per_hour = 0;
+  double usd_per_hour = NAN;
   std::string price_source;
-  double usd_per_10k = 0;
+  double usd_per_10k = NAN;
 };
 
 // Samples a second that a scenario's record stands for (its cost basis):

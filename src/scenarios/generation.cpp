@@ -78,6 +78,7 @@ machine::Bandwidth bandwidth_at(int threads) {
 class Generation : public Scenario {
  public:
   std::string name() const override { return "generation"; }
+  bool infers_only() const override { return true; }
   std::string summary() const override {
     return "a prompt, then tokens one at a time: time to first token, per "
            "output token, percentiles, fraction of the bandwidth ceiling";

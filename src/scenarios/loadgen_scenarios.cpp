@@ -15,6 +15,7 @@ class LoadgenScenario : public Scenario {
  public:
   explicit LoadgenScenario(inference::Scenario s) : s_(s) {}
   std::string name() const override { return inference::scenario_name(s_); }
+  bool infers_only() const override { return true; }
   std::string summary() const override {
     switch (s_) {
       case inference::Scenario::kSingleStream:

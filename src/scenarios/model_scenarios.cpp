@@ -89,6 +89,7 @@ class Throughput : public Scenario {
 class Latency : public Scenario {
  public:
   std::string name() const override { return "latency"; }
+  bool infers_only() const override { return true; }
   std::string summary() const override {
     return "batch-1 inference latency: median, p90, p99 (synthetic data)";
   }

@@ -79,6 +79,9 @@ class Scenario {
   // Its cases name a training task (`nnbench train --list`), not a zoo
   // model or a model file.
   virtual bool runs_tasks() const { return false; }
+  // Its cases infer whatever the mode axis says (LoadGen's scenarios,
+  // generation, batch-1 latency): an inference-only engine takes part.
+  virtual bool infers_only() const { return false; }
   // About how long a case takes (start-up, warm-up, measurement), for a
   // suite's time estimate; -1: unknown. By default a step loop's: the
   // model's operations at 50 GFLOP/s within the request's warm-up and

@@ -119,7 +119,9 @@ std::vector<PlannedCase> plan(const SuiteSpec& s, const PlanOptions& o) {
   const int repetitions = o.repetitions.value_or(s.repetitions);
   // A training scenario's entries are tasks, and it trains whatever the
   // mode axis says.
-  const bool tasks = scenarios::make_scenario(s.scenario)->runs_tasks();
+  const auto scenario = scenarios::make_scenario(s.scenario);
+  const bool tasks = scenario->runs_tasks();
+  const bool infers = scenario->infers_only();
   for (const auto& model : s.models) {
     const ModelOverride* ov = nullptr;
     for (const auto& x : s.overrides)
@@ -127,10 +129,11 @@ std::vector<PlannedCase> plan(const SuiteSpec& s, const PlanOptions& o) {
     const ModelOverride none;
     if (!ov) ov = &none;
     const auto& listed = pick(ov->backends, s.grid.backends);
-    // An inference engine that came with "all" sits out training cases.
+    // An inference engine that came with "all" sits out training cases
+    // (a scenario that only infers has none, whatever its mode axis says).
     const auto sits_out = [&](const std::string& backend,
                               const std::string& mode) {
-      return (mode == "train" || tasks) &&
+      return ((mode == "train" && !infers) || tasks) &&
              contains(o.inference_only, backend) && !contains(listed, backend);
     };
     for (const auto& backend : resolve_backends(listed, o))

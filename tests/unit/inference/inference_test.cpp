@@ -1,6 +1,8 @@
 // LoadGen's rules as nnbench runs them: the early-stopping bound against a
 // binomial computed here, the settings' errors, LoadGen's logs read back,
 // and whole runs on a scripted engine of known service time.
+#include "results/inference.h"
+
 #include <early_stopping.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +12,7 @@
 #include "inference/settings.h"
 #include "model/zoo/zoo.h"
 #include "report/charts.h"
+#include "reporters/tables.h"
 #include "scenarios/scenario.h"
 #include "scripted_backend.h"
 #include "util/error.h"
@@ -329,6 +332,30 @@ TEST(InferenceReport, ServerCurveAndPercentileTable) {
   EXPECT_DOUBLE_EQ(points["data"][2]["y"].get<double>(), 4.0);
   EXPECT_EQ(points["pointBackgroundColor"][2], "#ffffff");  // INVALID
   EXPECT_NE(points["pointBackgroundColor"][0], "#ffffff");
+}
+
+// A run nobody priced (a suite without an instance) has no cost: null in
+// its record and "-" in the table, never $0; the table names the
+// precision that ran (the engine's word) beside the one asked.
+TEST(InferenceReport, AnUnpricedRunHasNoCostAndTheTableNamesThePrecision) {
+  results::InferenceRun r = server_run(100, 0.001, true);
+  r.requested.options.precision = "int8";
+  const nlohmann::json j = results::to_json(r);
+  EXPECT_TRUE(j["cost"]["usd_per_hour"].is_null());
+  EXPECT_TRUE(j["cost"]["usd_per_10k_inferences"].is_null());
+  EXPECT_TRUE(std::isnan(results::inference_run_from_json(j).usd_per_10k));
+  results::InferenceRun ran = r;
+  ran.effective.precision = "fp32";  // say the engine ran another
+  const std::string t = reporters::inference_table({r, ran});
+  const auto row = [&](int i) {
+    size_t at = 0;
+    for (int k = 0; k < i + 2; ++k) at = t.find('\n', at) + 1;
+    return t.substr(at, t.find('\n', at) - at);
+  };
+  EXPECT_NE(row(0).find(" int8 "), std::string::npos) << t;
+  EXPECT_NE(row(1).find(" fp32 "), std::string::npos) << t;
+  EXPECT_EQ(t.find("0.0000"), std::string::npos) << t;
+  EXPECT_NE(row(0).find(" -  "), std::string::npos) << t;
 }
 
 TEST(InferenceReport, CostOfTenThousandAtTheScenariosThroughput) {

@@ -87,6 +87,31 @@ mode = "infer"
   EXPECT_EQ(keys.size(), cases.size());  // repetitions have their own keys
 }
 
+// "all" brings an inference-only engine into the cases that infer: not
+// into a throughput suite's training cases (its default mode), but into
+// every case of a scenario that only infers (LoadGen's), whose mode axis
+// it never reads. Before, such a suite left ONNX Runtime and OpenVINO out.
+TEST_F(SuiteFile, AnInferenceOnlyEngineSitsOutTrainingCasesOnly) {
+  PlanOptions o = options();
+  o.all_backends = {"onednn", "onnxruntime"};
+  o.inference_only = {"onnxruntime"};
+  const auto backends = [&](const std::string& scenario) {
+    std::multiset<std::string> out;
+    for (const auto& c :
+         plan(parse_suite_file(write("description = \"t\"\n" + scenario +
+                                     "[grid]\nmodels = [\"mnist-mlp\"]\n"
+                                     "backends = [\"all\"]\n")),
+              o))
+      out.insert(c.c.request.backend);
+    return out;
+  };
+  EXPECT_EQ(backends(""), (std::multiset<std::string>{"onednn"}));
+  EXPECT_EQ(backends("scenario = \"single-stream\"\n"),
+            (std::multiset<std::string>{"onednn", "onnxruntime"}));
+  EXPECT_EQ(backends("scenario = \"generation\"\n"),
+            (std::multiset<std::string>{"onednn", "onnxruntime"}));
+}
+
 TEST_F(SuiteFile, InterleavingIsASeededPermutation) {
   const auto s = parse_suite_file(write(R"([grid]
 models = ["mnist-mlp", "mnist-cnn", "fcn-r"]
