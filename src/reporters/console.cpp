@@ -18,7 +18,8 @@ std::string Console::text() const {
     out += results_table(seen_.runs) + not_run_lines(seen_.runs) +
            verdict_lines(seen_.runs);
   if (!seen_.training.empty()) out += training_table(seen_.training);
-  if (!seen_.inference.empty()) out += inference_table(seen_.inference);
+  if (!seen_.inference.empty())
+    out += inference_table(seen_.inference) + loadgen_verdict(seen_.inference);
   if (!seen_.generation.empty())
     out += generation_table(seen_.generation) +
            generation_verdict(seen_.generation);

@@ -28,6 +28,12 @@ std::string training_table(const std::vector<results::TrainRun>& runs);
 // One row per LoadGen run: the scenario's figure (p90/p99 latency with its
 // interval, or samples/s), LoadGen's verdict, accuracy where scored.
 std::string inference_table(const std::vector<results::InferenceRun>& runs);
+// Under it, per cell (model, scenario, precision, copies, threads, target
+// QPS): the engine with the lowest percentile latency, ahead of the
+// runner-up by how much or tied (overlapping 95 % intervals), offline the
+// most samples/s; the engines more than 2x behind, and those with no
+// figure and why; "" when no engine has a figure.
+std::string loadgen_verdict(const std::vector<results::InferenceRun>& runs);
 
 // One row per generation: time to first token and per output token with
 // their intervals, the inter-token p90, tokens/s of prefill and of
