@@ -402,28 +402,34 @@ INT8_GAPS = {op: (f"Keras's model.quantize('int8') quantizes Dense, EinsumDense 
              for op, kind in (("conv2d", "a convolution"), ("lstm", "an LSTM"))}
 
 
+# Layers that do not build under the 'bfloat16' policy: refused at bf16 by
+# name (the conformance suite found it on TensorFlow and JAX).
+BF16_GAPS = {"lstm": "Keras builds an LSTM's recurrent kernel with its "
+                     "orthogonal initializer, whose QR decomposition has no "
+                     "bf16 kernel (TensorFlow) or dtype (JAX)"}
+
+
 def refuse(options: dict, shapes: dict, model: dict, engine: str,
            bf16_problem: str = "") -> None:
     """What no Keras engine here runs, named before anything is built:
-    steps at fp32, and inference steps at int8 (Keras's post-training
-    quantization) where every layer with weights is quantized; generation
-    at int8 too, and at bf16 unless `bf16_problem` says why the
-    framework's bf16 products do not run here."""
+    training at fp32 only; inference and generation at bf16 too unless
+    `bf16_problem` says why the framework's bf16 products do not run here,
+    and at int8 (Keras's post-training quantization) where every layer with
+    weights is quantized."""
     precision = options["precision"]
-    if precision == "bf16" and options.get("generation"):
-        if bf16_problem:
-            raise NotImplementedError(f"generation at bf16: {bf16_problem}")
-    elif precision == "int8":
-        if shapes.get("train_batch", 0) > 0:
-            raise NotImplementedError(
-                f"precision int8 on the {engine} engine is inference only "
-                "(post-training quantization; nothing trains in int8)")
-        gap = first_gap(model, INT8_GAPS)
-        if gap:
-            raise NotImplementedError(f"int8: {gap}")
-    elif precision != "fp32":
+    if precision not in ("fp32", "bf16", "int8"):
         raise NotImplementedError(f"precision {precision} (the {engine} engine "
-                                  "runs fp32 and int8, and generates at bf16 too)")
+                                  "runs fp32, bf16 and int8)")
+    if precision != "fp32" and shapes.get("train_batch", 0) > 0:
+        raise NotImplementedError(
+            f"precision {precision} on the {engine} engine is inference only "
+            + ("(post-training quantization; nothing trains in int8)"
+               if precision == "int8" else "(its training runs fp32)"))
+    if precision == "bf16" and bf16_problem:
+        raise NotImplementedError(f"bf16: {bf16_problem}")
+    gap = first_gap(model, {"bf16": BF16_GAPS, "int8": INT8_GAPS}.get(precision, {}))
+    if gap:
+        raise NotImplementedError(f"{precision}: {gap}")
     if options["optimizer"] not in OPTIMIZERS:
         raise NotImplementedError(
             f"optimizer '{options['optimizer']}' (the {engine} engine runs: "
@@ -433,14 +439,17 @@ def refuse(options: dict, shapes: dict, model: dict, engine: str,
 def hello_gaps(bf16_problem: str) -> dict:
     # Gaps supports() answers from attributes alone; those that depend on
     # shapes (a ceil-mode average pool's overhang) need the model built:
-    # "check". int8 (Keras's own quantization) for inference steps and
-    # generation; generation at bf16 where the framework's bf16 products
-    # run.
-    return {"precisions": ["fp32", "int8"],
+    # "check". Inference steps and generation also at bf16 where the
+    # framework's bf16 products run, and at int8 (Keras's own quantization);
+    # training at fp32 only.
+    below = ([] if bf16_problem else ["bf16"]) + ["int8"]
+    return {"precisions": ["fp32"] + below,
+            "inference_only_precisions": below,
             "unsupported": [{"op": "lstm", "attribute": "lstm_biases",
                              "value": 2, "why": TWO_BIASES}] +
-            [{"op": op, "precision": "int8", "why": why}
-             for op, why in INT8_GAPS.items()],
+            [{"op": op, "precision": p, "why": why}
+             for p, gaps in (("bf16", BF16_GAPS), ("int8", INT8_GAPS))
+             for op, why in gaps.items()],
             "checks_shapes": True,
             "generation_precisions": ["fp32"] + ([] if bf16_problem else ["bf16"])
             + ["int8"],
@@ -483,7 +492,8 @@ def precision_effective(options: dict, quantized: Dict[str, int]) -> dict:
         return {}
     return {"weights": "bf16 (Keras dtype policy 'bfloat16': variables and "
                        "computation, as KerasHub's dtype='bfloat16')",
-            "kv_cache": "bf16, per attention layer"}
+            **({"kv_cache": "bf16, per attention layer"}
+               if options.get("generation") else {})}
 
 
 class Adam(keras.optimizers.Optimizer):
@@ -599,8 +609,8 @@ class KerasModel:
     def __init__(self, model: dict, params: Dict[str, np.ndarray], options: dict):
         keras.utils.set_random_seed(options["seed"])
         b = Builder(model)
-        # bf16 (generation only): every layer's variables and computation,
-        # as KerasHub builds a model for dtype="bfloat16".
+        # bf16 (inference and generation): every layer's variables and
+        # computation, as KerasHub builds a model for dtype="bfloat16".
         self.dtype = "bfloat16" if options.get("precision") == "bf16" else "float32"
         before = keras.config.dtype_policy()
         keras.config.set_dtype_policy(self.dtype)

@@ -56,6 +56,7 @@ class Hello(TypedDict, total=False):
     python: str
     devices: List[str]
     precisions: List[str]
+    inference_only_precisions: List[str]  # of those: no training compile
     optimizers: List[str]
     exports: List[str]        # formats `export` writes
     checks_shapes: bool       # `check` names gaps that depend on shapes

@@ -119,6 +119,7 @@ class Net(torch.nn.Module):
         super().__init__()
         self.model = model
         self.layers = model["layers"]
+        self.dtype = torch.float32  # what one_hot makes: bf16 after to()
         self.mods = torch.nn.ModuleDict()
         self.canonical: Dict[str, torch.nn.Parameter] = {}
         # Batch norm's running statistics (buffers), by nnbench's names.
@@ -268,7 +269,7 @@ class Net(torch.nn.Module):
             lo = extra // 2
             return F.pad(y, (0, 0, 0, 0, lo, extra - lo))
         if op == "one_hot":
-            return F.one_hot(x, l["vocab"]).to(torch.float32)
+            return F.one_hot(x, l["vocab"]).to(self.dtype)
         if op == "gelu":
             return F.gelu(x, approximate="tanh" if attr(l, "approximate", False) else "none")
         if op == "tied_linear":
@@ -303,6 +304,20 @@ DYNAMIC_INT8 = (torch.nn.Linear, torch.nn.LSTM)
 INT8_GAPS = {"conv2d": "PyTorch's dynamic quantization quantizes nn.Linear "
                        "and nn.LSTM only; a convolution needs static "
                        "quantization with calibration (not built)"}
+
+
+@functools.cache
+def bf16_gaps() -> Dict[str, str]:
+    """Layers whose bf16 CPU kernels this PyTorch lacks, each tried once
+    (the conformance suite found them): refused at bf16 rather than failing
+    in the step."""
+    gaps = {}
+    try:
+        F.local_response_norm(torch.ones(1, 4, 3, 3, dtype=torch.bfloat16), 3)
+    except RuntimeError as e:
+        first = str(e).splitlines()[0][:160]
+        gaps["lrn"] = f"PyTorch {torch.__version__}'s local_response_norm at bf16: {first}"
+    return gaps
 
 
 def quantize_int8(net: Net) -> Dict[str, int]:
@@ -431,15 +446,19 @@ class Engine:
         devices = ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
         gaps = {p: why for p, why in (("bf16", bf16_problem()),
                                       ("int8", int8_problem())) if why}
-        int8 = [] if "int8" in gaps else ["int8"]
+        below = [p for p in ("bf16", "int8") if p not in gaps]
         return {"framework": "PyTorch", "version": torch.__version__,
                 "python": platform.python_version(), "devices": devices,
-                # int8: inference steps, dynamically quantized (post-training
-                # quantization: nothing trains at int8), on the CPU.
-                "precisions": ["fp32"] + int8,
+                # Inference steps also at bf16 (the module converted, as
+                # model.to(torch.bfloat16) makes it) and at int8 on the CPU,
+                # dynamically quantized; training at fp32 only.
+                "precisions": ["fp32"] + below,
+                "inference_only_precisions": below,
                 "optimizers": ["sgd", "adam", "rmsprop", "adadelta"],
                 "unsupported": [{"op": op, "precision": "int8", "why": why}
-                                for op, why in INT8_GAPS.items()],
+                                for op, why in INT8_GAPS.items()] +
+                [{"op": op, "precision": "bf16", "why": why}
+                 for op, why in bf16_gaps().items()],
                 "generates": True,
                 # Generation also at bf16, the module converted (a PyTorch
                 # loop after model.to(torch.bfloat16)), and at int8 on the
@@ -505,19 +524,19 @@ class Engine:
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
         precision = options["precision"]
-        generation = bool(options.get("generation"))
-        if precision == "bf16" and not generation:
-            raise NotImplementedError("precision bf16 (the pytorch engine runs "
-                                      "steps at fp32 and int8, and generates at "
-                                      "bf16 and int8 too)")
         if precision not in ("fp32", "bf16", "int8"):
             raise NotImplementedError(f"precision {precision} (the pytorch engine "
                                       "runs fp32, bf16 and int8)")
+        if precision != "fp32" and shapes.get("train_batch", 0) > 0:
+            raise NotImplementedError(
+                f"precision {precision} on the pytorch engine is inference only "
+                + ("(post-training dynamic quantization; nothing trains in int8)"
+                   if precision == "int8" else "(its training runs fp32)"))
+        if precision == "bf16":
+            gap = first_gap(model, bf16_gaps())
+            if gap:
+                raise NotImplementedError(f"bf16: {gap}")
         if precision == "int8":
-            if shapes.get("train_batch", 0) > 0:
-                raise NotImplementedError(
-                    "precision int8 on the pytorch engine is inference only "
-                    "(post-training dynamic quantization; nothing trains in int8)")
             if options["device"] != "cpu":
                 raise NotImplementedError(
                     f"int8 on {options['device']} (PyTorch's dynamic "
@@ -550,8 +569,9 @@ class Engine:
         if precision == "bf16":
             why = bf16_problem()
             if why:
-                raise NotImplementedError(f"generation at bf16: {why}")
+                raise NotImplementedError(f"bf16: {why}")
             self.net.to(torch.bfloat16)  # weights, activations and cache
+            self.net.dtype = torch.bfloat16
         self.quantized = {}
         if precision == "int8":
             why = int8_problem()
@@ -578,9 +598,11 @@ class Engine:
              "interop_threads": str(torch.get_num_interop_threads()),
              "framework": f"PyTorch {torch.__version__} (eager, Python "
                           f"{platform.python_version()})"}
-        if precision == "bf16":  # generation only (compile refuses steps)
-            e["weights"] = "bf16 (the module converted)"
-            e["kv_cache"] = "bf16, per attention layer"
+        if precision == "bf16":  # inference only (compile refuses training)
+            e["weights"] = ("bf16 (the module converted, model.to(torch.bfloat16): "
+                            "weights and activations; float inputs cast)")
+            if self.options.get("generation"):
+                e["kv_cache"] = "bf16, per attention layer"
         if precision == "int8":
             kinds = ", ".join(f"{n} {k}" for k, n in self.quantized.items())
             e["weights"] = ("int8: torch.ao.quantization.quantize_dynamic of every "
@@ -680,6 +702,8 @@ class Engine:
 
     def infer_step(self, batch: int) -> None:
         x, _ = self.batches[batch]
+        if x.is_floating_point():
+            x = x.to(self.net.dtype)  # bf16: as a user feeds a converted model
         with torch.inference_mode():
             self.out = self.net(x)
             self.out.reshape(-1)[0].item()
@@ -688,7 +712,8 @@ class Engine:
         return {"output": self.out.detach().cpu().float().numpy()}
 
     def parameters(self) -> dict:
-        return {k: p.detach().cpu().numpy() for k, p in self.net.canonical.items()}
+        return {k: p.detach().cpu().float().numpy()
+                for k, p in self.net.canonical.items()}
 
     def running_stats(self) -> dict:
         return {k: b.detach().cpu().float().numpy()

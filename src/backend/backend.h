@@ -227,6 +227,11 @@ struct Description {
   // (a framework engine whose environment is missing). Such a backend is
   // listed but left out of "all", and running it is a usage error.
   std::string unavailable;
+  // Those of `precisions` it runs inference at only (a compile with a train
+  // batch is refused): int8 everywhere (post-training quantization), bf16
+  // on a framework worker whose training is fp32 only.
+  std::vector<std::string> inference_only;
+  bool trains_at(const std::string& precision) const;
 };
 
 // Whether a backend runs something exactly; `why` names the gap.

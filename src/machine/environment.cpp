@@ -289,6 +289,7 @@ nlohmann::json backends_json(const std::vector<backend::Description>& all) {
     j[d.name] = {{"libraries", d.libraries},
                  {"devices", d.devices},
                  {"precisions", d.precisions},
+                 {"inference_only_precisions", d.inference_only},
                  {"optimizers", d.optimizers},
                  {"can",
                   {{"data_parallel", d.can.data_parallel},

@@ -233,9 +233,9 @@ Verification verify(backend::Backend& oracle, backend::Backend& candidate,
   const model::Model plain = without_dropout(m);
   const host::Batch batch = data::synthetic_batch(plain, vo.batch, vo.seed);
   Observed got;
-  // int8 is post-training quantization: inference only on every engine.
-  const bool train =
-      candidate.describe().can.training && vo.precision != "int8";
+  // int8 is post-training quantization: inference only on every engine;
+  // a worker may infer at bf16 and train at fp32 only.
+  const bool train = candidate.describe().trains_at(vo.precision);
   backend::Options o;
   o.seed = vo.seed;
   o.threads = machine::resolve_threads(vo.threads);

@@ -69,13 +69,14 @@ TEST_P(Conformance, MatchesTheReference) {
   }
   EXPECT_EQ(v.verdict, verify::Verdict::kPass)
       << "supports() said yes: " << v.message;
-  // Outputs, loss, gradients and parameters; an inference engine, or int8
-  // (post-training quantization), has its output only; a model that
+  // Outputs, loss, gradients and parameters; an inference engine, or a
+  // precision it infers at only (int8, post-training quantization), has its
+  // output only; a model that
   // generates adds the generation checks (greedy tokens, and logits where
   // the engine gives them) on an engine that generates.
   size_t tensors = 0;
   for (const auto& c : v.checks) tensors += c.what.rfind("generation", 0) != 0;
-  if (candidate->describe().can.training && p.precision != "int8")
+  if (candidate->describe().trains_at(p.precision))
     EXPECT_GT(tensors, 3u);
   else
     EXPECT_EQ(tensors, 1u);

@@ -16,6 +16,7 @@
 
 #include "../unit/tiny_data.h"
 #include "bench/step_loop.h"
+#include "engines/worker/hello.h"
 #include "engines/worker/worker_backend.h"
 #include "engines/worker/zygote.h"
 #include "machine/env_fixes.h"
@@ -251,6 +252,37 @@ TEST_F(Worker, AnEngineThatHangsAtStartIsUnavailableSoon) {
             std::string::npos)
       << d.unavailable;
   EXPECT_LT(took, 10);
+}
+
+// hello's answer is kept on disk under a key of what could change it: a
+// shared module an engine imports (frameworks/common/keras_model.py) too.
+// Before, only worker.py and engine.py were in the key, and an answer
+// from before a change to keras_model.py was still believed.
+TEST_F(Worker, TheKeptHelloIsAskedAgainWhenASharedModuleChanges) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      "/tmp/nnbench_hello_key_" + std::to_string(getpid()) + "/frameworks";
+  fs::create_directories(dir / "common" / "__pycache__");
+  fs::create_directories(dir / "x");
+  for (const char* f : {"common/worker.py", "common/keras_model.py",
+                        "common/notes.txt", "x/engine.py", "x/helper.py"})
+    std::ofstream(dir / f) << "# " << f << "\n";
+  setenv("NNBENCH_FRAMEWORKS", dir.c_str(), 1);
+  const Framework f{"x", "x", {"/usr/bin/python3"}, "nothing", {}};
+  const std::string before = hello_key(f, "/usr/bin/python3");
+  const auto later = [&](const char* file) {
+    fs::last_write_time(
+        dir / file, fs::last_write_time(dir / file) + std::chrono::hours(1));
+    return hello_key(f, "/usr/bin/python3");
+  };
+  // Python's own cache and files that are not Python leave it.
+  std::ofstream(dir / "common/__pycache__/keras_model.cpython-311.pyc") << "x";
+  EXPECT_EQ(hello_key(f, "/usr/bin/python3"), before);
+  EXPECT_EQ(later("common/notes.txt"), before);
+  const std::string shared = later("common/keras_model.py");
+  EXPECT_NE(shared, before);
+  EXPECT_NE(later("x/helper.py"), shared);
+  fs::remove_all(dir.parent_path());
 }
 
 int extra(const results::RunResult& r, const char* key) {

@@ -1,10 +1,12 @@
 #include "engines/worker/hello.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <vector>
 
 #include "engines/worker/contract.h"
 #include "engines/worker/manifest.h"
@@ -25,11 +27,28 @@ std::string stamp(const std::string& path) {
          (ec ? "missing" : std::to_string(t.time_since_epoch().count()));
 }
 
+// Every .py file directly in `dir`, sorted (a directory iterator's order
+// is unspecified); none of __pycache__, which Python writes on import.
+std::string stamp_python_files(const fs::path& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".py" && e.is_regular_file(ec))
+      files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  std::string out = ec ? dir.string() + "@unreadable" : "";
+  for (const auto& f : files) out += " " + stamp(f);
+  return out;
+}
+
+}  // namespace
+
 std::string hello_key(const Framework& f, const std::string& python) {
   const std::string dir = frameworks_dir();
   const fs::path env = fs::path(python).parent_path().parent_path();
-  std::string key = stamp(python) + " " + stamp(dir + "/common/worker.py") +
-                    " " + stamp(dir + "/" + f.folder + "/engine.py");
+  std::string key = stamp(python) + stamp_python_files(dir + "/common") +
+                    stamp_python_files(dir + "/" + f.folder) + " " +
+                    stamp(dir + "/" + f.folder + "/engine.py");
   // oneDNN's cap: a framework whose kernels are oneDNN's (PyTorch) tries
   // what runs under it when it says hello.
   for (const char* cap : {"ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"})
@@ -44,6 +63,8 @@ std::string hello_key(const Framework& f, const std::string& python) {
           key += " " + stamp((e.path() / sub).string());
   return key;
 }
+
+namespace {
 
 // Each gap hello declares, of the kinds supports() reads (the contract
 // says "objects" only): a malformed hello makes the engine unavailable

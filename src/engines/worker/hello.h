@@ -20,4 +20,11 @@ struct Hello {
 
 const Hello& hello(const Framework& f);
 
+// The on-disk answer's key: the interpreter, its packages folders, the
+// oneDNN ISA cap, and every Python file of the shared worker code
+// (frameworks/common) and of the engine's folder, by path and modification
+// time: an engine imports the shared modules (keras_model.py, ...), whose
+// change changes its answer.
+std::string hello_key(const Framework& f, const std::string& python);
+
 }  // namespace nnbench::engines::worker

@@ -346,6 +346,8 @@ class WorkerBackend : public backend::Backend {
       d.libraries["environment"] = r["environment"].get<std::string>();
     d.devices = r.value("devices", std::vector<std::string>{"cpu"});
     d.precisions = r.value("precisions", std::vector<std::string>{"fp32"});
+    d.inference_only =
+        r.value("inference_only_precisions", std::vector<std::string>{});
     d.optimizers = r.value("optimizers", std::vector<std::string>{});
     return d;
   }
