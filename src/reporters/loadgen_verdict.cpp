@@ -103,7 +103,7 @@ std::string cell_line(const std::string& cell,
   std::string behind;
   for (const auto* r : ranked)
     if (cost(*r) > 2 * cost(first))
-      behind += fmt::format("{}{} {:.1f}x", behind.empty() ? "" : ", ",
+      behind += fmt::format("{}{} {:.2f}x", behind.empty() ? "" : ", ",
                             r->backend, cost(*r) / cost(first));
   if (!behind.empty()) line += "; more than 2x behind: " + behind;
   if (!others.empty()) line += "; no figure: " + others;

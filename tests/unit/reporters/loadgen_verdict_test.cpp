@@ -35,7 +35,7 @@ TEST(LoadgenVerdict, NamesTheFastestTheFarBehindAndTheUnmeasured) {
                              invalid}),
             "bert-base single-stream, int8, 1 x 2 threads: fastest p90 onednn "
             "20 ms [19, 21], 2.00x ahead of pytorch 40 ms [39, 42]; more than "
-            "2x behind: tensorflow 15.0x; no figure: torch unimplemented, jax "
+            "2x behind: tensorflow 15.00x; no figure: torch unimplemented, jax "
             "LoadGen INVALID\n");
 }
 
