@@ -3,6 +3,7 @@
 // training on a fixed synthetic batch lowers the loss; the harness measures.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "../common/zoo_counts.h"
@@ -112,11 +113,31 @@ TEST(TorchBackend, CudaWithoutCudaIsUnimplemented) {
   }
 }
 
-TEST(TorchBackend, Bf16IsUnimplementedNotACrash) {
+// bf16 is inference only (the module converted, as PyTorch's
+// model.to(torch.bfloat16)): a training compile is unimplemented, not a
+// crash; where LibTorch's bf16 products run, an inference compile runs
+// bf16 and says so. int8 is unimplemented (no quantization in LibTorch's
+// C++ frontend).
+TEST(TorchBackend, Bf16IsInferenceOnlyAndInt8Unimplemented) {
   auto b = backend::make_backend("torch");
   backend::Options o = small_options();
   o.precision = "bf16";
-  EXPECT_THROW(b->compile(model::zoo::get("mnist-mlp"), o, {}),
+  const model::Model m = model::zoo::get("mnist-mlp");
+  EXPECT_THROW(b->compile(m, o, backend::Shapes::train(4)),
+               backend::Unimplemented);
+  const auto d = b->describe();
+  EXPECT_FALSE(d.trains_at("bf16"));
+  if (std::find(d.precisions.begin(), d.precisions.end(), "bf16") !=
+      d.precisions.end()) {
+    auto e = b->compile(m, o, backend::Shapes::infer(4));
+    EXPECT_EQ(e->effective().precision, "bf16");
+    EXPECT_EQ(e->effective().extras.at("weights").rfind("bf16", 0), 0u);
+  } else {
+    EXPECT_THROW(b->compile(m, o, backend::Shapes::infer(4)),
+                 backend::Unimplemented);
+  }
+  o.precision = "int8";
+  EXPECT_THROW(b->compile(m, o, backend::Shapes::infer(4)),
                backend::Unimplemented);
 }
 

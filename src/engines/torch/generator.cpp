@@ -13,23 +13,54 @@ namespace {
 // not tried): tried on a few values before anything is built, so that a
 // refusal is unimplemented naming why, not a failure inside a generation.
 void check_bf16_runs() {
-  try {
-    torch::InferenceMode guard;
-    // Large enough for LibTorch to hand them to oneDNN (a linear of 8
-    // inputs stays in its own loop).
-    const auto x = torch::ones({2, 8, 64}, torch::kBFloat16);
-    const auto w = torch::ones({192, 64}, torch::kBFloat16);
-    torch::nn::functional::linear(x, w, w[0].repeat(3));
-    torch::matmul(x, x.transpose(-2, -1));
-  } catch (const std::exception& e) {
-    // oneDNN's own error (ideep's), or LibTorch's with its backtrace.
-    const std::string what = e.what();
-    throw backend::Unimplemented(
-        "generation at precision bf16: LibTorch's bf16 matrix products do not "
-        "run on this CPU (" +
-        what.substr(0, what.find('\n')) + ")");
-  }
+  if (const auto& why = bf16_problem(); !why.empty())
+    throw backend::Unimplemented("generation at precision bf16: " + why);
 }
+
+// The first line of an exception's message (LibTorch's carry a backtrace).
+std::string first_line(const std::exception& e) {
+  const std::string what = e.what();
+  return what.substr(0, what.find('\n'));
+}
+
+}  // namespace
+
+const std::string& bf16_problem() {
+  static const std::string why = [] {
+    try {
+      torch::InferenceMode guard;
+      // Large enough for LibTorch to hand them to oneDNN (a linear of 8
+      // inputs stays in its own loop).
+      const auto x = torch::ones({2, 8, 64}, torch::kBFloat16);
+      const auto w = torch::ones({192, 64}, torch::kBFloat16);
+      torch::nn::functional::linear(x, w, w[0].repeat(3));
+      torch::matmul(x, x.transpose(-2, -1));
+      return std::string();
+    } catch (const std::exception& e) {
+      // oneDNN's own error (ideep's), or LibTorch's with its backtrace.
+      return "LibTorch's bf16 matrix products do not run on this CPU (" +
+             first_line(e) + ")";
+    }
+  }();
+  return why;
+}
+
+const std::string& bf16_lrn_problem() {
+  static const std::string why = [] {
+    try {
+      torch::InferenceMode guard;
+      torch::nn::functional::local_response_norm(
+          torch::ones({1, 4, 3, 3}, torch::kBFloat16),
+          torch::nn::functional::LocalResponseNormFuncOptions(3));
+      return std::string();
+    } catch (const std::exception& e) {
+      return "LibTorch's local_response_norm at bf16: " + first_line(e);
+    }
+  }();
+  return why;
+}
+
+namespace {
 
 class TorchGenerator : public backend::Generator {
  public:

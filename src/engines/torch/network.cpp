@@ -356,7 +356,7 @@ torch::Tensor NetworkImpl::run_layer(size_t i,
     case Op::kZeroPadShortcut:
       return zero_pad_shortcut(l, x);
     case Op::kOneHot:
-      return torch::one_hot(x, l.vocab).to(torch::kFloat32);
+      return torch::one_hot(x, l.vocab).to(float_type_);
     case Op::kLstm:
       return lstm_forward(i, x);
     case Op::kGelu:

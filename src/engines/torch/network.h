@@ -38,8 +38,12 @@ class NetworkImpl : public torch::nn::Module {
   void load_initial(uint64_t seed, const std::string& weights = "");
   // Batch norm's running statistics by layer index (on the host).
   std::map<int, backend::RunningStats> running_stats();
+  // The floating type of what the network makes itself (one_hot's
+  // output): bf16 after the module is converted for bf16 inference.
+  void set_float_type(torch::ScalarType t) { float_type_ = t; }
 
  private:
+  torch::ScalarType float_type_ = torch::kFloat32;
   torch::Tensor run_layer(size_t i, const std::vector<torch::Tensor>& in);
   torch::Tensor lstm_forward(size_t i, const torch::Tensor& x);
   void map_canonical();

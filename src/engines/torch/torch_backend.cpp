@@ -36,15 +36,30 @@ host::Tensor to_host(const torch::Tensor& t) {
 
 class TorchExecutable : public backend::Executable {
  public:
-  TorchExecutable(const model::Model& m, const Options& o)
-      : model_(m), options_(o), device_(parse_device(o.device)) {
-    if (o.precision != "fp32")
+  TorchExecutable(const model::Model& m, const Options& o, bool trains)
+      : model_(m),
+        options_(o),
+        device_(parse_device(o.device)),
+        bf16_(o.precision == "bf16") {
+    if (o.precision != "fp32" && !bf16_)
       throw backend::Unimplemented("precision " + o.precision +
-                                   " (the LibTorch backend runs fp32)");
+                                   " (the LibTorch backend runs fp32, and "
+                                   "bf16 inference)");
+    if (bf16_ && trains)
+      throw backend::Unimplemented(
+          "precision bf16 on the LibTorch backend is inference only (its "
+          "training runs fp32)");
+    if (bf16_ && !bf16_problem().empty())
+      throw backend::Unimplemented("bf16: " + bf16_problem());
     torch::manual_seed(o.seed);  // dropout masks
     net_ = Network(m);
     net_->load_initial(o.seed, o.weights);
     net_->to(device_);
+    if (bf16_) {
+      // As PyTorch's model.to(torch.bfloat16): weights and activations.
+      net_->to(torch::kBFloat16);
+      net_->set_float_type(torch::kBFloat16);
+    }
     optimizer_ = make_optimizer(net_->trainable_parameters(), o);
   }
 
@@ -53,7 +68,10 @@ class TorchExecutable : public backend::Executable {
       inputs_.clear();
       labels_.clear();
       for (const auto& b : batches) {
-        inputs_.push_back(to_tensor(b.input, device_));
+        auto x = to_tensor(b.input, device_);
+        // bf16: float inputs cast, as a user feeds a converted model.
+        if (bf16_ && x.is_floating_point()) x = x.to(torch::kBFloat16);
+        inputs_.push_back(x);
         auto y = to_tensor(b.labels, device_);
         if (model_.loss == model::Loss::kSigmoidBinaryCrossEntropy)
           y = y.to(torch::kFloat32);
@@ -131,14 +149,19 @@ class TorchExecutable : public backend::Executable {
   }
 
   backend::Effective effective() const override {
-    return {
+    backend::Effective e{
         torch::get_num_threads(),
         device_.str(),
-        "fp32",
+        options_.precision,
         backend::describe_optimizer(options_),
         {{"interop_threads", std::to_string(torch::get_num_interop_threads())},
          {"layout", "NCHW (LibTorch default)"},
          {"parameters", std::to_string(count_parameters())}}};
+    if (bf16_)
+      e.extras["weights"] =
+          "bf16 (the module converted, as PyTorch's model.to(torch.bfloat16): "
+          "weights and activations; float inputs cast)";
+    return e;
   }
 
  private:
@@ -206,6 +229,7 @@ class TorchExecutable : public backend::Executable {
   std::vector<torch::Tensor> inputs_, labels_;
   torch::Tensor output_, loss_;
   bool training_ = true;
+  bool bf16_ = false;  // inference only: the module converted
 };
 
 class TorchBackend : public backend::Backend {
@@ -225,18 +249,27 @@ class TorchBackend : public backend::Backend {
              .running_stats = true},
             {{"LibTorch", TORCH_VERSION}},
             devices,
-            {"fp32"},
-            backend::known_optimizers()};
+            // bf16 for inference where LibTorch's bf16 products run here.
+            bf16_problem().empty() ? std::vector<std::string>{"fp32", "bf16"}
+                                   : std::vector<std::string>{"fp32"},
+            backend::known_optimizers(),
+            "",
+            {"bf16"}};
   }
-  // Every op of the description (network.cpp maps each to torch).
-  backend::Support supports(const model::Layer& /*layer*/,
+  // Every op of the description (network.cpp maps each to torch), at bf16
+  // those whose bf16 CPU kernel this LibTorch has.
+  backend::Support supports(const model::Layer& layer,
                             const Options& o) const override {
+    if (o.precision == "bf16" && layer.op == model::Op::kLrn &&
+        !bf16_lrn_problem().empty())
+      return backend::Support::no("layer '" + layer.name +
+                                  "' (lrn): " + bf16_lrn_problem());
     return backend::supports_options(describe(), o);
   }
   // Dynamic shapes: any batch size runs, so `shapes` needs no preparation.
   std::unique_ptr<backend::Executable> compile(
       const model::Model& m, const Options& o,
-      const backend::Shapes& /*shapes*/) override {
+      const backend::Shapes& shapes) override {
     // A device it does not have is a gap, unimplemented naming it, as on
     // every backend (docs/backends.md; pytorch's worker says the same).
     if (const auto s = backend::supports_options(describe(), o);
@@ -245,10 +278,14 @@ class TorchBackend : public backend::Backend {
           s.why + (o.device.rfind("cuda", 0) == 0
                        ? ": this LibTorch has no CUDA support or sees no GPU"
                        : ""));
+    for (const auto& l : m.layers)
+      if (const auto s = supports(l, o); !s)
+        throw backend::Unimplemented(s.why);
     // LibTorch defaults to one intra-op thread on some VMs: always set it.
     if (o.threads > 0) torch::set_num_threads(o.threads);
-    return translate_errors(
-        [&] { return std::make_unique<TorchExecutable>(m, o); });
+    return translate_errors([&] {
+      return std::make_unique<TorchExecutable>(m, o, shapes.train_batch > 0);
+    });
   }
   std::unique_ptr<backend::Generator> generator(
       const model::Model& m, const Options& o,
