@@ -19,6 +19,20 @@ def attr(layer: dict, key: str, default):
     return layer.get(key, default)
 
 
+def refuse_precision(precision: str, shapes: dict, engine: str, int8: str) -> None:
+    """What a worker that trains at fp32 and infers at bf16 and int8 too
+    refuses: another precision, and training below fp32 (`int8` says how
+    it quantizes, for the message)."""
+    if precision not in ("fp32", "bf16", "int8"):
+        raise NotImplementedError(f"precision {precision} (the {engine} engine "
+                                  "runs fp32, bf16 and int8)")
+    if precision != "fp32" and shapes.get("train_batch", 0) > 0:
+        raise NotImplementedError(
+            f"precision {precision} on the {engine} engine is inference only "
+            + (f"({int8}; nothing trains in int8)" if precision == "int8"
+               else "(its training runs fp32)"))
+
+
 def first_gap(model: dict, gaps: Dict[str, str]) -> str:
     """The first layer whose op `gaps` names, with why ("" when none)."""
     return next((f"layer '{l['name']}' ({l['op']}): {gaps[l['op']]}"

@@ -48,7 +48,7 @@ from keras import layers as L
 from keras import ops
 
 from description import (PER_POSITION, attr, first_gap, generation_problem, layer_inputs,
-                         optimizer_settings, pool_dim)
+                         optimizer_settings, pool_dim, refuse_precision)
 
 
 def lrn(t, n: int, alpha: float, beta: float, k: float):
@@ -417,14 +417,7 @@ def refuse(options: dict, shapes: dict, model: dict, engine: str,
     and at int8 (Keras's post-training quantization) where every layer with
     weights is quantized."""
     precision = options["precision"]
-    if precision not in ("fp32", "bf16", "int8"):
-        raise NotImplementedError(f"precision {precision} (the {engine} engine "
-                                  "runs fp32, bf16 and int8)")
-    if precision != "fp32" and shapes.get("train_batch", 0) > 0:
-        raise NotImplementedError(
-            f"precision {precision} on the {engine} engine is inference only "
-            + ("(post-training quantization; nothing trains in int8)"
-               if precision == "int8" else "(its training runs fp32)"))
+    refuse_precision(precision, shapes, engine, "post-training quantization")
     if precision == "bf16" and bf16_problem:
         raise NotImplementedError(f"bf16: {bf16_problem}")
     gap = first_gap(model, {"bf16": BF16_GAPS, "int8": INT8_GAPS}.get(precision, {}))

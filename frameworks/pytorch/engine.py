@@ -24,7 +24,7 @@ import torch.nn.functional as F
 
 import bandwidth
 import scores
-from description import attr, first_gap, layer_inputs, shapes
+from description import attr, first_gap, layer_inputs, refuse_precision, shapes
 
 
 class Attention(torch.nn.Module):
@@ -524,14 +524,8 @@ class Engine:
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
         precision = options["precision"]
-        if precision not in ("fp32", "bf16", "int8"):
-            raise NotImplementedError(f"precision {precision} (the pytorch engine "
-                                      "runs fp32, bf16 and int8)")
-        if precision != "fp32" and shapes.get("train_batch", 0) > 0:
-            raise NotImplementedError(
-                f"precision {precision} on the pytorch engine is inference only "
-                + ("(post-training dynamic quantization; nothing trains in int8)"
-                   if precision == "int8" else "(its training runs fp32)"))
+        refuse_precision(precision, shapes, "pytorch",
+                         "post-training dynamic quantization")
         if precision == "bf16":
             gap = first_gap(model, bf16_gaps())
             if gap:
