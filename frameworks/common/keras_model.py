@@ -483,8 +483,10 @@ def precision_effective(options: dict, quantized: Dict[str, int]) -> dict:
                 **generation}
     if options.get("precision") != "bf16":
         return {}
-    return {"weights": "bf16 (Keras dtype policy 'bfloat16': variables and "
-                       "computation, as KerasHub's dtype='bfloat16')",
+    return {"weights": "bf16 (Keras dtype policy 'bfloat16', as KerasHub's "
+                       "dtype='bfloat16': variables and computation bf16, "
+                       "but where Keras computes in at least fp32 for "
+                       "stability, as its layer normalization does)",
             **({"kv_cache": "bf16, per attention layer"}
                if options.get("generation") else {})}
 

@@ -57,11 +57,12 @@ class Engine(km.Generates):
                 "devices": ["cpu"] + [f"cuda:{i}" for i, _ in enumerate(
                     tf.config.list_physical_devices("GPU"))],
                 "optimizers": km.OPTIMIZERS,
-                # bf16 generation where TensorFlow's oneDNN kernels run at
-                # AVX-512 (capped to AVX2 a Zen 5's worker died of a
-                # SIGSEGV in a bf16 generation, an 8x8 bf16 matmul had
-                # passed); untried here: a bf16 product would start the
-                # runtime before compile sets its threads. Compile tries one.
+                # bf16 (inference steps and generation) where TensorFlow's
+                # oneDNN kernels run at AVX-512 (capped to AVX2 a Zen 5's
+                # worker died of a SIGSEGV in a bf16 generation, an 8x8
+                # bf16 matmul had passed); read from the ISA, not tried
+                # here: a bf16 product would start the runtime before
+                # compile sets its threads. Compile tries one.
                 "generates": True, **km.hello_gaps(bf16_gap())}
 
     def check(self, model: dict) -> None:

@@ -119,12 +119,13 @@ std::string loadgen_verdict(const std::vector<results::InferenceRun>& runs) {
   std::vector<Cell> order;
   for (const auto& r : runs) {
     if (r.mode == "accuracy") continue;  // scored, not timed
-    const Cell c{r.model,
-                 r.kind,
-                 r.requested.options.precision,
-                 r.instances,
+    const Cell c{r.model, r.kind, r.requested.options.precision, r.instances,
                  r.requested.options.threads,
-                 results::traits_of(r.kind).paced ? r.target_qps : 0.0};
+                 // A NaN (a record read without one) would break the map's
+                 // order: such runs share the "no target" cell.
+                 results::traits_of(r.kind).paced && std::isfinite(r.target_qps)
+                     ? r.target_qps
+                     : 0.0};
     if (!cells.count(c)) order.push_back(c);
     cells[c].push_back(&r);
   }

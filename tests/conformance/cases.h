@@ -21,7 +21,7 @@ std::vector<std::string> zoo_cases();
 // the layer cases and two zoo models; at int8 a third of the layer cases
 // (post-training quantization as PyTorch's dynamic quantization and
 // Keras's quantize make it covers the layers with weights but
-// convolutions, and the engine refuses what it would leave fp32: the 12
+// convolutions, and the engine refuses what it would leave fp32: the 13
 // image cases); unless a backend registered by a test (the toy: linear and
 // relu only) says it runs fewer on purpose.
 struct Minimum {

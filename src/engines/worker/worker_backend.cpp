@@ -451,8 +451,8 @@ class WorkerBackend : public backend::Backend {
     if (!h.reply.value("generates", false))
       return backend::Backend::generator(m, o, shape);
     // The precisions it generates at are its hello's (fp32 unless it
-    // lists more), apart from its steps': the PyTorch worker generates at
-    // bf16 and runs its steps at fp32 only.
+    // lists more), apart from its steps': MXNet generates at bf16 and runs
+    // its steps at fp32 only.
     const auto at = h.reply.value("generation_precisions",
                                   std::vector<std::string>{"fp32"});
     if (std::find(at.begin(), at.end(), o.precision) == at.end()) {
