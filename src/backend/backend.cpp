@@ -38,8 +38,7 @@ std::string joined(const std::vector<std::string>& names) {
 }  // namespace
 
 bool Description::trains_at(const std::string& precision) const {
-  return can.training && precision != "int8" &&
-         !listed(inference_only, precision);
+  return can.training && !listed(inference_only, precision);
 }
 
 Support supports_options(const Description& d, const Options& o) {

@@ -228,8 +228,8 @@ struct Description {
   // listed but left out of "all", and running it is a usage error.
   std::string unavailable;
   // Those of `precisions` it runs inference at only (a compile with a train
-  // batch is refused): int8 everywhere (post-training quantization), bf16
-  // on a framework worker whose training is fp32 only.
+  // batch is refused): int8 on every engine that trains (post-training
+  // quantization), bf16 on a framework worker whose training is fp32 only.
   std::vector<std::string> inference_only;
   bool trains_at(const std::string& precision) const;
 };

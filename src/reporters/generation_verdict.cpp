@@ -79,6 +79,12 @@ std::string cell_line(const std::string& cell,
 
 }  // namespace
 
+std::string threads_label(int threads) {
+  return threads > 0
+             ? fmt::format("{} thread{}", threads, threads > 1 ? "s" : "")
+             : "all threads";
+}
+
 std::string generation_verdict(
     const std::vector<results::GenerationRun>& runs) {
   using Cell =
@@ -107,9 +113,7 @@ std::string generation_verdict(
     const std::string name = fmt::format(
         "{}, batch {}, pp{}/tg{}{}, {}", model, batch, prompt, new_tokens,
         precision.empty() || precision == "fp32" ? "" : ", " + precision,
-        threads > 0
-            ? fmt::format("{} thread{}", threads, threads > 1 ? "s" : "")
-            : "all threads");
+        threads_label(threads));
     out += cell_line(name, cells[c]);
   }
   return out;

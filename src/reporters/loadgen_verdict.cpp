@@ -139,10 +139,7 @@ std::string loadgen_verdict(const std::vector<results::InferenceRun>& runs) {
     const std::string name = fmt::format(
         "{} {}{}, {}, {} x {}", model, kind,
         qps > 0 ? fmt::format(" at {:g} QPS", qps) : "",
-        precision.empty() ? "fp32" : precision, copies,
-        threads > 0
-            ? fmt::format("{} thread{}", threads, threads > 1 ? "s" : "")
-            : "all threads");
+        precision.empty() ? "fp32" : precision, copies, threads_label(threads));
     out += cell_line(name, cells[c]);
   }
   return out;

@@ -44,5 +44,7 @@ std::string generation_table(const std::vector<results::GenerationRun>& runs);
 // runner-up by how much or tied (overlapping 95 % intervals), and the
 // engines with no time and why; "" when no engine has a time.
 std::string generation_verdict(const std::vector<results::GenerationRun>& runs);
+// A verdict cell's threads: "2 threads", "1 thread", "all threads" (0).
+std::string threads_label(int threads);
 
 }  // namespace nnbench::reporters

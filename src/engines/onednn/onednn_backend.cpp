@@ -54,7 +54,7 @@ class OnednnBackend : public backend::Backend {
   backend::Description describe() const override {
     std::vector<std::string> precisions = {"fp32"};
     if (cpu_has_bf16()) precisions.push_back("bf16");
-    precisions.push_back("int8");  // inference only
+    precisions.push_back("int8");
     return {name(),
             {.data_parallel = true,
              .overlap = false,
@@ -66,7 +66,8 @@ class OnednnBackend : public backend::Backend {
             {"cpu"},
             precisions,
             backend::known_optimizers(),
-            {}};
+            {},
+            {"int8"}};  // post-training quantization: nothing trains in int8
   }
   backend::Support supports(const model::Layer& l,
                             const backend::Options& o) const override {
