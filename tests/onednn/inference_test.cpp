@@ -287,6 +287,43 @@ TEST(OnednnInt8, TransformerQuantizesItsLinearsAndNamesTheRest) {
   EXPECT_GT(error, 0.0) << "int8 gave fp32's logits exactly";
 }
 
+// Runs a graph built for batch 4 of `in` forward (plan null: a build that
+// trains, its inference program) and returns its output; the graph is
+// kept in *kept for its counts.
+host::Tensor run_graph(const model::Model& m,
+                       engines::onednn::ParamStates* params,
+                       engines::onednn::RunState* state, const host::Tensor& in,
+                       const engines::onednn::InferPlan* plan,
+                       engines::onednn::Graph* kept) {
+  using namespace engines::onednn;
+  const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  Graph g = build_graph(m, 4, Dt::f32, eng, params, state, 0, plan);
+  Net& net = *g.net;
+  std::vector<float> host = in.f;
+  const memory plain(net.plain(-1, Dt::f32), eng, host.data());
+  memory bound(net.value(-1).md, eng);
+  make_reorder(plain, bound)
+      .execute(net.stream(), {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, bound}});
+  net.value(-1).mem.set_data_handle(bound.get_data_handle());
+  net.run_forward(false);
+  net.stream().wait();
+  g.loss->read_logits();
+  host::Tensor out = g.loss->output();
+  *kept = std::move(g);
+  return out;
+}
+
+// got equals want within 1e-5 of want's largest magnitude (float sums in
+// another order), which must not be near zero.
+void expect_same_output(const host::Tensor& got, const host::Tensor& want) {
+  ASSERT_EQ(got.f.size(), want.f.size());
+  double largest = 0;
+  for (float w : want.f) largest = std::max(largest, double(std::abs(w)));
+  ASSERT_GT(largest, 0.1);
+  for (size_t k = 0; k < want.f.size(); ++k)
+    EXPECT_NEAR(got.f[k], want.f[k], 1e-5 * largest) << k;
+}
+
 // Folding and fusing: conv -> batch norm -> ReLU and conv -> batch norm ->
 // add (a residual from the input) -> ReLU run as two convs in an
 // inference-only build must give what the training build's inference
@@ -321,36 +358,45 @@ TEST(OnednnInference, FoldedAndFusedMatchTheUnfused) {
     state.running[norm] = {draw(any), draw(pos)};
   }
   const host::Tensor in = data::synthetic_batch(m, 4, 3).input;
-  const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-  auto run = [&](const InferPlan* plan, Graph* kept) {
-    Graph g = build_graph(m, 4, Dt::f32, eng, &params, &state, 0, plan);
-    Net& net = *g.net;
-    std::vector<float> host = in.f;
-    const memory plain(net.plain(-1, Dt::f32), eng, host.data());
-    memory bound(net.value(-1).md, eng);
-    make_reorder(plain, bound)
-        .execute(net.stream(), {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, bound}});
-    net.value(-1).mem.set_data_handle(bound.get_data_handle());
-    net.run_forward(false);
-    net.stream().wait();
-    g.loss->read_logits();
-    host::Tensor out = g.loss->output();
-    *kept = std::move(g);
-    return out;
-  };
-  const InferPlan plan;
+  const engines::onednn::InferPlan plan;
   Graph folded, unfolded;
-  const host::Tensor got = run(&plan, &folded);
-  const host::Tensor want = run(nullptr, &unfolded);
+  const host::Tensor got = run_graph(m, &params, &state, in, &plan, &folded);
+  const host::Tensor want =
+      run_graph(m, &params, &state, in, nullptr, &unfolded);
   EXPECT_EQ(folded.folded_norms, 2);
   EXPECT_EQ(folded.fused_adds, 1);
   EXPECT_EQ(unfolded.folded_norms + unfolded.fused_adds, 0);
-  ASSERT_EQ(got.f.size(), want.f.size());
-  double largest = 0;
-  for (float w : want.f) largest = std::max(largest, double(std::abs(w)));
-  ASSERT_GT(largest, 0.1);
-  for (size_t k = 0; k < want.f.size(); ++k)
-    EXPECT_NEAR(got.f[k], want.f[k], 1e-5 * largest) << k;
+  expect_same_output(got, want);
+}
+
+// Inference-only builds fuse a GELU into the linear before it (a
+// transformer's feed-forward) and keep an add that reads a fused ReLU
+// apart: the layer's post-ops would add before the activation (before,
+// such an add was fused and the ReLU dropped). Both must give the
+// training build's output, where every layer runs apart.
+TEST(OnednnInference, FusedActivationsMatchTheUnfused) {
+  using namespace engines::onednn;
+  model::Model m;
+  m.name = "acts";
+  m.input.shape = {6, 8};  // [T, F]: the linears run on every position
+  model::zoo::Builder b(m);
+  const int a = b.linear(-1, 8, "a");
+  const int down = b.linear(b.gelu(b.linear(a, 16, "up")), 8, "down");
+  const int r = b.relu(b.linear(a, 8, "r"));
+  b.linear(b.seq_mean(b.add_(r, down)), 5, "head");
+  ParamStates params;
+  for (auto& p : model::init_params(m, 3))
+    params[p.spec.name] = {p.spec.shape, std::move(p.data), {}};
+  RunState state;
+  const host::Tensor in = data::synthetic_batch(m, 4, 3).input;
+  const InferPlan plan;
+  Graph fused, apart;
+  const host::Tensor got = run_graph(m, &params, &state, in, &plan, &fused);
+  const host::Tensor want = run_graph(m, &params, &state, in, nullptr, &apart);
+  EXPECT_EQ(fused.fused_gelus, 1);
+  EXPECT_EQ(fused.fused_adds, 0);
+  EXPECT_EQ(apart.fused_gelus, 0);
+  expect_same_output(got, want);
 }
 
 // Every zoo model the backend runs: an inference-only build (folded,
@@ -358,8 +404,9 @@ TEST(OnednnInference, FoldedAndFusedMatchTheUnfused) {
 // conformance suite checks against the reference.
 TEST(OnednnInference, ZooInferenceOnlyBuildsMatchTrainingBuilds) {
   auto backend = backend::make_backend("onednn");
-  for (const char* name : {"mnist-cnn", "resnet-56", "alexnet-r", "fcn-r",
-                           "mnist-mlp", "cifar10-cnn"}) {
+  for (const char* name :
+       {"mnist-cnn", "resnet-56", "alexnet-r", "fcn-r", "mnist-mlp",
+        "cifar10-cnn", "bert-tiny", "gpt2-tiny"}) {
     const model::Model m = model::zoo::get(name);
     backend::Options o;
     o.threads = 2;

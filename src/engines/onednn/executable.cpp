@@ -282,7 +282,9 @@ backend::Effective OnednnExecutable::effective() const {
         "constant weights; " + std::to_string(graph().folded_norms) +
         " batch norms folded into the conv or linear before them, " +
         std::to_string(graph().fused_adds) +
-        " adds fused into them (oneDNN sum post-op)";
+        " adds fused into them (oneDNN sum post-op), " +
+        std::to_string(graph().fused_gelus) +
+        " GELUs fused into the linear before them (eltwise post-op)";
     e.extras["linear_impl"] = note_or(notes, "linear_impl", "no linear");
   }
   if (int8)

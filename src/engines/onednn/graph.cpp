@@ -127,10 +127,16 @@ void count_uses(const model::Model& m, Net& net,
 
 // out[i]: where layer i writes. A ReLU that alone reads a conv, linear or
 // add is fused into it as a post-op, one after a batch norm with the
-// fuse_norm_relu flag; the ReLU layer is then skipped.
-std::vector<int> fuse_relus(const model::Model& m, Net& net,
-                            const std::vector<std::vector<int>>& inputs,
-                            std::vector<bool>* skip) {
+// fuse_norm_relu flag; in an inference-only build, a GELU that alone reads
+// a linear too (a transformer's feed-forward), but not at int8: oneDNN
+// applies an int8 product's output scale (to the output's level) before
+// its post-ops, which a ReLU commutes with and a GELU does not. The
+// activation is then skipped.
+std::vector<int> fuse_activations(const model::Model& m, Net& net,
+                                  const std::vector<std::vector<int>>& inputs,
+                                  const InferPlan* infer,
+                                  std::vector<bool>* skip) {
+  const bool gelus = infer != nullptr && !infer->int8;
   std::vector<int> out(m.layers.size());
   std::iota(out.begin(), out.end(), 0);
   for (int i = 0; i < static_cast<int>(m.layers.size()); ++i) {
@@ -139,7 +145,10 @@ std::vector<int> fuse_relus(const model::Model& m, Net& net,
                          op == Op::kAdd || op == Op::kBatchNorm;
     if (!fusable || net.value(i).consumers != 1) continue;
     const int j = net.value(i).last_consumer;
-    if (m.layers[j].op == Op::kRelu && inputs[j] == std::vector<int>{i}) {
+    const Op act = m.layers[j].op;
+    if ((act == Op::kRelu ||
+         (gelus && act == Op::kGelu && op == Op::kLinear)) &&
+        inputs[j] == std::vector<int>{i}) {
       out[i] = j;
       (*skip)[j] = true;
     }
@@ -197,7 +206,7 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
     net.value(n - 1).dims.at(1) = 1;
   count_uses(m, net, inputs, infer == nullptr);
   std::vector<bool> skip(n, false);
-  std::vector<int> out = fuse_relus(m, net, inputs, &skip);
+  std::vector<int> out = fuse_activations(m, net, inputs, infer, &skip);
   const InferPasses passes = infer_passes(m, inputs, infer, &out, &skip);
   for (int i = 0; i < n; ++i) {
     if (skip[i]) continue;
@@ -210,6 +219,10 @@ Graph build_graph(const model::Model& m, int64_t batch, Dt dt,
                *state, m.layers[i],
                i,      inputs[i],
                out[i], out[i] != i && m.layers[out[i]].op == Op::kRelu};
+    if (out[i] != i && m.layers[out[i]].op == Op::kGelu) {
+      c.gelu = &m.layers[out[i]];
+      ++g.fused_gelus;
+    }
     c.infer = infer;
     c.model = &m;
     c.int8_out = passes.int8_out[i];

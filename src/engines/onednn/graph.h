@@ -1,7 +1,8 @@
 #pragma once
 // Builds the executable graph of a model for one batch size (forward for
 // training and inference, backward, optimizer state): which values
-// need gradients, which ReLUs fuse into the conv or linear before them, and
+// need gradients, which ReLUs (and, inference-only, GELUs) fuse into the
+// conv or linear before them, and
 // one op builder per layer.
 #include <cstdint>
 #include <memory>
@@ -20,6 +21,7 @@ struct Graph {
   std::unique_ptr<LossHead> loss;
   int folded_norms = 0;  // batch norms folded into the layer before
   int fused_adds = 0;    // adds fused into the conv or linear before
+  int fused_gelus = 0;   // GELUs fused into the linear before
   int int8_values = 0;   // written as int8 (only quantized layers read)
 };
 

@@ -93,8 +93,10 @@ int writer_of(int id, const std::vector<int>& out,
 // linear that nothing else reads, and whose other input is written before
 // that layer runs, is fused into the layer: a step copies the other input
 // into the add's output, which the layer then adds its result to (oneDNN's
-// sum post-op), its ReLU included. sum_from[i]: the value copied for layer
-// i (or kNoSum).
+// sum post-op), its ReLU included. An add that reads an activation fused
+// into the layer (conv -> ReLU -> add) stays apart: the layer's post-ops
+// apply the sum before the activation. sum_from[i]: the value copied for
+// layer i (or kNoSum).
 std::vector<int> fuse_adds(const model::Model& m,
                            const std::vector<std::vector<int>>& inputs,
                            std::vector<int>* out, std::vector<bool>* skip) {
@@ -106,6 +108,9 @@ std::vector<int> fuse_adds(const model::Model& m,
       continue;
     for (int k = 0; k < 2; ++k) {
       const int x = inputs[a][k], y = inputs[a][1 - k];
+      if (x >= 0 &&
+          (m.layers[x].op == Op::kRelu || m.layers[x].op == Op::kGelu))
+        continue;
       const int i = x < 0 ? -1 : writer_of(x, *out, *skip);
       if (i < 0 || sum_from[i] != kNoSum || !is_dense(m, i) ||
           readers_of(x, inputs, *skip).size() != 1)

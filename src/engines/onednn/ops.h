@@ -90,6 +90,9 @@ struct LayerCtx {
   std::vector<int> in;  // ids of the input values
   int out;              // where the output goes: a fused ReLU's value
   bool fuse_relu = false;
+  // A GELU fused after this linear (inference builds only: its backward
+  // reads the pre-activation, which a fused build never writes).
+  const model::Layer* gelu = nullptr;
   const InferPlan* infer = nullptr;    // null in builds that train
   const model::Layer* norm = nullptr;  // a batch norm folded into this layer
   int norm_index = -1;
@@ -102,6 +105,17 @@ struct LayerCtx {
   Value& dst() { return net.value(out); }
   bool src_needs_grad(size_t k = 0) { return src(k).needs_grad; }
 };
+
+// oneDNN's algorithm for a GELU layer: GPT-2's tanh form or the exact one.
+inline dnnl::algorithm gelu_algorithm(const model::Layer& l) {
+  return l.approximate ? dnnl::algorithm::eltwise_gelu_tanh
+                       : dnnl::algorithm::eltwise_gelu_erf;
+}
+
+// The activation fused after a conv or linear as a post-op (a ReLU, or an
+// inference build's GELU), after any sum post-op already appended: an add
+// fuses only where it reads the layer's own output (infer_passes.cpp).
+void append_activation(const LayerCtx& c, dnnl::post_ops& po);
 
 // Shapes with the batch dim first, in a layout the primitive may choose.
 inline Md any_md(const Dims& dims, Dt dt) { return Md(dims, dt, Tag::any); }

@@ -186,7 +186,7 @@ void build_dense_infer(LayerCtx& c) {
     po.append_sum(q.dst.scale / addend.scale, addend.dt);
   else if (c.sum)
     po.append_sum(1.f);
-  if (c.fuse_relu) po.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
+  append_activation(c, po);
   attr.set_post_ops(po);
   if (int8) attr.set_output_scales(1 << 1, q.output_scales);
   const Md bias({l.out}, Dt::f32, Tag::a);

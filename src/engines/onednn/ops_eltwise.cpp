@@ -16,8 +16,7 @@ using dnnl::prop_kind;
 algorithm eltwise_algorithm(const model::Layer& l) {
   switch (l.op) {
     case model::Op::kGelu:  // no *_use_dst_for_bwd form: backward reads src
-      return l.approximate ? algorithm::eltwise_gelu_tanh
-                           : algorithm::eltwise_gelu_erf;
+      return gelu_algorithm(l);
     case model::Op::kSigmoid:
       return algorithm::eltwise_logistic_use_dst_for_bwd;
     case model::Op::kTanh:
@@ -66,6 +65,11 @@ void draw_mask(const memory& mask, double p, uint64_t key) {
 }
 
 }  // namespace
+
+void append_activation(const LayerCtx& c, dnnl::post_ops& po) {
+  if (c.fuse_relu) po.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
+  if (c.gelu != nullptr) po.append_eltwise(1.f, gelu_algorithm(*c.gelu), 0, 0);
+}
 
 void build_eltwise(LayerCtx& c) {
   Net& net = c.net;

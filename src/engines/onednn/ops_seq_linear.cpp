@@ -34,6 +34,19 @@ void build_seq_linear_int8(LayerCtx& c, const dnnl::post_ops& po) {
   linear_rows_int8(c, r);
 }
 
+// A fused GELU where the matrix-vector loop ran (it applies a ReLU only):
+// oneDNN's eltwise on the output, in place.
+void gelu_in_place(LayerCtx& c) {
+  Net& net = c.net;
+  const memory y = c.dst().mem;
+  const dnnl::eltwise_forward::primitive_desc pd(
+      {prop_kind::forward_inference, gelu_algorithm(*c.gelu), y.get_desc(), 0.f,
+       0.f},
+      net.attr(), net.engine());
+  net.fwd(When::kAlways, dnnl::eltwise_forward(pd),
+          {{DNNL_ARG_SRC, y}, {DNNL_ARG_DST, y}});
+}
+
 }  // namespace
 
 void build_seq_linear(LayerCtx& c) {
@@ -57,7 +70,7 @@ void build_seq_linear(LayerCtx& c) {
   dnnl::primitive_attr attr = net.attr();
   dnnl::post_ops po;
   if (c.sum) po.append_sum(1.f);
-  if (c.fuse_relu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0, 0);
+  append_activation(c, po);
   attr.set_post_ops(po);
   if (c.infer != nullptr && c.infer->int8) return build_seq_linear_int8(c, po);
   const dnnl::inner_product_forward::primitive_desc pd(
@@ -84,7 +97,9 @@ void build_seq_linear(LayerCtx& c) {
       g.accumulate = c.sum;
       g.relu = c.fuse_relu;
       g.int8_from = int8_weights_of(c, l.name + ".weight");
-      return gemv_step(net, g);
+      gemv_step(net, g);
+      if (c.gelu != nullptr) gelu_in_place(c);
+      return;
     }
     Args args{{DNNL_ARG_SRC, fwd_view(net, x, src)},
               {DNNL_ARG_WEIGHTS, w.weights},
