@@ -170,11 +170,12 @@ const std::vector<float>* int8_weights_of(const LayerCtx& c,
 std::string gemv_level();
 
 // The weights of a linear layer: in the layout its primitive prefers, but
-// plain ([out, in], the canonical one) in a generation build's one-token
-// step, which reads them with gemv_step.
+// plain ([out, in], the canonical one) where gemv_step runs it (a
+// generation build's one-token step, or an int8 prompt's rows): the loop
+// reads them so, or their int8 copy, and no blocked copy is made.
 inline Md linear_weights_md(const LayerCtx& c, const Dims& dims,
                             int64_t tokens) {
-  return one_token(c, tokens) ? Md(dims, c.net.dt(), Tag::ab)
+  return gemv_rows(c, tokens) ? Md(dims, c.net.dt(), Tag::ab)
                               : any_md(dims, c.net.dt());
 }
 
