@@ -5,7 +5,7 @@ each layer ("shape", from model/analysis.cpp). The pooling arithmetic here
 is for the windows an engine must adjust (PyTorch's ceil mode)."""
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 import numpy as np
 
@@ -19,13 +19,14 @@ def attr(layer: dict, key: str, default):
     return layer.get(key, default)
 
 
-def refuse_precision(precision: str, shapes: dict, engine: str, int8: str) -> None:
-    """What a worker that trains at fp32 and infers at bf16 and int8 too
-    refuses: another precision, and training below fp32 (`int8` says how
-    it quantizes, for the message)."""
-    if precision not in ("fp32", "bf16", "int8"):
+def refuse_precision(precision: str, shapes: dict, engine: str, int8: str,
+                     offered: Tuple[str, ...] = ("fp32", "bf16", "int8")) -> None:
+    """What a worker that trains at fp32 and infers at the other precisions
+    it offers refuses: another precision, and training below fp32 (`int8`
+    says how it quantizes, for the message)."""
+    if precision not in offered:
         raise NotImplementedError(f"precision {precision} (the {engine} engine "
-                                  "runs fp32, bf16 and int8)")
+                                  f"runs {', '.join(offered)})")
     if precision != "fp32" and shapes.get("train_batch", 0) > 0:
         raise NotImplementedError(
             f"precision {precision} on the {engine} engine is inference only "

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import json
 import math
 import os
 import platform
@@ -77,7 +78,7 @@ from mxnet.gluon import nn, rnn
 
 import scores
 from description import (attr, layer_inputs, layer_shape, optimizer_settings,
-                         window_overhang)
+                         refuse_precision, window_overhang)
 
 
 def gelu_tanh(F, x):
@@ -751,16 +752,28 @@ def bf16_problem() -> str:
         return f"MXNet's bf16 FullyConnected fails here: {str(e).splitlines()[0][:200]}"
 
 
+def tied_heads(sym: mx.sym.Symbol) -> List[str]:
+    """The FullyConnected nodes of a graph that read an Embedding's table
+    (a tied output head): AMP keeps the embedding fp32 and would cast the
+    head's weight, one parameter, to bf16, which MXNet refuses."""
+    nodes = json.loads(sym.tojson())["nodes"]
+    tables = {n["inputs"][1][0] for n in nodes if n["op"] == "Embedding"}
+    return [n["name"] for n in nodes
+            if n["op"] == "FullyConnected" and n["inputs"][1][0] in tables]
+
+
 def to_bf16(ctx) -> Callable:
     """AMP's conversion of a hybridized graph for bf16 inference, the
-    weights its bf16 operators read cast once (cast_optional_params)."""
+    weights its bf16 operators read cast once (cast_optional_params); a
+    head tied to an embedding in the same graph stays fp32 (tied_heads)."""
     def convert(block: gluon.HybridBlock) -> gluon.HybridBlock:
         with warnings.catch_warnings():
             # The SymbolBlock it makes cannot type its inputs before a
             # call, and says so; the call types them.
             warnings.filterwarnings("ignore", message="Cannot decide type")
-            return amp.convert_hybrid_block(block, target_dtype="bfloat16", ctx=ctx,
-                                            cast_optional_params=True)
+            return amp.convert_hybrid_block(
+                block, target_dtype="bfloat16", ctx=ctx, cast_optional_params=True,
+                excluded_sym_names=tied_heads(block._cached_graph[1]))
     return convert
 
 
@@ -775,14 +788,17 @@ class Engine:
 
     def hello(self) -> dict:
         why = bf16_problem()
+        below = [] if why else ["bf16"]
         return {"framework": "MXNet", "version": f"{mx.__version__} (Gluon)",
                 "python": platform.python_version(),
                 "devices": ["cpu"] + [f"cuda:{i}" for i in range(mx.context.num_gpus())],
-                "precisions": ["fp32"], "optimizers": ["sgd", *OPTIMIZERS],
+                # Inference steps and generation also at bf16, as MXNet's
+                # AMP converts a hybridized model for inference; training
+                # at fp32 only.
+                "precisions": ["fp32"] + below, "inference_only_precisions": below,
+                "optimizers": ["sgd", *OPTIMIZERS],
                 "checks_shapes": True, "generates": True,
-                # Generation also at bf16 as MXNet's AMP converts a model
-                # for inference; its steps fp32 only.
-                "generation_precisions": ["fp32"] + ([] if why else ["bf16"]),
+                "generation_precisions": ["fp32"] + below,
                 "generation_gaps": {"int8": INT8_GAP, **({"bf16": why} if why else {})}}
 
     def prefill(self, rows: List[List[int]], capacity: int) -> List[int]:
@@ -832,19 +848,17 @@ class Engine:
 
     def compile(self, model: dict, params: dict, options: dict, shapes: dict) -> dict:
         precision = options["precision"]
-        if precision == "int8" and options.get("generation"):
-            raise NotImplementedError(f"generation at int8: {INT8_GAP}")
-        if precision != "fp32" and not (precision == "bf16" and options.get("generation")):
-            raise NotImplementedError(f"precision {precision} (the mxnet engine "
-                                      "runs fp32, and generates at bf16 too)")
+        if precision == "int8":
+            raise NotImplementedError(f"int8: {INT8_GAP}")
+        refuse_precision(precision, shapes, "mxnet", "", offered=("fp32", "bf16"))
         if precision == "bf16":
             if options["device"] != "cpu":
                 raise NotImplementedError(
-                    f"generation at bf16 on {options['device']} (MXNet's AMP bf16 "
-                    "runs on the CPU's oneDNN)")
+                    f"bf16 on {options['device']} (MXNet's AMP bf16 runs on "
+                    "the CPU's oneDNN)")
             why = bf16_problem()
             if why:
-                raise NotImplementedError(f"generation at bf16: {why}")
+                raise NotImplementedError(f"bf16: {why}")
         if options["optimizer"] != "sgd" and options["optimizer"] not in OPTIMIZERS:
             raise NotImplementedError(
                 f"optimizer '{options['optimizer']}' (the mxnet engine runs: sgd "
@@ -873,6 +887,9 @@ class Engine:
             if name.endswith("h2h_bias") and prm.grad_req == "null":
                 prm.set_data(mx.nd.zeros(prm.shape, ctx=self.ctx))
         self.net.hybridize(static_alloc=True, static_shape=True)
+        # bf16 inference steps: the hybridized model converted by AMP on
+        # its first call (load_batches makes it, outside the clock).
+        self.infer_net = Lowered(self.net, self.lower)
         self.bce = model["loss"] == "sigmoid_binary_cross_entropy"
         self.ids = model["input"]["dtype"] == "int64"
         # Softmax cross-entropy takes its log-probabilities from
@@ -894,14 +911,18 @@ class Engine:
 
     def effective(self) -> dict:
         o = self.options
+        graphs = ("each graph of the decoding loop" if o.get("generation")
+                  else "the hybridized model")
         bf16 = {"weights": "bf16 where AMP runs bf16 (amp.convert_hybrid_block("
                            "target_dtype='bfloat16', cast_optional_params=True) "
-                           "of each graph of the decoding loop: FullyConnected "
+                           f"of {graphs}: FullyConnected and convolutions "
                            "in bf16 on bf16 weights; the rest fp32 as AMP's "
-                           "lists say: embeddings, layer norms, batch_dot, "
-                           "softmax)",
-                "kv_cache": "fp32, per attention layer"} \
+                           "lists say: embeddings, layer and batch norms, "
+                           "batch_dot, softmax; an output head tied to an "
+                           "embedding in the same graph fp32 too)"} \
             if o["precision"] == "bf16" else {}
+        if bf16 and o.get("generation"):
+            bf16["kv_cache"] = "fp32, per attention layer"
         return {"threads": omp_threads(), "device": o["device"],
                 "precision": o["precision"], **bf16,
                 "optimizer": self.describe_optimizer(),
@@ -939,6 +960,9 @@ class Engine:
             x = mx.nd.array(t[f"input.{i}"], ctx=self.ctx, dtype="float32")
             y = mx.nd.array(t[f"labels.{i}"], ctx=self.ctx, dtype="float32")
             self.batches.append((x, y))
+        if self.lower is not None and self.batches:
+            with autograd.pause(train_mode=False):
+                self.infer_net(self.batches[0][0])  # AMP converts here
         mx.nd.waitall()
 
     def fit(self, t: dict):
@@ -990,7 +1014,7 @@ class Engine:
 
     def infer_step(self, batch: int) -> None:
         x, _ = self.batches[batch]
-        self.out = self.net(x)
+        self.out = self.infer_net(x)
         mx.nd.waitall()
 
     def settle(self) -> None:

@@ -480,6 +480,45 @@ def test_generation_at_bf16_is_amps_within_its_tolerance() -> None:
         tokens = e.decode(tokens)
     assert 1e-4 < worst < 5e-2
     assert e.cache is not None and e.cache.k[3].dtype == np.float32
-    with pytest.raises(NotImplementedError, match="precision bf16"):
+    with pytest.raises(NotImplementedError, match="bf16 on the mxnet engine is inference only"):
         ENGINE.Engine().compile(m, p, {**opts, "generation": False},
-                                {"train_batch": 0, "infer_batches": [1]})
+                                {"train_batch": 2, "infer_batches": [1]})
+
+
+def test_inference_steps_at_bf16_run_amps_conversion_of_the_model() -> None:
+    """At bf16 an inference step runs AMP's conversion of the hybridized
+    model (made on load_batches' first call, outside the clock): every
+    position's logits to bf16's output tolerance of the NumPy definition
+    (5e-2 of their largest) and more than 1e-4 off it (fp32 is within
+    1e-5); hello lists bf16 as inference only; training at bf16 and int8
+    are refused. Where MXNet's bf16 does not run, hello leaves bf16 out
+    and the compile names why."""
+    p = gpt_params(np.random.default_rng(GEN_SEED), GEN_V, GEN_F, GEN_T)
+    m = model(gpt_layers(GEN_V, GEN_F, GEN_HEADS, GEN_T), [GEN_T], "int64")
+    hello = ENGINE.Engine().hello()
+    opts = {"precision": "bf16", "device": "cpu",
+            "threads": ENGINE.ASKED_THREADS, "seed": 1, "optimizer": "sgd",
+            "learning_rate": 0.0, "momentum": 0.0, "nesterov": False,
+            "weight_decay": 0.0, "beta1": 0.9, "beta2": 0.999, "alpha": 0.99,
+            "rho": 0.9, "eps": 1e-8}
+    infer_only = {"train_batch": 0, "infer_batches": [2]}
+    if ENGINE.bf16_problem():
+        assert "bf16" not in hello["precisions"]
+        with pytest.raises(NotImplementedError, match="bf16: MXNet's bf16"):
+            ENGINE.Engine().compile(m, p, opts, infer_only)
+        return
+    assert "bf16" in hello["precisions"]
+    assert hello["inference_only_precisions"] == ["bf16"]
+    e = ENGINE.Engine()
+    eff = e.compile(m, p, opts, infer_only)
+    assert eff["precision"] == "bf16" and "the hybridized model" in eff["weights"]
+    seqs = [[3, 9, 1, 14, 5, 8, 0, 2, 22], [20, 2, 2, 7, 11, 4, 6, 19, 1]]
+    got = infer(e, np.array(seqs, np.int64), np.zeros((2, GEN_T), np.int64))
+    assert got.dtype == np.float32
+    want = gpt_logits(p, seqs, GEN_HEADS)
+    error = float(np.abs(got - want).max() / np.abs(want).max())
+    assert 1e-4 < error < 5e-2
+    with pytest.raises(NotImplementedError, match="bf16 on the mxnet engine is inference only"):
+        ENGINE.Engine().compile(m, p, opts, {"train_batch": 2, "infer_batches": [2]})
+    with pytest.raises(NotImplementedError, match="int8: MXNet's int8"):
+        ENGINE.Engine().compile(m, p, {**opts, "precision": "int8"}, infer_only)
