@@ -40,6 +40,18 @@ import nnbench_onnx
 import tensors  # frameworks/common
 
 
+def session(graph: bytes, so: ort.SessionOptions) -> ort.InferenceSession:
+    """An InferenceSession on the CPU provider, loaded from a file as its
+    users load a model (Optimum's ORTModel takes a path): one made from
+    the same graph's bytes ran GPT-2 small's decoding steps 3-6 % slower
+    (docs/performance.md, "ONNX Runtime's session from a file")."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "model.onnx")
+        with open(path, "wb") as f:
+            f.write(graph)
+        return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
 class Calibration(quantization.CalibrationDataReader):
     """The calibration samples, one at a time, as quantize_static reads."""
 
@@ -125,8 +137,7 @@ class Engine(nnbench_onnx.InferenceEngine):
             x = tensors.read(options["calibration"])["input"]
             graph = quantized(proto, x)
             self.calibrated = x.shape[0]
-        self.session = ort.InferenceSession(graph, so,
-                                            providers=["CPUExecutionProvider"])
+        self.session = session(graph, so)
         return self.effective()
 
     def session_options(self) -> ort.SessionOptions:
@@ -183,8 +194,7 @@ class Engine(nnbench_onnx.InferenceEngine):
             # What the quantizer left fp32 that reads a weight.
             self.left = sum(n.op_type in ("MatMul", "Gemm") and
                             any(i in weights for i in n.input) for n in g.node)
-        self.decoder_session = ort.InferenceSession(
-            graph, self.session_options(), providers=["CPUExecutionProvider"])
+        self.decoder_session = session(graph, self.session_options())
 
     def run_decoder(self, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
         return self.decoder_session.run(None, feeds)
