@@ -43,8 +43,9 @@ import tensors  # frameworks/common
 def session(graph: bytes, so: ort.SessionOptions) -> ort.InferenceSession:
     """An InferenceSession on the CPU provider, loaded from a file as its
     users load a model (Optimum's ORTModel takes a path): one made from
-    the same graph's bytes ran GPT-2 small's decoding steps 3-6 % slower
-    (docs/performance.md, "ONNX Runtime's session from a file")."""
+    the same graph's bytes ran GPT-2 small's decoding steps 4-7 % slower
+    than such a loop (docs/performance.md, "GELU fused, MXNet at bf16,
+    ONNX Runtime's session from a file")."""
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "model.onnx")
         with open(path, "wb") as f:
