@@ -128,15 +128,13 @@ void count_uses(const model::Model& m, Net& net,
 // out[i]: where layer i writes. A ReLU that alone reads a conv, linear or
 // add is fused into it as a post-op, one after a batch norm with the
 // fuse_norm_relu flag; in an inference-only build, a GELU that alone reads
-// a linear too (a transformer's feed-forward), but not at int8: oneDNN
-// applies an int8 product's output scale (to the output's level) before
-// its post-ops, which a ReLU commutes with and a GELU does not. The
-// activation is then skipped.
+// a linear too (a transformer's feed-forward; at int8 its output's level
+// applied after it: scale_after_gelu). The activation is then skipped.
 std::vector<int> fuse_activations(const model::Model& m, Net& net,
                                   const std::vector<std::vector<int>>& inputs,
                                   const InferPlan* infer,
                                   std::vector<bool>* skip) {
-  const bool gelus = infer != nullptr && !infer->int8;
+  const bool gelus = infer != nullptr;
   std::vector<int> out(m.layers.size());
   std::iota(out.begin(), out.end(), 0);
   for (int i = 0; i < static_cast<int>(m.layers.size()); ++i) {

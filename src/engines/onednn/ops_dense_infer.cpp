@@ -70,6 +70,17 @@ Quant quantize(LayerCtx& c, Dense& d, const Level& src, const Level& dst,
   return q;
 }
 
+// oneDNN applies an int8 product's output scale before its post-ops: a
+// ReLU commutes with the output's level, a GELU does not. With a fused
+// GELU the scales give real values, the GELU runs on them, and an
+// eltwise_linear post-op then applies the output's level.
+void scale_after_gelu(const LayerCtx& c, Quant& q, dnnl::post_ops& po) {
+  if (c.gelu == nullptr) return;
+  for (float& s : q.output_scales) s /= q.dst.scale;
+  if (q.dst.scale != 1.f)
+    po.append_eltwise(1.f, algorithm::eltwise_linear, q.dst.scale, 0.f);
+}
+
 // A constant tensor in layout `md`, from a host copy in `from` (plain):
 // scaled per output channel (`mask`) when quantizing.
 memory constant(Net& net, const Md& md, const Md& from,
@@ -187,6 +198,7 @@ void build_dense_infer(LayerCtx& c) {
   else if (c.sum)
     po.append_sum(1.f);
   append_activation(c, po);
+  if (int8) scale_after_gelu(c, q, po);
   attr.set_post_ops(po);
   if (int8) attr.set_output_scales(1 << 1, q.output_scales);
   const Md bias({l.out}, Dt::f32, Tag::a);
@@ -268,9 +280,11 @@ void linear_rows_int8(LayerCtx& c, const RowsInt8& r) {
         Pd({prop_kind::forward_inference, s, any_md(w_dims, Dt::s8), bias, y},
            net.attr(), net.engine())
             .weights_desc());
-  const Quant q = quantize(c, d, src, dst, r.out, adjust);
+  Quant q = quantize(c, d, src, dst, r.out, adjust);
+  dnnl::post_ops po = r.post_ops;
+  scale_after_gelu(c, q, po);
   dnnl::primitive_attr attr = net.attr();
-  attr.set_post_ops(r.post_ops);
+  attr.set_post_ops(po);
   attr.set_output_scales(1 << 1, q.output_scales);
   const Pd pd(
       {prop_kind::forward_inference, s, any_md(w_dims, Dt::s8), bias, y}, attr,
