@@ -219,7 +219,8 @@ class Cache:
 
 
 class Lowered:
-    """A hybridized graph of generation, converted by `lower` (a function
+    """A hybridized graph (one of generation's, or the whole model for
+    inference steps), converted by `lower` (a function
     of the block, or None: the block as it is) the first time it is
     called: MXNet's converters (AMP's convert_hybrid_block) take a block
     whose graph a first call has built. That call's outputs are dropped
@@ -916,10 +917,12 @@ class Engine:
         bf16 = {"weights": "bf16 where AMP runs bf16 (amp.convert_hybrid_block("
                            "target_dtype='bfloat16', cast_optional_params=True) "
                            f"of {graphs}: FullyConnected and convolutions "
-                           "in bf16 on bf16 weights; the rest fp32 as AMP's "
-                           "lists say: embeddings, layer and batch norms, "
-                           "batch_dot, softmax; an output head tied to an "
-                           "embedding in the same graph fp32 too)"} \
+                           "in bf16 on bf16 weights; the ops AMP's lists call "
+                           "dtype-neutral (batch norm, pooling, LRN, ReLU, "
+                           "concat, add) in their input's type; the rest "
+                           "fp32: embeddings, layer norms, batch_dot, "
+                           "softmax; an output head tied to an embedding in "
+                           "the same graph fp32 too)"} \
             if o["precision"] == "bf16" else {}
         if bf16 and o.get("generation"):
             bf16["kv_cache"] = "fp32, per attention layer"

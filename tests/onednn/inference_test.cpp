@@ -370,10 +370,10 @@ TEST(OnednnInference, FoldedAndFusedMatchTheUnfused) {
 }
 
 // Inference-only builds fuse a GELU into the linear before it (a
-// transformer's feed-forward) and keep an add that reads a fused ReLU
-// apart: the layer's post-ops would add before the activation (before,
-// such an add was fused and the ReLU dropped). Both must give the
-// training build's output, where every layer runs apart.
+// transformer's feed-forward) and keep an add that reads a fused ReLU or
+// GELU apart: the layer's post-ops would add before the activation
+// (before, such an add was fused and the activation dropped). Both must
+// give the training build's output, where every layer runs apart.
 TEST(OnednnInference, FusedActivationsMatchTheUnfused) {
   using namespace engines::onednn;
   model::Model m;
@@ -383,7 +383,9 @@ TEST(OnednnInference, FusedActivationsMatchTheUnfused) {
   const int a = b.linear(-1, 8, "a");
   const int down = b.linear(b.gelu(b.linear(a, 16, "up")), 8, "down");
   const int r = b.relu(b.linear(a, 8, "r"));
-  b.linear(b.seq_mean(b.add_(r, down)), 5, "head");
+  const int sum = b.add_(r, down);
+  const int g = b.gelu(b.linear(a, 8, "g"));
+  b.linear(b.seq_mean(b.add_(g, sum)), 5, "head");
   ParamStates params;
   for (auto& p : model::init_params(m, 3))
     params[p.spec.name] = {p.spec.shape, std::move(p.data), {}};
@@ -393,7 +395,7 @@ TEST(OnednnInference, FusedActivationsMatchTheUnfused) {
   Graph fused, apart;
   const host::Tensor got = run_graph(m, &params, &state, in, &plan, &fused);
   const host::Tensor want = run_graph(m, &params, &state, in, nullptr, &apart);
-  EXPECT_EQ(fused.fused_gelus, 1);
+  EXPECT_EQ(fused.fused_gelus, 2);
   EXPECT_EQ(fused.fused_adds, 0);
   EXPECT_EQ(apart.fused_gelus, 0);
   expect_same_output(got, want);

@@ -113,10 +113,14 @@ class OnednnGenerator : public backend::Generator {
          {"kv_cache", "[N, heads, " + std::to_string(plan_.kv_capacity) +
                           ", head width] per attention layer, fp32"},
          {"builds",
-          std::string("a prompt's (weights in the layouts its primitives "
-                      "chose) and a token's, whose linears are a "
-                      "matrix-vector loop over the output rows on plain "
-                      "[out, in] weights (ops_gemv.cpp)") +
+          std::string(int8 && gemv_int8_vnni()
+                          ? "a prompt's and a token's, whose linears both "
+                            "run the int8 loop on plain [out, in] weights "
+                            "(ops_gemv.cpp)"
+                          : "a prompt's (weights in the layouts its "
+                            "primitives chose) and a token's, whose linears "
+                            "are a matrix-vector loop over the output rows "
+                            "on plain [out, in] weights (ops_gemv.cpp)") +
               (bf16 ? "; bf16 activations and weights, fp32 sums, the "
                       "attention over the cache in fp32"
                     : "")},

@@ -76,6 +76,9 @@ Quant quantize(LayerCtx& c, Dense& d, const Level& src, const Level& dst,
 // eltwise_linear post-op then applies the output's level.
 void scale_after_gelu(const LayerCtx& c, Quant& q, dnnl::post_ops& po) {
   if (c.gelu == nullptr) return;
+  // A sum before the GELU would add an addend already at the output's
+  // level, then scale it again; infer_passes fuses no add with a GELU.
+  if (c.sum) throw std::logic_error("a GELU and an add fused into " + c.l.name);
   for (float& s : q.output_scales) s /= q.dst.scale;
   if (q.dst.scale != 1.f)
     po.append_eltwise(1.f, algorithm::eltwise_linear, q.dst.scale, 0.f);

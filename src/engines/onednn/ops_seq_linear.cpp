@@ -1,9 +1,10 @@
 // A linear layer on every step of a sequence ([N, T, F] -> [N, T, O], the
 // output layer of a language model): oneDNN's inner product on the N*T rows
 // of the plain buffers, viewed as [N*T, F] and [N*T, O]. Inference-only
-// builds may fuse a residual add after it into it (a sum post-op); no batch
-// norm is folded into it. int8 builds quantize it as a linear (s8 weights
-// per output channel, the input per tensor from its calibrated range).
+// builds may fuse a residual add after it into it (a sum post-op) or the
+// GELU after it (an eltwise post-op); no batch norm is folded into it. int8
+// builds quantize it as a linear (s8 weights per output channel, the input per
+// tensor from its calibrated range).
 #include "engines/onednn/ops.h"
 
 namespace nnbench::engines::onednn {
