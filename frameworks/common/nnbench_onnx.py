@@ -39,8 +39,10 @@ rows P..P+t-1).
 from __future__ import annotations
 
 import math
+import os
+import tempfile
 from dataclasses import dataclass, field
-from typing import Dict, List, NoReturn, Optional, Tuple
+from typing import Callable, Dict, List, NoReturn, Optional, Tuple, TypeVar
 
 import numpy as np
 import onnx
@@ -482,6 +484,20 @@ class Decoder:
     past: List[Past]
     limit: Optional[int]
 
+
+
+Loaded = TypeVar("Loaded")
+
+
+def load_from_file(graph: bytes, load: Callable[[str], Loaded]) -> Loaded:
+    """`load(path)` on the serialized graph written to a temporary file,
+    removed after: the runtimes load a model from a path as their users
+    do (an ONNX Runtime session made from the bytes decoded slower)."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "model.onnx")
+        with open(path, "wb") as f:
+            f.write(graph)
+        return load(path)
 
 def decoder(model: dict, params: Dict[str, np.ndarray]) -> Tuple[onnx.ModelProto, Decoder]:
     """The generation graph (the module's docstring) and its layout;

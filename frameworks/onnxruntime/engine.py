@@ -46,11 +46,9 @@ def session(graph: bytes, so: ort.SessionOptions) -> ort.InferenceSession:
     the same graph's bytes ran GPT-2 small's decoding steps 4-7 % slower
     than such a loop (docs/performance.md, "GELU fused, MXNet at bf16,
     ONNX Runtime's session from a file")."""
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "model.onnx")
-        with open(path, "wb") as f:
-            f.write(graph)
-        return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    return nnbench_onnx.load_from_file(
+        graph, lambda path: ort.InferenceSession(
+            path, so, providers=["CPUExecutionProvider"]))
 
 
 class Calibration(quantization.CalibrationDataReader):

@@ -24,9 +24,7 @@ layer's weights take 7 bits: frameworks/common/cpu.py).
 """
 from __future__ import annotations
 
-import os
 import platform
-import tempfile
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
@@ -207,11 +205,8 @@ class Engine(nnbench_onnx.InferenceEngine):
         self.generation = None
 
     def read(self, proto: onnx.ModelProto) -> "ov.Model":
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "model.onnx")
-            with open(path, "wb") as f:
-                f.write(proto.SerializeToString())
-            return self.core.read_model(path)
+        return nnbench_onnx.load_from_file(proto.SerializeToString(),
+                                           self.core.read_model)
 
     def config(self) -> dict:
         """The inference model's compile configuration and the decoder's."""
