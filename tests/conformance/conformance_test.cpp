@@ -4,8 +4,11 @@
 // cannot run a case is reported as skipped with its reason, never as passed.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "backend/registry.h"
 #include "cases.h"
+#include "engines/worker/zygote.h"
 #include "model/zoo/zoo.h"
 #include "verify/verify.h"
 
@@ -42,6 +45,20 @@ std::vector<Param> params() {
 
 class Conformance : public ::testing::TestWithParam<Param> {};
 
+// A case's workers (the shape check's and the one verified) fork from one
+// zygote per engine, as a suite's do: the framework imported once per
+// case, not twice.
+class ForkedWorkers : public ::testing::Environment {
+ public:
+  void SetUp() override { zygotes_.emplace(); }
+  void TearDown() override { zygotes_.reset(); }
+
+ private:
+  std::optional<engines::worker::zygote::Zygotes> zygotes_;
+};
+[[maybe_unused]] auto* const forked_workers =
+    ::testing::AddGlobalTestEnvironment(new ForkedWorkers);
+
 TEST_P(Conformance, MatchesTheReference) {
   const Param& p = GetParam();
   if (p.precision == "bf16" && p.name == "zoo_resnet-56")
@@ -56,6 +73,7 @@ TEST_P(Conformance, MatchesTheReference) {
   o.precision = p.precision;
   backend::Options bo;
   bo.precision = p.precision;
+  bo.threads = o.threads;  // the shape check's worker shares the zygote
   const backend::Support s = backend::supports_model(*candidate, p.model, bo);
   const auto v = verify::verify(*oracle, *candidate, p.model, o);
   // The answer is honest both ways: what supports() refuses, compile
