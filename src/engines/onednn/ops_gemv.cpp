@@ -27,6 +27,7 @@
 #include "engines/onednn/bf16.h"
 #include "engines/onednn/cpu_isa.h"
 #include "engines/onednn/ops.h"
+#include "engines/onednn/simd.h"
 
 namespace nnbench::engines::onednn {
 namespace {
@@ -38,16 +39,14 @@ inline float widen(uint16_t w) { return from_bf16(w); }
 inline float widen(int8_t w) { return static_cast<float>(w); }
 
 // x . w over n inputs, the weights widened to fp32: four independent
-// sums a vector wide (a single one waits on each multiply-add's latency:
-// with the data in cache it ran at 168 GB/s of weights at x86-64-v4
-// where four ran at 233, 2 threads; docs/performance.md), then the tail.
+// sums a vector wide (a single one waits on each multiply-add's latency;
+// docs/performance.md, "The matrix-vector loop's four sums"), then the
+// tail.
 // GCC 12 warns of the undefined vector some AVX-512 intrinsics start from
 // (_mm512_undefined_epi32 inside _mm512_cvtepu16_epi32 and
 // _mm512_slli_epi32), a false positive: silenced for the loops below.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#define NNBENCH_V4 __attribute__((target("arch=x86-64-v4")))
-#define NNBENCH_V3 __attribute__((target("arch=x86-64-v3")))
 
 NNBENCH_V4 inline __m512 wide16(const float* w) { return _mm512_loadu_ps(w); }
 NNBENCH_V4 inline __m512 wide16(const uint16_t* w) {
@@ -72,17 +71,8 @@ NNBENCH_V3 inline __m256 wide8(const int8_t* w) {
       _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w))));
 }
 
-NNBENCH_V3 inline float sum8(__m256 v) {
-  __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-  h = _mm_add_ss(h, _mm_movehdup_ps(h));
-  return _mm_cvtss_f32(h);
-}
-NNBENCH_V4 inline float sum16(__m512 v) {
-  return sum8(_mm256_add_ps(
-      _mm512_castps512_ps256(v),
-      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
-}
+using simd::sum16;
+using simd::sum8;
 
 template <typename W>
 NNBENCH_V4 inline float dot_v4(const float* x, const W* w, int64_t n) {
