@@ -43,8 +43,9 @@ inline float widen(int8_t w) { return static_cast<float>(w); }
 // docs/performance.md, "The matrix-vector loop's four sums"), then the
 // tail.
 // GCC 12 warns of the undefined vector some AVX-512 intrinsics start from
-// (_mm512_undefined_epi32 inside _mm512_cvtepu16_epi32 and
-// _mm512_slli_epi32), a false positive: silenced for the loops below.
+// (_mm512_undefined_epi32 inside _mm512_cvtepu16_epi32,
+// _mm512_cvtepi8_epi32 and _mm512_slli_epi32), a false positive: silenced
+// for the loops below.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
