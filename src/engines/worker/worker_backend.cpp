@@ -13,7 +13,6 @@
 #include "engines/worker/process.h"
 #include "engines/worker/start.h"
 #include "host/tensor_file.h"
-#include "machine/threads.h"
 #include "model/analysis.h"
 #include "model/model_file.h"
 #include "model/params.h"
@@ -399,13 +398,11 @@ class WorkerBackend : public backend::Backend {
     backend::Support s = backend::Support::yes();
     Checker& c = checkers[f_.name];
     try {
-      // Started with the threads the case asks for: the same environment
-      // as the case's worker, so inside a suite both fork from one zygote
-      // (the framework imported once, not twice); a check does not
+      // Started with the threads the first case asks for, as its worker
+      // is: the same environment, so inside a suite both fork from one
+      // zygote (the framework imported once, not twice); a check does not
       // depend on them.
-      if (!c.process)
-        c.process =
-            start(f_, h.python, c.scratch, machine::resolve_threads(o.threads));
+      if (!c.process) c.process = start(f_, h.python, c.scratch, o.threads);
       c.process->request("check", {{"model", worker_model(m)}},
                          timeout_seconds());
     } catch (const backend::Unimplemented& e) {
