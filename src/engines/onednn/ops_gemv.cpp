@@ -38,14 +38,10 @@ inline float widen(float w) { return w; }
 inline float widen(uint16_t w) { return from_bf16(w); }
 inline float widen(int8_t w) { return static_cast<float>(w); }
 
-// x . w over n inputs, the weights widened to fp32: four independent
-// sums a vector wide (a single one waits on each multiply-add's latency;
-// docs/performance.md, "The matrix-vector loop's four sums"), then the
-// tail.
 // GCC 12 warns of the undefined vector some AVX-512 intrinsics start from
 // (_mm512_undefined_epi32 inside _mm512_cvtepu16_epi32,
 // _mm512_cvtepi8_epi32 and _mm512_slli_epi32), a false positive: silenced
-// for the loops below.
+// for the widening loads.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
@@ -71,10 +67,15 @@ NNBENCH_V3 inline __m256 wide8(const int8_t* w) {
   return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
       _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w))));
 }
+#pragma GCC diagnostic pop
 
 using simd::sum16;
 using simd::sum8;
 
+// x . w over n inputs, the weights widened to fp32: four independent
+// sums a vector wide (a single one waits on each multiply-add's latency;
+// docs/performance.md, "The matrix-vector loop's four sums"), then the
+// tail.
 template <typename W>
 NNBENCH_V4 inline float dot_v4(const float* x, const W* w, int64_t n) {
   __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -151,8 +152,6 @@ template <typename W>
 void gemv_baseline(NNBENCH_GEMV_ARGS) {
   NNBENCH_GEMV_BODY(dot_baseline)
 }
-
-#pragma GCC diagnostic pop
 
 template <typename W>
 using GemvFn = void (*)(NNBENCH_GEMV_ARGS);
