@@ -1,5 +1,6 @@
 #include "bench/generation.h"
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -86,15 +87,43 @@ double steady_seconds() {
 
 void time_generation(backend::Generator& g,
                      const std::vector<std::vector<int64_t>>& prompts,
-                     results::GenerationRun& out, const Seconds& now) {
+                     results::GenerationRun& out, const Seconds& now,
+                     const std::function<void()>& between) {
   const results::GenerationRequest& a = out.asked;
-  if (auto t = g.timed(prompts, a.new_tokens, a.warmup, a.repetitions)) {
-    take_times(std::move(*t), out);
-    return;
+  if (!between) {
+    if (auto t = g.timed(prompts, a.new_tokens, a.warmup, a.repetitions)) {
+      take_times(std::move(*t), out);
+      return;
+    }
+  }
+  bool first_measured = false;
+  // An engine that times itself, with measurements between the timed
+  // generations: one call a repetition (the warm-up's last generation is
+  // timed by it and dropped, so as many generations run as in one call).
+  // A plain engine answers no call, at no cost.
+  if (between &&
+      (a.warmup == 0 || g.timed(prompts, a.new_tokens, a.warmup - 1, 1))) {
+    between();
+    first_measured = true;
+    for (int rep = 0; rep < a.repetitions; ++rep) {
+      auto t = g.timed(prompts, a.new_tokens, 0, 1);
+      if (!t && rep == 0 && a.warmup == 0) break;  // a plain engine
+      if (!t || t->ttft.size() != 1 || t->itl.size() != 1 ||
+          t->tokens.size() != 1)
+        throw results::RunError(results::State::kFailed,
+                                "the generator did not time repetition " +
+                                    std::to_string(rep + 1) +
+                                    " alone as asked");
+      add_repetition(t->ttft[0], std::move(t->itl[0]), std::move(t->tokens[0]),
+                     out);
+      between();
+    }
+    if (static_cast<int>(out.ttft_seconds.size()) == a.repetitions) return;
   }
   const int runs = a.warmup + a.repetitions;
   for (int rep = 0; rep < runs; ++rep) {
     const bool timed = rep >= a.warmup;
+    if (between && rep == a.warmup && !first_measured) between();
     std::vector<int64_t> row0;
     std::vector<double> itl;
     double t = now();
@@ -111,11 +140,13 @@ void time_generation(backend::Generator& g,
     }
     if (!timed) continue;
     add_repetition(ttft, std::move(itl), std::move(row0), out);
+    if (between) between();
   }
 }
 
 void summarize_generation(results::GenerationRun& r,
-                          const std::vector<machine::Bandwidth>& measured) {
+                          const std::vector<machine::Bandwidth>& measured,
+                          const std::vector<double>& between) {
   std::vector<double> tpot, all;
   for (const auto& itl : r.itl_seconds) {
     tpot.push_back(mean(itl));
@@ -134,16 +165,20 @@ void summarize_generation(results::GenerationRun& r,
   const machine::Bandwidth* best = nullptr;
   for (const auto& b : measured)
     if (b.read_gbs > 0 && (!best || b.read_gbs > best->read_gbs)) best = &b;
-  if (best && r.weight_bytes > 0) {
-    results::Ceiling c;
-    c.bandwidth_gbs = best->read_gbs;
-    c.threads = best->threads;
-    for (const auto& b : measured)
-      if (b.read_gbs > 0) c.measured_gbs.push_back(b.read_gbs);
-    c.steps_per_second = best->read_gbs * 1e9 / r.weight_bytes;
-    c.fraction = (1 / r.tpot.median) / c.steps_per_second;
-    r.ceiling = c;
-  }
+  if (!best || r.weight_bytes <= 0) return;
+  results::Ceiling c;
+  c.bandwidth_gbs = best->read_gbs;
+  c.threads = best->threads;
+  for (const auto& b : measured)
+    if (b.read_gbs > 0) c.measured_gbs.push_back(b.read_gbs);
+  for (double gbs : between)
+    if (gbs > 0) {
+      c.between_gbs.push_back(gbs);
+      c.bandwidth_gbs = std::max(c.bandwidth_gbs, gbs);
+    }
+  c.steps_per_second = c.bandwidth_gbs * 1e9 / r.weight_bytes;
+  c.fraction = (1 / r.tpot.median) / c.steps_per_second;
+  r.ceiling = c;
 }
 
 namespace {
@@ -169,7 +204,8 @@ results::GenerationRun run_generation(backend::Backend& b,
                                       const model::Model& m,
                                       const results::RunRequest& request,
                                       const results::GenerationRequest& g,
-                                      const BandwidthAt& bandwidth) {
+                                      const BandwidthAt& bandwidth,
+                                      const ReadProbeAt& probe_at) {
   results::GenerationRun r;
   r.model = m.name;
   r.backend = b.name();
@@ -185,12 +221,14 @@ results::GenerationRun run_generation(backend::Backend& b,
     backend::Options o = request.options;
     o.threads = machine::resolve_threads(o.threads);
     int threads = o.threads;
+    const int read_threads = threads;  // the probe's, between repetitions
     // The host's bandwidth bounds a generation on the host only; measured
     // before and after, as it moves on a shared machine (a missing one is
     // no ceiling rather than no record).
     const bool host =
         request.options.device.empty() || request.options.device == "cpu";
     std::vector<machine::Bandwidth> measured;
+    std::vector<double> between;  // read GB/s before and after each timed rep
     const auto measure = [&](int at) {
       try {
         if (auto bw = bandwidth(at)) measured.push_back(*bw);
@@ -221,9 +259,26 @@ results::GenerationRun run_generation(backend::Backend& b,
       measure_device(*gen);
       const auto prompts =
           data::synthetic_prompts(g.batch, g.prompt, m.input.vocab, o.seed);
+      // The host's read bandwidth between the repetitions too, at the
+      // threads asked (dropped below with the first measurement where the
+      // engine ran at others); one that fails leaves the run without them.
+      std::function<double()> read;
+      if (host && probe_at) try {
+          read = probe_at(threads);
+        } catch (const std::exception&) {
+        }
+      const auto read_between = [&] {
+        try {
+          between.push_back(read());
+        } catch (const std::exception&) {
+          between.push_back(0);
+        }
+      };
       UsageProbe probe(gen->processes());  // over the warm-up too
       probe.start();
-      time_generation(*gen, prompts, r);
+      time_generation(
+          *gen, prompts, r, steady_seconds,
+          read ? std::function<void()>(read_between) : std::function<void()>());
       r.effective = gen->effective();
       if (r.effective.threads > 0) threads = r.effective.threads;
       r.cpu_usage = probe.stop(threads);
@@ -242,11 +297,12 @@ results::GenerationRun run_generation(backend::Backend& b,
       std::erase_if(measured, [&](const machine::Bandwidth& bw) {
         return bw.threads != threads;
       });
+      if (read_threads != threads) between.clear();
       measure(threads);
     } else {
       measured = on_device;
     }
-    summarize_generation(r, measured);
+    summarize_generation(r, measured, between);
     if (r.ceiling && !host) r.ceiling->device = r.effective.device;
     if (!r.ceiling)
       r.no_ceiling =

@@ -30,22 +30,34 @@ double steady_seconds();
 // Runs `out.asked`'s generations on `g`, filling the raw times and row 0's
 // tokens. Throws results::RunError (failed) when a repetition's tokens
 // differ from the first's: greedy decoding of the same prompts must repeat.
+// With `between`, calls it right before the first timed repetition and
+// after each, outside the times (an engine that times itself is then
+// asked for one repetition a call).
 void time_generation(backend::Generator& g,
                      const std::vector<std::vector<int64_t>>& prompts,
                      results::GenerationRun& out,
-                     const Seconds& now = steady_seconds);
+                     const Seconds& now = steady_seconds,
+                     const std::function<void()>& between = {});
 
 // The figures from the raw times (summaries, percentiles with intervals,
 // tokens/s) and, with bandwidth measurements, the ceiling (the highest
-// read bandwidth of them: the machine gave that much, so the fraction is not
-// flattered by a slow moment) and the fraction of it.
+// read bandwidth of them, `between` included: the machine gave that much,
+// so the fraction is not flattered by a slow moment) and the fraction of
+// it. `between`: the read bandwidth measured before the first repetition
+// and after each, 0 where one failed.
 void summarize_generation(results::GenerationRun& r,
-                          const std::vector<machine::Bandwidth>& measured);
+                          const std::vector<machine::Bandwidth>& measured,
+                          const std::vector<double>& between = {});
 
 // The machine's bandwidth at a thread count, measured before the
 // generator is made and again after the generations (none when it is not
 // measured).
 using BandwidthAt = std::function<std::optional<machine::Bandwidth>(int)>;
+
+// A read-bandwidth measurement at a thread count, quick enough to run
+// between repetitions (machine::ReadProbe): made once a run, its GB/s each
+// call. Empty (or throwing) where the host's is not measured between them.
+using ReadProbeAt = std::function<std::function<double()>(int)>;
 
 // The whole case: the generator compiled, prompts made, timed, judged for
 // contention, summarised. Never throws for a failure of the run: it
@@ -54,6 +66,7 @@ results::GenerationRun run_generation(backend::Backend& b,
                                       const model::Model& m,
                                       const results::RunRequest& request,
                                       const results::GenerationRequest& g,
-                                      const BandwidthAt& bandwidth);
+                                      const BandwidthAt& bandwidth,
+                                      const ReadProbeAt& probe_at = {});
 
 }  // namespace nnbench::bench

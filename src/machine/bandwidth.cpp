@@ -35,6 +35,19 @@ void in_parts(int64_t n, int threads, F f) {
                     [&f](int, int64_t begin, int64_t end) { f(begin, end); });
 }
 
+void check_bounds(int threads, int64_t array_bytes, int passes) {
+  if (array_bytes < (int64_t{1} << 20) || array_bytes > kMaxArrayBytes)
+    throw Error(fmt::format(
+        "memory bandwidth: an array of {} bytes is outside 1 MiB to {} MiB",
+        array_bytes, kMaxArrayBytes >> 20));
+  if (passes < 1 || passes > 100)
+    throw Error(
+        fmt::format("memory bandwidth: {} passes is outside 1 to 100", passes));
+  if (threads < 1 || threads > 1024)
+    throw Error(fmt::format("memory bandwidth: {} threads is outside 1 to 1024",
+                            threads));
+}
+
 }  // namespace
 
 int64_t stream_array_bytes(const Cpu& cpu, double available_bytes) {
@@ -94,16 +107,7 @@ double stream_read(const double* a, int64_t n, int threads) {
 }
 
 Bandwidth measure_bandwidth(int threads, int64_t array_bytes, int passes) {
-  if (array_bytes < (int64_t{1} << 20) || array_bytes > kMaxArrayBytes)
-    throw Error(fmt::format(
-        "memory bandwidth: an array of {} bytes is outside 1 MiB to {} MiB",
-        array_bytes, kMaxArrayBytes >> 20));
-  if (passes < 1 || passes > 100)
-    throw Error(
-        fmt::format("memory bandwidth: {} passes is outside 1 to 100", passes));
-  if (threads < 1 || threads > 1024)
-    throw Error(fmt::format("memory bandwidth: {} threads is outside 1 to 1024",
-                            threads));
+  check_bounds(threads, array_bytes, passes);
   const auto start = util::Clock::now();
   const int64_t n = array_bytes / static_cast<int64_t>(sizeof(double));
   // Not value-initialised: each thread's first touch places its pages.
@@ -153,6 +157,33 @@ Bandwidth measure_bandwidth(int threads, int64_t array_bytes, int passes) {
       out.array_bytes >> 20, passes, threads, threads == 1 ? "" : "s");
   out.seconds = util::seconds_since(start);
   return out;
+}
+
+ReadProbe::ReadProbe(int threads, int64_t array_bytes) : threads_(threads) {
+  check_bounds(threads, array_bytes, 1);
+  n_ = array_bytes / static_cast<int64_t>(sizeof(double));
+  a_.reset(new double[n_]);  // each thread's first touch places its pages
+  double* a = a_.get();
+  in_parts(n_, threads, [a](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) a[i] = 1;
+  });
+}
+
+double ReadProbe::measure(int min_passes, double min_seconds) {
+  check_bounds(threads_, n_ * static_cast<int64_t>(sizeof(double)), min_passes);
+  if (!(min_seconds >= 0 && min_seconds <= 10))
+    throw Error(fmt::format(
+        "memory bandwidth: {} s of reads is outside 0 to 10", min_seconds));
+  volatile double sink = stream_read(a_.get(), n_, threads_);  // untimed
+  double fastest = 0, spent = 0;
+  for (int p = 0; p < 100 && (p < min_passes || spent < min_seconds); ++p) {
+    const auto t0 = util::Clock::now();
+    sink = sink + stream_read(a_.get(), n_, threads_);
+    const double s = util::seconds_since(t0);
+    spent += s;
+    if (p == 0 || s < fastest) fastest = s;
+  }
+  return static_cast<double>(n_) * sizeof(double) / fastest / 1e9;
 }
 
 nlohmann::json to_json(const Bandwidth& b) {

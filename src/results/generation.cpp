@@ -89,6 +89,8 @@ json GenerationRun::serialize() const {
         {"fraction", finite_or_null(ceiling->fraction)}};
   if (ceiling && !ceiling->device.empty())
     j["bandwidth_ceiling"]["device"] = ceiling->device;
+  if (ceiling && !ceiling->between_gbs.empty())
+    j["bandwidth_ceiling"]["between_gbs"] = ceiling->between_gbs;
   if (!ceiling && !no_ceiling.empty()) j["no_bandwidth_ceiling"] = no_ceiling;
   return j;
 }
@@ -126,6 +128,7 @@ GenerationRun generation_run_from_json(const json& j) {
     to.fraction = number_or_nan(c.at("fraction"));
     to.kernel = c.value("kernel", std::string("triad"));
     to.device = c.value("device", std::string());
+    to.between_gbs = c.value("between_gbs", std::vector<double>{});
   }
   return r;
 }

@@ -44,10 +44,15 @@ struct Percentile {
 // bandwidth / bytes of weights.
 struct Ceiling {
   double bandwidth_gbs = 0;  // `kernel`'s at the run's threads: the best
-  std::vector<double> measured_gbs;  // each measurement, before and after
+  std::vector<double> measured_gbs;  // the whole ones, before and after
   int threads = 0;
   double steps_per_second = 0;  // bandwidth / weight_bytes
-  double fraction = 0;          // the measured steps/s over that
+  double fraction = 0;          // the median steps/s over that
+  // The read bandwidth measured right before the first timed repetition
+  // and after each, on the host: more measurements of what the machine
+  // gave in the run's own minutes, so more chances to find its best (empty
+  // where they were not measured, as before they were).
+  std::vector<double> between_gbs;
   // The bandwidth kernel: "read" (a sum over one array); records written
   // before it was named used STREAM's "triad".
   std::string kernel = "read";

@@ -8,8 +8,11 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <memory>
 
 #include "machine/cpu.h"
 #include "machine/environment.h"
@@ -68,11 +71,19 @@ results::GenerationRequest request_of(
 
 // Measured anew each time: on a shared machine the bandwidth moves within
 // minutes, so a run's ceiling comes from measurements around it.
+int64_t array_bytes() {
+  return machine::stream_array_bytes(machine::describe_cpu({}),
+                                     machine::available_memory_bytes());
+}
+
 machine::Bandwidth bandwidth_at(int threads) {
-  const machine::Cpu cpu = machine::describe_cpu({});
-  return machine::measure_bandwidth(
-      threads,
-      machine::stream_array_bytes(cpu, machine::available_memory_bytes()));
+  return machine::measure_bandwidth(threads, array_bytes());
+}
+
+// The same read kernel on an array of the same size, made once a run.
+std::function<double()> read_probe_at(int threads) {
+  auto probe = std::make_shared<machine::ReadProbe>(threads, array_bytes());
+  return [probe] { return probe->measure(); };
 }
 
 class Generation : public Scenario {
@@ -100,7 +111,8 @@ class Generation : public Scenario {
           b, m, c.request, g,
           [](int threads) -> std::optional<machine::Bandwidth> {
             return bandwidth_at(threads);
-          });
+          },
+          read_probe_at);
     } catch (...) {
       *out = results::GenerationRun{};
       out->model = c.model.empty() ? c.model_file : c.model;
@@ -166,14 +178,19 @@ class Generation : public Scenario {
         r->ttft_seconds.size(),
         tokens < 368 ? "; p99's 95 % interval needs 368 tokens" : "");
     if (r->ceiling) {
-      const auto& m = r->ceiling->measured_gbs;
-      const std::string measured =
-          m.size() > 1 ? fmt::format(
-                             "the best of {:.1f} GB/s measured before "
-                             "and after",
-                             fmt::join(m, ", "))
-                       : "measured once";
       const auto& c = *r->ceiling;
+      const auto& m = c.measured_gbs;
+      const auto& b = c.between_gbs;
+      std::string measured =
+          fmt::format("{:.1f} GB/s measured {}", fmt::join(m, ", "),
+                      m.size() > 1 ? "before and after" : "once");
+      if (!b.empty())
+        measured += fmt::format(
+            ", and {} quick reads of {:.1f} to {:.1f} GB/s around the "
+            "repetitions",
+            b.size(), *std::min_element(b.begin(), b.end()),
+            *std::max_element(b.begin(), b.end()));
+      if (m.size() + b.size() > 1) measured = "the best of " + measured;
       const std::string where =
           c.device.empty()
               ? fmt::format("{} thread{}", c.threads, c.threads == 1 ? "" : "s")
@@ -183,8 +200,7 @@ class Generation : public Scenario {
           "MB of weights = {:.1f} steps/s; this run {:.1f} steps/s, {:.0f} % "
           "of it\n",
           c.bandwidth_gbs, c.kernel, where, measured, r->weight_bytes / 1e6,
-          r->ceiling->steps_per_second, 1 / r->tpot.median,
-          100 * r->ceiling->fraction);
+          c.steps_per_second, 1 / r->tpot.median, 100 * c.fraction);
     }
     return out;
   }

@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "bench/statistics.h"
 #include "data/synthetic.h"
 #include "model/generation.h"
 #include "model/zoo/zoo.h"
@@ -109,6 +110,132 @@ TEST(Generation, FiguresFromTheTimes) {
   // Without a bandwidth there is no ceiling, not a zero one.
   summarize_generation(r, {});
   EXPECT_FALSE(r.ceiling.has_value());
+}
+
+// The quick reads between repetitions are more measurements of what the
+// machine gave: the best of them all is the ceiling, each is recorded.
+TEST(Generation, TheReadsBetweenRepetitionsCanRaiseTheCeiling) {
+  auto r = asked();
+  r.ttft_seconds = {0.2, 0.2, 0.2};
+  // TPOT 0.1, 0.2 and 0.4 s: the median 5 steps/s.
+  r.itl_seconds = {std::vector<double>(8, 0.1), std::vector<double>(8, 0.2),
+                   std::vector<double>(8, 0.4)};
+  r.weight_bytes = 1e9;  // a GB/s allows as many steps/s
+  machine::Bandwidth bw;
+  bw.read_gbs = 20;
+  bw.threads = 2;
+  summarize_generation(r, {bw}, {16, 40, 0, 12});
+  ASSERT_TRUE(r.ceiling.has_value());
+  EXPECT_DOUBLE_EQ(r.ceiling->bandwidth_gbs, 40);
+  EXPECT_DOUBLE_EQ(r.ceiling->steps_per_second, 40);
+  EXPECT_NEAR(r.ceiling->fraction, 5.0 / 40, 1e-12);
+  EXPECT_EQ(r.ceiling->measured_gbs, (std::vector<double>{20}));
+  // A read that failed (0) is not one.
+  EXPECT_EQ(r.ceiling->between_gbs, (std::vector<double>{16, 40, 12}));
+  EXPECT_EQ(r.ceiling->threads, 2);
+  const auto back = results::as<results::GenerationRun>(
+      *results::record_from_json(r.serialize()));
+  EXPECT_EQ(back.ceiling->between_gbs, r.ceiling->between_gbs);
+  // Below the whole measurements they change nothing but the record.
+  summarize_generation(r, {bw}, {16, 8});
+  EXPECT_DOUBLE_EQ(r.ceiling->bandwidth_gbs, 20);
+  EXPECT_NEAR(r.ceiling->fraction, 5.0 / 20, 1e-12);
+  // Without a whole measurement there is no ceiling: the reads alone are
+  // not one (they bound nothing the record can name the threads of).
+  summarize_generation(r, {}, {16, 40});
+  EXPECT_FALSE(r.ceiling.has_value());
+  // A record written before them has none.
+  summarize_generation(r, {bw});
+  EXPECT_FALSE(r.serialize()["bandwidth_ceiling"].contains("between_gbs"));
+}
+
+// Measurements between repetitions happen outside the times: right before
+// the first timed repetition and after each, none around the warm-up.
+TEST(Generation, MeasuresBetweenRepetitionsOutsideTheTimes) {
+  double clock = 0;
+  FakeGenerator g(clock, false);
+  auto r = asked();
+  std::vector<double> at;  // the clock at each measurement
+  time_generation(
+      g, data::synthetic_prompts(2, 16, 50, 1), r, [&] { return clock; },
+      [&] {
+        at.push_back(clock);
+        clock += 5;  // a slow measurement: in no time of the run
+      });
+  EXPECT_EQ(g.prefills, 4);
+  // Each generation: 0.2 s prefill and 6 x 0.01 + 2 x 0.04 s of steps.
+  const double gen = 0.34;
+  ASSERT_EQ(at.size(), 4u);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_NEAR(at[i], (i + 1) * gen + 5 * i, 1e-9) << i;
+  ASSERT_EQ(r.ttft_seconds.size(), 3u);
+  for (int rep = 0; rep < 3; ++rep) {
+    EXPECT_NEAR(r.ttft_seconds[rep], 0.2, 1e-9);
+    EXPECT_NEAR(mean(r.itl_seconds[rep]), 0.0175, 1e-9);
+  }
+}
+
+// An engine that times itself (a framework worker), called as the harness
+// asks: once with all repetitions, or one repetition a call with the
+// measurements between the calls; `partial` answers the first call only.
+class SelfTimed : public FakeGenerator {
+ public:
+  SelfTimed(double& clock, bool partial)
+      : FakeGenerator(clock, false), partial_(partial) {}
+  std::optional<backend::GenerationTimes> timed(
+      const std::vector<std::vector<int64_t>>&, int64_t new_tokens, int warmup,
+      int repetitions) override {
+    calls.push_back({warmup, repetitions});
+    if (partial_ && calls.size() > 1) return std::nullopt;
+    backend::GenerationTimes t;
+    for (int rep = 0; rep < repetitions; ++rep) {
+      t.ttft.push_back(0.2);
+      t.itl.emplace_back(new_tokens - 1, 0.01 * (rep + 1));
+      t.tokens.emplace_back(new_tokens, 3);
+    }
+    return t;
+  }
+  std::vector<std::pair<int, int>> calls;  // warmup, repetitions
+
+ private:
+  bool partial_;
+};
+
+TEST(Generation, AnEngineThatTimesItselfIsAskedOneRepetitionACall) {
+  double clock = 0;
+  SelfTimed whole(clock, false);
+  auto r = asked();
+  time_generation(whole, data::synthetic_prompts(2, 16, 50, 1), r);
+  EXPECT_EQ(whole.calls, (std::vector<std::pair<int, int>>{{1, 3}}));
+  ASSERT_EQ(r.itl_seconds.size(), 3u);
+  EXPECT_NEAR(r.itl_seconds[2][0], 0.03, 1e-12);
+
+  SelfTimed one(clock, false);
+  r = asked();
+  int measured = 0;
+  time_generation(one, data::synthetic_prompts(2, 16, 50, 1), r, steady_seconds,
+                  [&] { ++measured; });
+  // The warm-up's last generation timed and dropped: four generations, as
+  // in one call; every timed one its call's first repetition.
+  EXPECT_EQ(one.calls,
+            (std::vector<std::pair<int, int>>{{0, 1}, {0, 1}, {0, 1}, {0, 1}}));
+  EXPECT_EQ(measured, 4);
+  ASSERT_EQ(r.itl_seconds.size(), 3u);
+  for (const auto& itl : r.itl_seconds) EXPECT_NEAR(itl[0], 0.01, 1e-12);
+  EXPECT_EQ(r.tokens, std::vector<int64_t>(9, 3));
+
+  SelfTimed partial(clock, true);
+  r = asked();
+  try {
+    time_generation(partial, data::synthetic_prompts(2, 16, 50, 1), r,
+                    steady_seconds, [] {});
+    FAIL() << "expected a RunError";
+  } catch (const results::RunError& e) {
+    EXPECT_EQ(e.state, results::State::kFailed);
+    EXPECT_NE(std::string(e.what()).find("repetition 1 alone"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Generation, TokensThatChangeBetweenRepetitionsFail) {
@@ -322,6 +449,63 @@ TEST(Generation, AnEngineOffTheAskedMemoryGetsNoCeiling) {
   EXPECT_EQ(r.no_ceiling,
             "asked for cpu, the engine ran on cuda:0: the bandwidth measured "
             "was not of the memory it read");
+}
+
+// A backend generating on the host with FakeGenerator (one thread).
+class HostBackend : public DeviceBackend {
+ public:
+  HostBackend(double& clock, int& asked)
+      : DeviceBackend(clock, asked), clock_(clock) {}
+  std::unique_ptr<backend::Generator> generator(
+      const model::Model&, const backend::Options&,
+      const backend::GenerationShape&) override {
+    return std::make_unique<FakeGenerator>(clock_, false);
+  }
+
+ private:
+  double& clock_;
+};
+
+// On the host the probe is made once at the run's threads and read before
+// the first repetition and after each; the best read can be the ceiling.
+TEST(Generation, OnTheHostTheBandwidthIsReadBetweenRepetitions) {
+  double clock = 0;
+  int device_asked = 0, host_asked = 0, made = 0;
+  HostBackend b(clock, device_asked);
+  results::RunRequest request;
+  request.options.threads = 1;
+  const std::vector<double> reads{24, 36, 27, 33};
+  size_t next = 0;
+  const ReadProbeAt probe_at = [&](int threads) {
+    ++made;
+    EXPECT_EQ(threads, 1);
+    return std::function<double()>([&] { return reads.at(next++); });
+  };
+  const auto r =
+      run_generation(b, model::zoo::get("gpt2-tiny"), request, asked().asked,
+                     host_bandwidth(host_asked), probe_at);
+  ASSERT_EQ(r.state, results::State::kOk) << r.message;
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(next, 4u);
+  EXPECT_EQ(host_asked, 2);  // the whole measurement before and after
+  EXPECT_EQ(device_asked, 0);
+  ASSERT_TRUE(r.ceiling.has_value());
+  EXPECT_EQ(r.ceiling->between_gbs, reads);
+  EXPECT_EQ(r.ceiling->measured_gbs, (std::vector<double>{30, 30}));
+  EXPECT_DOUBLE_EQ(r.ceiling->bandwidth_gbs, 36);
+  EXPECT_NEAR(r.ceiling->fraction,
+              (1 / r.tpot.median) / (36e9 / r.weight_bytes), 1e-12);
+
+  // A probe that cannot be made: the whole measurements alone.
+  host_asked = 0;
+  const auto without = run_generation(
+      b, model::zoo::get("gpt2-tiny"), request, asked().asked,
+      host_bandwidth(host_asked),
+      [](int) -> std::function<double()> { throw std::runtime_error("no"); });
+  ASSERT_EQ(without.state, results::State::kOk) << without.message;
+  ASSERT_TRUE(without.ceiling.has_value());
+  EXPECT_TRUE(without.ceiling->between_gbs.empty());
+  EXPECT_DOUBLE_EQ(without.ceiling->bandwidth_gbs, 30);
 }
 
 TEST(Generation, RequestBoundsNameTheField) {

@@ -68,6 +68,24 @@ TEST(Bandwidth, BoundsAreCheckedBeforeAllocating) {
   EXPECT_THROW(measure_bandwidth(1, int64_t{8} << 20, 0), Error);
   EXPECT_THROW(measure_bandwidth(0, int64_t{8} << 20), Error);
   EXPECT_THROW(measure_bandwidth(2000, int64_t{8} << 20), Error);
+  EXPECT_THROW(ReadProbe(1, int64_t{2} << 30), Error);
+  EXPECT_THROW(ReadProbe(0, int64_t{8} << 20), Error);
+  ReadProbe probe(1, int64_t{1} << 20);
+  EXPECT_THROW(probe.measure(0), Error);
+  EXPECT_THROW(probe.measure(101), Error);
+  EXPECT_THROW(probe.measure(3, -1), Error);
+  EXPECT_THROW(probe.measure(3, 11), Error);
+}
+
+// The probe reads its one array again at each call: a figure each time,
+// at its threads.
+TEST(Bandwidth, AProbeReadsAgainAtEachCall) {
+  ReadProbe probe(2, int64_t{8} << 20);
+  EXPECT_EQ(probe.threads(), 2);
+  for (int i = 0; i < 3; ++i) {
+    const double gbs = probe.measure(2, 0.001);
+    EXPECT_TRUE(std::isfinite(gbs) && gbs > 0) << gbs;
+  }
 }
 
 TEST(Bandwidth, AMeasurementSaysWhatItRan) {
