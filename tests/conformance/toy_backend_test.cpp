@@ -19,7 +19,12 @@ class ToyBackend : public backend::Backend {
   std::string name() const override { return "toy"; }
   std::string version() const override { return "toy 1"; }
   backend::Description describe() const override {
-    return {name(), {}, {}, {"cpu"}, {"fp32"}, {"sgd"}};
+    backend::Description d;
+    d.name = name();
+    d.devices = {"cpu"};
+    d.precisions = {"fp32"};
+    d.optimizers = {"sgd"};
+    return d;
   }
   backend::Support supports(const model::Layer& l,
                             const backend::Options& o) const override {

@@ -40,7 +40,9 @@ TEST(OnednnBackend, NameAndVersion) {
   // cap, avx2 (the cap is how tests check that path on AVX-512 CPUs).
   const std::string isa = b->describe().libraries.at("oneDNN ISA");
   const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
-  if (cap != nullptr && std::string(cap) == "AVX2") EXPECT_EQ(isa, "avx2");
+  if (cap != nullptr && std::string(cap) == "AVX2") {
+    EXPECT_EQ(isa, "avx2");
+  }
   const auto exe = b->compile(model::zoo::get("mnist-mlp"), small_options(),
                               backend::Shapes::infer(2));
   EXPECT_EQ(isa, exe->effective().extras.at("cpu_isa"));
@@ -78,10 +80,11 @@ TEST(OnednnBackend, LstmZooModelsBuildAndNameTheirKernels) {
       const auto eff = exe->effective();
       const std::string impl = eff.extras.at("lstm_impl");
       EXPECT_NE(impl.find("lstm: fwd "), std::string::npos) << name;
-      if (impl.find(" ref") != std::string::npos)
+      if (impl.find(" ref") != std::string::npos) {
         EXPECT_NE(eff.extras.at("reference_kernels").find("lstm "),
                   std::string::npos)
             << name << ": " << impl;
+      }
     }
   }
 }

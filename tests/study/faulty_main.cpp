@@ -19,13 +19,20 @@ namespace {
 
 using namespace nnbench;
 
+backend::Description cpu_fp32(const std::string& name) {
+  backend::Description d;
+  d.name = name;
+  d.devices = {"cpu"};
+  d.precisions = {"fp32"};
+  d.optimizers = backend::known_optimizers();
+  return d;
+}
+
 class Faulty : public backend::Backend {
  public:
   std::string name() const override { return "faulty"; }
   std::string version() const override { return "faulty 1"; }
-  backend::Description describe() const override {
-    return {name(), {}, {}, {"cpu"}, {"fp32"}, backend::known_optimizers()};
-  }
+  backend::Description describe() const override { return cpu_fp32(name()); }
   backend::Support supports(const model::Layer&,
                             const backend::Options& o) const override {
     return backend::supports_options(describe(), o);
@@ -92,9 +99,7 @@ class Sluggish : public backend::Backend {
  public:
   std::string name() const override { return "sluggish"; }
   std::string version() const override { return "sluggish 1"; }
-  backend::Description describe() const override {
-    return {name(), {}, {}, {"cpu"}, {"fp32"}, backend::known_optimizers(), ""};
-  }
+  backend::Description describe() const override { return cpu_fp32(name()); }
   backend::Support supports(const model::Layer& l,
                             const backend::Options& o) const override {
     if (l.op == model::Op::kEmbedding) return backend::Support::no(refusal(l));

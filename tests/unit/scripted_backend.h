@@ -134,7 +134,13 @@ class ScriptedBackend : public backend::Backend {
   std::string name() const override { return "scripted"; }
   std::string version() const override { return "test"; }
   backend::Description describe() const override {
-    return {name(), {.lr_schedules = true}, {}, s_.devices, {"fp32"}, {"sgd"}};
+    backend::Description d;
+    d.name = name();
+    d.can.lr_schedules = true;
+    d.devices = s_.devices;
+    d.precisions = {"fp32"};
+    d.optimizers = {"sgd"};
+    return d;
   }
   backend::Support supports(const model::Layer&,
                             const backend::Options& o) const override {
@@ -163,7 +169,10 @@ inline results::RunRequest scripted_request(int64_t batch, int steps = 1) {
   r.batch = batch;
   r.distinct_batches = 1;
   r.warmup = {1, 0, 1};
-  r.stop = {steps, 0, steps, 1};
+  r.stop.min_iterations = steps;
+  r.stop.min_seconds = 0;
+  r.stop.max_iterations = steps;
+  r.stop.max_seconds = 1;
   return r;
 }
 

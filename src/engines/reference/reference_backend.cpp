@@ -138,15 +138,16 @@ class ReferenceBackend : public backend::Backend {
   std::string name() const override { return "reference"; }
   std::string version() const override { return "nnbench reference 1"; }
   backend::Description describe() const override {
-    return {name(),
-            {.data_parallel = true,
-             .overlap = false,
-             .lr_schedules = true,
-             .running_stats = true},
-            {},
-            {"cpu"},
-            {"fp32"},
-            backend::known_optimizers()};
+    backend::Description d;
+    d.name = name();
+    d.can.data_parallel = true;
+    d.can.overlap = false;
+    d.can.lr_schedules = true;
+    d.can.running_stats = true;
+    d.devices = {"cpu"};
+    d.precisions = {"fp32"};
+    d.optimizers = backend::known_optimizers();
+    return d;
   }
   // Every op of the description: it is the oracle.
   backend::Support supports(const model::Layer& /*layer*/,

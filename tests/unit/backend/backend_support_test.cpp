@@ -6,8 +6,18 @@
 namespace nnbench::backend {
 namespace {
 
+Description described(std::string name, std::vector<std::string> devices,
+                      std::vector<std::string> precisions) {
+  Description d;
+  d.name = std::move(name);
+  d.devices = std::move(devices);
+  d.precisions = std::move(precisions);
+  d.optimizers = {"sgd"};
+  return d;
+}
+
 Description gpu_backend() {
-  return {"x", {}, {}, {"cpu", "cuda:0", "cuda:1"}, {"fp32", "bf16"}, {"sgd"}};
+  return described("x", {"cpu", "cuda:0", "cuda:1"}, {"fp32", "bf16"});
 }
 
 TEST(Support, OptionsAreCheckedAgainstTheDescription) {
@@ -34,7 +44,7 @@ TEST(Support, OptionsAreCheckedAgainstTheDescription) {
 TEST(Support, CpuOnlyBackendRefusesCuda) {
   Options o;
   o.device = "cuda";
-  EXPECT_FALSE(supports_options({"y", {}, {}, {"cpu"}, {"fp32"}, {"sgd"}}, o));
+  EXPECT_FALSE(supports_options(described("y", {"cpu"}, {"fp32"}), o));
 }
 
 }  // namespace

@@ -37,7 +37,13 @@ class FakeGenerator : public backend::Generator {
     const int64_t token = drift_ && prefills == 3 && k_ == 2 ? 99 : k_;
     return std::vector<int64_t>(rows, token);
   }
-  backend::Effective effective() const override { return {1, "cpu", "fp32"}; }
+  backend::Effective effective() const override {
+    backend::Effective e;
+    e.threads = 1;
+    e.device = "cpu";
+    e.precision = "fp32";
+    return e;
+  }
   int prefills = 0;
   int64_t rows = 0;
 

@@ -33,7 +33,13 @@ class SleepingGenerator : public backend::Generator {
     sleep_for(token_);
     return tokens;
   }
-  backend::Effective effective() const override { return {1, "cpu", "fp32"}; }
+  backend::Effective effective() const override {
+    backend::Effective e;
+    e.threads = 1;
+    e.device = "cpu";
+    e.precision = "fp32";
+    return e;
+  }
 
  private:
   double prompt_, token_;

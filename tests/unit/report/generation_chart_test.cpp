@@ -30,7 +30,12 @@ TEST(GenerationChart, OneBarPerMeasuredCaseAndAFailedOneLeftOut) {
   s.label = "run";
   s.generation.push_back(measured("torch", 0.002));
   auto slow = measured("reference", 0.010);
-  slow.ceiling = results::Ceiling{30, {30}, 2, 60, 0.25};
+  slow.ceiling.emplace();
+  slow.ceiling->bandwidth_gbs = 30;
+  slow.ceiling->measured_gbs = {30};
+  slow.ceiling->threads = 2;
+  slow.ceiling->steps_per_second = 60;
+  slow.ceiling->fraction = 0.25;
   s.generation.push_back(slow);
   results::GenerationRun failed;
   failed.model = "gpt2-tiny";

@@ -24,7 +24,10 @@ Case tiny_case(const std::string& model) {
   c.request.batch = 4;
   c.request.distinct_batches = 1;
   c.request.warmup = {1, 0, 1};
-  c.request.stop = {20, 0, 20, 10};
+  c.request.stop.min_iterations = 20;
+  c.request.stop.min_seconds = 0;
+  c.request.stop.max_iterations = 20;
+  c.request.stop.max_seconds = 10;
   c.request.contention.action = results::ContentionPolicy::Action::kWarn;
   return c;
 }
@@ -252,13 +255,17 @@ class Toy : public Scenario {
 };
 
 TEST(Scenarios, AToyScenarioWithItsOwnRecordKindPlugsIn) {
-  results::register_kind({"toy", [] { return std::make_unique<ToyRecord>(); },
-                          [](const nlohmann::json& j) {
-                            return std::make_unique<ToyRecord>(
-                                ToyRecord::read(j));
-                          }});
+  results::Kind toy;
+  toy.name = "toy";
+  toy.make = [] { return std::make_unique<ToyRecord>(); };
+  toy.read = [](const nlohmann::json& j) {
+    return std::make_unique<ToyRecord>(ToyRecord::read(j));
+  };
+  results::register_kind(toy);
   register_scenario("toy", [] { return std::make_unique<Toy>(); });
-  EXPECT_THROW(results::register_kind({"toy", nullptr, nullptr}), Error);
+  results::Kind same_name;
+  same_name.name = "toy";
+  EXPECT_THROW(results::register_kind(same_name), Error);
 
   ScriptedBackend b(Script{});
   const auto rec = make_scenario("toy")->run(b, tiny_case("m"), {});
