@@ -9,6 +9,7 @@
 
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/huge_pages.h"
 
 namespace nnbench::machine {
 namespace {
@@ -49,6 +50,16 @@ void check_bounds(int threads, int64_t array_bytes, int passes) {
 }
 
 }  // namespace
+
+HugeArray huge_array(int64_t n) {
+  util::HugeBuffer b =
+      util::huge_buffer(static_cast<size_t>(n) * sizeof(double));
+  HugeArray out;
+  out.data.reset(static_cast<double*>(b.data.release()));
+  out.huge = b.huge;
+  out.pages = b.pages;
+  return out;
+}
 
 int64_t stream_array_bytes(const Cpu& cpu, double available_bytes) {
   std::string last;  // the last level: "L3", else "L2"
@@ -111,8 +122,8 @@ Bandwidth measure_bandwidth(int threads, int64_t array_bytes, int passes) {
   const auto start = util::Clock::now();
   const int64_t n = array_bytes / static_cast<int64_t>(sizeof(double));
   // Not value-initialised: each thread's first touch places its pages.
-  std::unique_ptr<double[]> a(new double[n]), b(new double[n]),
-      c(new double[n]);
+  const HugeArray ha = huge_array(n), hb = huge_array(n), hc = huge_array(n);
+  double *a = ha.data.get(), *b = hb.data.get(), *c = hc.data.get();
   in_parts(n, threads, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       a[i] = 0;
@@ -131,13 +142,10 @@ Bandwidth measure_bandwidth(int threads, int64_t array_bytes, int passes) {
     }
     return fastest;
   };
-  const double copy_s =
-      best([&] { stream_copy(a.get(), b.get(), n, threads); });
-  const double triad_s =
-      best([&] { stream_triad(a.get(), b.get(), c.get(), 3.0, n, threads); });
+  const double copy_s = best([&] { stream_copy(a, b, n, threads); });
+  const double triad_s = best([&] { stream_triad(a, b, c, 3.0, n, threads); });
   volatile double sum = 0;
-  const double read_s =
-      best([&] { sum = sum + stream_read(c.get(), n, threads); });
+  const double read_s = best([&] { sum = sum + stream_read(c, n, threads); });
   // Read the result back, so that no pass is work the compiler may drop.
   volatile double sink = a[0] + a[n - 1];
   (void)sink;
@@ -153,8 +161,9 @@ Bandwidth measure_bandwidth(int threads, int64_t array_bytes, int passes) {
       "STREAM copy and triad over 3 x {} MiB float64 arrays, and a read "
       "(sum) of one, best of {} passes, {} thread{}; bytes counted as STREAM "
       "does, 16 per element copied, 24 per triad element, 8 per element "
-      "read",
-      out.array_bytes >> 20, passes, threads, threads == 1 ? "" : "s");
+      "read; {}",
+      out.array_bytes >> 20, passes, threads, threads == 1 ? "" : "s",
+      ha.pages);
   out.seconds = util::seconds_since(start);
   return out;
 }
@@ -162,8 +171,8 @@ Bandwidth measure_bandwidth(int threads, int64_t array_bytes, int passes) {
 ReadProbe::ReadProbe(int threads, int64_t array_bytes) : threads_(threads) {
   check_bounds(threads, array_bytes, 1);
   n_ = array_bytes / static_cast<int64_t>(sizeof(double));
-  a_.reset(new double[n_]);  // each thread's first touch places its pages
-  double* a = a_.get();
+  a_ = huge_array(n_);  // each thread's first touch places its pages
+  double* a = a_.data.get();
   in_parts(n_, threads, [a](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) a[i] = 1;
   });
@@ -174,11 +183,11 @@ double ReadProbe::measure(int min_passes, double min_seconds) {
   if (!(min_seconds >= 0 && min_seconds <= 10))
     throw Error(fmt::format(
         "memory bandwidth: {} s of reads is outside 0 to 10", min_seconds));
-  volatile double sink = stream_read(a_.get(), n_, threads_);  // untimed
+  volatile double sink = stream_read(a_.data.get(), n_, threads_);  // untimed
   double fastest = 0, spent = 0;
   for (int p = 0; p < 100 && (p < min_passes || spent < min_seconds); ++p) {
     const auto t0 = util::Clock::now();
-    sink = sink + stream_read(a_.get(), n_, threads_);
+    sink = sink + stream_read(a_.data.get(), n_, threads_);
     const double s = util::seconds_since(t0);
     spent += s;
     if (p == 0 || s < fastest) fastest = s;

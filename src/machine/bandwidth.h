@@ -16,6 +16,7 @@
 #include <string>
 
 #include "machine/cpu.h"
+#include "util/huge_pages.h"
 
 namespace nnbench::machine {
 
@@ -47,10 +48,19 @@ void stream_triad(double* a, const double* b, const double* c, double s,
 // The sum of a[0..n) (each thread its part, the parts' sums added).
 double stream_read(const double* a, int64_t n, int threads);
 
-// Allocates three arrays of `array_bytes`, one untimed pass of each kernel,
-// then `passes` timed passes of each; the best of each is the figure.
-// Throws nnbench::Error for bounds outside [1 MiB, kMaxArrayBytes], passes
-// outside [1, 100] or threads outside [1, 1024], before allocating.
+// An array of n doubles on 2 MiB pages where the kernel gives them
+// (util/huge_pages.h), not touched.
+struct HugeArray {
+  std::unique_ptr<double[], util::FreeBuffer> data;
+  bool huge = false;
+  std::string pages;  // which pages, for a measurement's method
+};
+HugeArray huge_array(int64_t n);
+
+// Allocates three arrays of `array_bytes` (huge_array), one untimed pass of
+// each kernel, then `passes` timed passes of each; the best of each is the
+// figure. Throws nnbench::Error for bounds outside [1 MiB, kMaxArrayBytes],
+// passes outside [1, 100] or threads outside [1, 1024], before allocating.
 Bandwidth measure_bandwidth(int threads, int64_t array_bytes, int passes = 5);
 
 // The read kernel again and again on one array, allocated and touched
@@ -72,7 +82,7 @@ class ReadProbe {
  private:
   int threads_;
   int64_t n_;
-  std::unique_ptr<double[]> a_;
+  HugeArray a_;
 };
 
 nlohmann::json to_json(const Bandwidth& b);

@@ -62,7 +62,8 @@ void ParamStore::contribute(const std::string& name, const memory& grad) {
 void ParamStore::finalize(dnnl::stream& s, int state_arrays) {
   const Md flat({static_cast<memory::dim>(std::max<size_t>(total_, 1))},
                 Dt::f32, Tag::a);
-  flat_master_ = memory(flat, eng_);
+  master_pages_ = util::huge_buffer(flat.get_size());
+  flat_master_ = memory(flat, eng_, master_pages_.data.get());
   flat_grad_ = memory(flat, eng_);
   flat_state_.clear();
   for (int k = 0; k < state_arrays; ++k) flat_state_.emplace_back(flat, eng_);

@@ -16,6 +16,7 @@
 #include "backend/optimizer.h"
 #include "engines/onednn/net.h"
 #include "model/model.h"
+#include "util/huge_pages.h"
 
 namespace nnbench::engines::onednn {
 
@@ -91,6 +92,9 @@ class ParamStore {
   std::vector<Slot> slots_;
   std::map<std::string, std::vector<memory>> contributions_;
   size_t total_ = 0;
+  // The master weights on 2 MiB pages where the kernel gives them: a
+  // token's step streams every fp32 weight from here (util/huge_pages.h).
+  util::HugeBuffer master_pages_;
   memory flat_master_, flat_grad_;
   std::vector<memory> flat_state_;
 };

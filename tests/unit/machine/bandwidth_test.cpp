@@ -100,6 +100,24 @@ TEST(Bandwidth, AMeasurementSaysWhatItRan) {
   EXPECT_NE(b.method.find("best of 3 passes, 2 threads"), std::string::npos)
       << b.method;
   EXPECT_GT(b.seconds, 0);
+  // Which pages it asked for, as the kernel's mode allows.
+  const std::string thp = util::transparent_huge_pages();
+  const bool huge = thp == "always" || thp == "madvise";
+  EXPECT_NE(b.method.find(huge ? "; 2 MiB pages asked for" : "; 4 KiB pages"),
+            std::string::npos)
+      << b.method;
+}
+
+// Arrays start on a 2 MiB boundary (a huge page can back them from the
+// first byte) and say whether huge pages were asked for.
+TEST(Bandwidth, ArraysAreAlignedForHugePages) {
+  const HugeArray a = huge_array((int64_t{3} << 20) / 8 + 1);
+  ASSERT_NE(a.data, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data.get()) % (uintptr_t{2} << 20),
+            0u);
+  const std::string thp = util::transparent_huge_pages();
+  EXPECT_EQ(a.huge, thp == "always" || thp == "madvise") << thp;
+  EXPECT_NE(a.pages.find("transparent huge pages: "), std::string::npos);
 }
 
 }  // namespace
