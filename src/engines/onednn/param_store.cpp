@@ -1,6 +1,7 @@
 #include "engines/onednn/param_store.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "util/error.h"
 
@@ -59,6 +60,27 @@ void ParamStore::contribute(const std::string& name, const memory& grad) {
   contributions_[name].push_back(grad);
 }
 
+void ParamStore::place_weights() {
+  // Weights in another type or layout than their master (bf16, blocked)
+  // in one buffer on 2 MiB pages too: a bf16 token's step streams them.
+  constexpr size_t kAlign = 64;
+  size_t bytes = 0;
+  std::vector<size_t> offsets;
+  for (const auto& slot : slots_) {
+    offsets.push_back(bytes);
+    if (slot.weights.get() != slot.master.get())
+      bytes +=
+          (slot.weights.get_desc().get_size() + kAlign - 1) / kAlign * kAlign;
+  }
+  if (bytes == 0) return;
+  weight_pages_ = util::huge_buffer(bytes);
+  auto* base = static_cast<char*>(weight_pages_.data.get());
+  std::memset(base, 0, bytes);  // blocked layouts' padding stays zero
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].weights.get() != slots_[i].master.get())
+      slots_[i].weights.set_data_handle(base + offsets[i]);
+}
+
 void ParamStore::finalize(dnnl::stream& s, int state_arrays) {
   const Md flat({static_cast<memory::dim>(std::max<size_t>(total_, 1))},
                 Dt::f32, Tag::a);
@@ -79,6 +101,7 @@ void ParamStore::finalize(dnnl::stream& s, int state_arrays) {
     if (slot.weights.get() != slot.master.get())
       slot.sync = make_reorder(slot.master, slot.weights);
   }
+  place_weights();
   // Padding inside blocked layouts and between parameters stays zero: the
   // gradients there are zero, so every rule's update keeps it so.
   for (memory* m : {&flat_master_, &flat_grad_})

@@ -84,6 +84,7 @@ class ParamStore {
     dnnl::primitive sync;  // master -> weights, where they differ
   };
   void sync_all(dnnl::stream& s);
+  void place_weights();
   std::map<std::string, host::Tensor> export_canonical(dnnl::stream& s,
                                                        memory Slot::*which);
 
@@ -92,9 +93,10 @@ class ParamStore {
   std::vector<Slot> slots_;
   std::map<std::string, std::vector<memory>> contributions_;
   size_t total_ = 0;
-  // The master weights on 2 MiB pages where the kernel gives them: a
-  // token's step streams every fp32 weight from here (util/huge_pages.h).
-  util::HugeBuffer master_pages_;
+  // The master weights, and those in another type or layout, on 2 MiB
+  // pages where the kernel gives them: a token's step streams every weight
+  // from these (util/huge_pages.h).
+  util::HugeBuffer master_pages_, weight_pages_;
   memory flat_master_, flat_grad_;
   std::vector<memory> flat_state_;
 };
