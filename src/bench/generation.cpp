@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <vector>
 
 #include "bench/cpu_usage.h"
@@ -169,10 +170,11 @@ void summarize_generation(results::GenerationRun& r,
   results::Ceiling c;
   c.bandwidth_gbs = best->read_gbs;
   c.threads = best->threads;
+  c.pages = best->pages;
   for (const auto& b : measured)
     if (b.read_gbs > 0) c.measured_gbs.push_back(b.read_gbs);
   for (double gbs : between)
-    if (gbs > 0) {
+    if (gbs > 0 && std::isfinite(gbs)) {
       c.between_gbs.push_back(gbs);
       c.bandwidth_gbs = std::max(c.bandwidth_gbs, gbs);
     }
@@ -264,7 +266,7 @@ results::GenerationRun run_generation(backend::Backend& b,
       // engine ran at others); one that fails leaves the run without them.
       std::function<double()> read;
       if (host && probe_at) try {
-          read = probe_at(threads);
+          read = probe_at(threads, r.weight_bytes);
         } catch (const std::exception&) {
         }
       const auto read_between = [&] {

@@ -56,8 +56,9 @@ using BandwidthAt = std::function<std::optional<machine::Bandwidth>(int)>;
 
 // A read-bandwidth measurement at a thread count, quick enough to run
 // between repetitions (machine::ReadProbe): made once a run, its GB/s each
-// call. Empty (or throwing) where the host's is not measured between them.
-using ReadProbeAt = std::function<std::function<double()>(int)>;
+// call. Given the bytes of weights a step reads; empty (or throwing) where
+// the host's is not measured between them.
+using ReadProbeAt = std::function<std::function<double()>(int, double)>;
 
 // The whole case: the generator compiled, prompts made, timed, judged for
 // contention, summarised. Never throws for a failure of the run: it

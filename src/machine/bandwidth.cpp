@@ -51,16 +51,6 @@ void check_bounds(int threads, int64_t array_bytes, int passes) {
 
 }  // namespace
 
-HugeArray huge_array(int64_t n) {
-  util::HugeBuffer b =
-      util::huge_buffer(static_cast<size_t>(n) * sizeof(double));
-  HugeArray out;
-  out.data.reset(static_cast<double*>(b.data.release()));
-  out.huge = b.huge;
-  out.pages = b.pages;
-  return out;
-}
-
 int64_t stream_array_bytes(const Cpu& cpu, double available_bytes) {
   std::string last;  // the last level: "L3", else "L2"
   for (const auto& c : cpu.caches)
@@ -122,8 +112,11 @@ Bandwidth measure_bandwidth(int threads, int64_t array_bytes, int passes) {
   const auto start = util::Clock::now();
   const int64_t n = array_bytes / static_cast<int64_t>(sizeof(double));
   // Not value-initialised: each thread's first touch places its pages.
-  const HugeArray ha = huge_array(n), hb = huge_array(n), hc = huge_array(n);
-  double *a = ha.data.get(), *b = hb.data.get(), *c = hc.data.get();
+  const size_t size = static_cast<size_t>(n) * sizeof(double);
+  const util::HugeBuffer ha(size), hb(size), hc(size);
+  auto* a = static_cast<double*>(ha.data());
+  auto* b = static_cast<double*>(hb.data());
+  auto* c = static_cast<double*>(hc.data());
   in_parts(n, threads, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       a[i] = 0;
@@ -163,7 +156,8 @@ Bandwidth measure_bandwidth(int threads, int64_t array_bytes, int passes) {
       "does, 16 per element copied, 24 per triad element, 8 per element "
       "read; {}",
       out.array_bytes >> 20, passes, threads, threads == 1 ? "" : "s",
-      ha.pages);
+      ha.pages());
+  out.pages = ha.pages();
   out.seconds = util::seconds_since(start);
   return out;
 }
@@ -171,8 +165,9 @@ Bandwidth measure_bandwidth(int threads, int64_t array_bytes, int passes) {
 ReadProbe::ReadProbe(int threads, int64_t array_bytes) : threads_(threads) {
   check_bounds(threads, array_bytes, 1);
   n_ = array_bytes / static_cast<int64_t>(sizeof(double));
-  a_ = huge_array(n_);  // each thread's first touch places its pages
-  double* a = a_.data.get();
+  // Each thread's first touch places its pages.
+  a_ = util::HugeBuffer(static_cast<size_t>(n_) * sizeof(double));
+  auto* a = static_cast<double*>(a_.data());
   in_parts(n_, threads, [a](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) a[i] = 1;
   });
@@ -183,23 +178,31 @@ double ReadProbe::measure(int min_passes, double min_seconds) {
   if (!(min_seconds >= 0 && min_seconds <= 10))
     throw Error(fmt::format(
         "memory bandwidth: {} s of reads is outside 0 to 10", min_seconds));
-  volatile double sink = stream_read(a_.data.get(), n_, threads_);  // untimed
+  volatile double sink = stream_read(static_cast<const double*>(a_.data()), n_,
+                                     threads_);  // untimed
   double fastest = 0, spent = 0;
   for (int p = 0; p < 100 && (p < min_passes || spent < min_seconds); ++p) {
     const auto t0 = util::Clock::now();
-    sink = sink + stream_read(a_.data.get(), n_, threads_);
+    sink =
+        sink + stream_read(static_cast<const double*>(a_.data()), n_, threads_);
     const double s = util::seconds_since(t0);
     spent += s;
     if (p == 0 || s < fastest) fastest = s;
   }
+  if (!(fastest > 0)) return 0;  // a clock too coarse: no figure
   return static_cast<double>(n_) * sizeof(double) / fastest / 1e9;
 }
 
 nlohmann::json to_json(const Bandwidth& b) {
-  return {{"copy_gbs", b.copy_gbs},       {"triad_gbs", b.triad_gbs},
-          {"read_gbs", b.read_gbs},       {"threads", b.threads},
-          {"array_bytes", b.array_bytes}, {"passes", b.passes},
-          {"method", b.method},           {"seconds", b.seconds}};
+  return {{"copy_gbs", b.copy_gbs},
+          {"triad_gbs", b.triad_gbs},
+          {"read_gbs", b.read_gbs},
+          {"threads", b.threads},
+          {"array_bytes", b.array_bytes},
+          {"passes", b.passes},
+          {"method", b.method},
+          {"seconds", b.seconds},
+          {"pages", b.pages}};
 }
 
 }  // namespace nnbench::machine

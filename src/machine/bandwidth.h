@@ -26,6 +26,7 @@ struct Bandwidth {
   int64_t array_bytes = 0;  // each of the three arrays
   int passes = 0;           // timed passes of each kernel (best kept)
   std::string method;       // the kernels, arrays, passes and threads
+  std::string pages;        // the arrays' pages (util::HugeBuffer::pages)
   double seconds = 0;       // the whole measurement, allocation included
 };
 
@@ -47,15 +48,6 @@ void stream_triad(double* a, const double* b, const double* c, double s,
                   int64_t n, int threads);
 // The sum of a[0..n) (each thread its part, the parts' sums added).
 double stream_read(const double* a, int64_t n, int threads);
-
-// An array of n doubles on 2 MiB pages where the kernel gives them
-// (util/huge_pages.h), not touched.
-struct HugeArray {
-  std::unique_ptr<double[], util::FreeBuffer> data;
-  bool huge = false;
-  std::string pages;  // which pages, for a measurement's method
-};
-HugeArray huge_array(int64_t n);
 
 // Allocates three arrays of `array_bytes` (huge_array), one untimed pass of
 // each kernel, then `passes` timed passes of each; the best of each is the
@@ -82,7 +74,7 @@ class ReadProbe {
  private:
   int threads_;
   int64_t n_;
-  HugeArray a_;
+  util::HugeBuffer a_;
 };
 
 nlohmann::json to_json(const Bandwidth& b);

@@ -91,6 +91,8 @@ json GenerationRun::serialize() const {
     j["bandwidth_ceiling"]["device"] = ceiling->device;
   if (ceiling && !ceiling->between_gbs.empty())
     j["bandwidth_ceiling"]["between_gbs"] = ceiling->between_gbs;
+  if (ceiling && !ceiling->pages.empty())
+    j["bandwidth_ceiling"]["pages"] = ceiling->pages;
   if (!ceiling && !no_ceiling.empty()) j["no_bandwidth_ceiling"] = no_ceiling;
   return j;
 }
@@ -129,6 +131,7 @@ GenerationRun generation_run_from_json(const json& j) {
     to.kernel = c.value("kernel", std::string("triad"));
     to.device = c.value("device", std::string());
     to.between_gbs = c.value("between_gbs", std::vector<double>{});
+    to.pages = c.value("pages", std::string());
   }
   return r;
 }

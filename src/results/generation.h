@@ -53,6 +53,10 @@ struct Ceiling {
   // gave in the run's own minutes, so more chances to find its best (empty
   // where they were not measured, as before they were).
   std::vector<double> between_gbs;
+  // The pages the best whole measurement's arrays asked for and the
+  // kernel's huge page mode (machine::Bandwidth::pages); empty where not
+  // recorded (a device's, records written before).
+  std::string pages;
   // The bandwidth kernel: "read" (a sum over one array); records written
   // before it was named used STREAM's "triad".
   std::string kernel = "read";

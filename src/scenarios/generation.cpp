@@ -80,9 +80,15 @@ machine::Bandwidth bandwidth_at(int threads) {
   return machine::measure_bandwidth(threads, array_bytes());
 }
 
-// The same read kernel on an array of the same size, made once a run.
-std::function<double()> read_probe_at(int threads) {
-  auto probe = std::make_shared<machine::ReadProbe>(threads, array_bytes());
+// The same read kernel on an array of the same rule's size, made once a
+// run. None where the weights are smaller than that array: a read would
+// then evict caches that hold the weights between repetitions (so the
+// next time to first token would be a cold one), and a ceiling means
+// nothing for weights the caches hold anyway (docs/generation.md).
+std::function<double()> read_probe_at(int threads, double weight_bytes) {
+  const int64_t bytes = array_bytes();
+  if (weight_bytes < static_cast<double>(bytes)) return {};
+  auto probe = std::make_shared<machine::ReadProbe>(threads, bytes);
   return [probe] { return probe->measure(); };
 }
 

@@ -2,10 +2,12 @@
 
 #include <sys/mman.h>
 
-#include <algorithm>
-#include <cstdlib>
+#include <cstdint>
 #include <fstream>
 #include <new>
+#include <utility>
+
+#include "util/error.h"
 
 namespace nnbench::util {
 
@@ -19,22 +21,51 @@ std::string transparent_huge_pages() {
   return line.substr(open + 1, close - open - 1);
 }
 
-void FreeBuffer::operator()(void* p) const { std::free(p); }
-
-HugeBuffer huge_buffer(size_t bytes) {
+HugeBuffer::HugeBuffer(size_t bytes) {
   constexpr size_t kPage = size_t{2} << 20;
-  HugeBuffer out;
-  out.bytes = (std::max<size_t>(bytes, 1) + kPage - 1) / kPage * kPage;
-  void* p = std::aligned_alloc(kPage, out.bytes);
-  if (p == nullptr) throw std::bad_alloc();
-  out.data.reset(p);
+  if (bytes < 1 || bytes > kMaxHugeBufferBytes)
+    throw Error("a buffer of " + std::to_string(bytes) +
+                " bytes is outside 1 to 1 TiB");
+  bytes_ = (bytes + kPage - 1) / kPage * kPage;
+  // A fresh mapping with a page of slack to align within: memory the
+  // allocator reuses may already sit on 4 KiB pages.
+  map_bytes_ = bytes_ + kPage;
+  map_ = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE,
+              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (map_ == MAP_FAILED) {
+    map_ = nullptr;
+    throw std::bad_alloc();
+  }
+  const auto at = reinterpret_cast<uintptr_t>(map_);
+  data_ = reinterpret_cast<void*>((at + kPage - 1) / kPage * kPage);
   const std::string thp = transparent_huge_pages();
-  out.huge = madvise(p, out.bytes, MADV_HUGEPAGE) == 0 &&
-             (thp == "always" || thp == "madvise");
-  out.pages = std::string(out.huge ? "2 MiB pages asked for" : "4 KiB pages") +
-              " (transparent huge pages: " + (thp.empty() ? "unknown" : thp) +
-              ")";
-  return out;
+  huge_ = madvise(data_, bytes_, MADV_HUGEPAGE) == 0 &&
+          (thp == "always" || thp == "madvise");
+  pages_ = std::string(huge_ ? "2 MiB pages asked for" : "4 KiB pages") +
+           " (transparent huge pages: " + (thp.empty() ? "unknown" : thp) + ")";
+}
+
+HugeBuffer::HugeBuffer(HugeBuffer&& o) noexcept { *this = std::move(o); }
+
+HugeBuffer& HugeBuffer::operator=(HugeBuffer&& o) noexcept {
+  if (this != &o) {
+    release();
+    map_ = std::exchange(o.map_, nullptr);
+    map_bytes_ = std::exchange(o.map_bytes_, 0);
+    data_ = std::exchange(o.data_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+    huge_ = std::exchange(o.huge_, false);
+    pages_ = std::move(o.pages_);
+  }
+  return *this;
+}
+
+HugeBuffer::~HugeBuffer() { release(); }
+
+void HugeBuffer::release() {
+  if (map_ != nullptr) munmap(map_, map_bytes_);
+  map_ = data_ = nullptr;
+  map_bytes_ = bytes_ = 0;
 }
 
 }  // namespace nnbench::util

@@ -1,11 +1,9 @@
 #pragma once
-// Buffers on 2 MiB pages where the kernel gives them. A stream over
-// memory on 4 KiB pages ran 4-24 % slower than over the same memory on
-// 2 MiB pages on a 2-vCPU Zen 5 (docs/generation.md): the bandwidth
-// ceiling's arrays and nnbench's own engine's weights ask for them, so that
-// neither is measured on pages the other does not use.
+// Buffers on 2 MiB pages where the kernel gives them. A read streamed
+// faster from 2 MiB pages than from 4 KiB ones on a 2-vCPU Zen 5
+// (docs/performance.md, its huge pages section): the bandwidth ceiling's
+// arrays ask for them, and so do nnbench's own engine's weights.
 #include <cstddef>
-#include <memory>
 #include <string>
 
 namespace nnbench::util {
@@ -15,20 +13,40 @@ namespace nnbench::util {
 // "never"), or "" where it cannot be read.
 std::string transparent_huge_pages();
 
-struct FreeBuffer {
-  void operator()(void* p) const;
-};
+// The largest buffer asked for: 1 TiB.
+inline constexpr size_t kMaxHugeBufferBytes = size_t{1} << 40;
 
-// `bytes` rounded up to whole 2 MiB, aligned to 2 MiB, advised onto huge
-// pages (madvise), not touched. `huge`: advised, and the kernel's mode lets
-// it give them (it may still give 4 KiB pages where it has no 2 MiB free).
-// Throws std::bad_alloc when the memory is not there.
-struct HugeBuffer {
-  std::unique_ptr<void, FreeBuffer> data;
-  size_t bytes = 0;
-  bool huge = false;
-  std::string pages;  // which pages were asked for, and the mode
+// `bytes` (1 to kMaxHugeBufferBytes, else nnbench::Error before mapping)
+// rounded up to whole 2 MiB, fresh anonymous memory aligned to 2 MiB (never
+// reused 4 KiB pages), advised onto huge pages (madvise), not touched.
+// Throws std::bad_alloc when the memory is not there. Move-only; unmapped
+// when destroyed.
+class HugeBuffer {
+ public:
+  HugeBuffer() = default;
+  explicit HugeBuffer(size_t bytes);
+  HugeBuffer(HugeBuffer&& o) noexcept;
+  HugeBuffer& operator=(HugeBuffer&& o) noexcept;
+  HugeBuffer(const HugeBuffer&) = delete;
+  HugeBuffer& operator=(const HugeBuffer&) = delete;
+  ~HugeBuffer();
+
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  // Advised, and the kernel's mode lets it give them (it may still give
+  // 4 KiB pages where it has no 2 MiB free).
+  bool huge() const { return huge_; }
+  // Which pages were asked for, and the mode, for a record.
+  const std::string& pages() const { return pages_; }
+
+ private:
+  void release();
+  void* map_ = nullptr;  // the mapping, alignment slack included
+  size_t map_bytes_ = 0;
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+  bool huge_ = false;
+  std::string pages_;
 };
-HugeBuffer huge_buffer(size_t bytes);
 
 }  // namespace nnbench::util

@@ -39,7 +39,9 @@ ParamStore::Ref ParamStore::add(const std::string& name, const Md& canonical,
   total_ += (floats(grad) + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
   slot.master = memory(grad, eng_, DNNL_MEMORY_NONE);
   slot.grad = memory(grad, eng_, DNNL_MEMORY_NONE);
-  slot.weights = weights == grad ? slot.master : memory(weights, eng_);
+  // Bound in finalize (place_weights): nothing reads them before.
+  slot.weights =
+      weights == grad ? slot.master : memory(weights, eng_, DNNL_MEMORY_NONE);
   slots_.push_back(slot);
   return {slot.weights, slot.grad};
 }
@@ -73,9 +75,17 @@ void ParamStore::place_weights() {
           (slot.weights.get_desc().get_size() + kAlign - 1) / kAlign * kAlign;
   }
   if (bytes == 0) return;
-  weight_pages_ = util::huge_buffer(bytes);
-  auto* base = static_cast<char*>(weight_pages_.data.get());
-  std::memset(base, 0, bytes);  // blocked layouts' padding stays zero
+  weight_pages_ = util::HugeBuffer(bytes);
+  auto* base = static_cast<char*>(weight_pages_.data());
+  // Zero, so that blocked layouts' padding stays zero; touched by the
+  // threads that stream the weights, so that their pages sit near them.
+  constexpr size_t kChunk = size_t{2} << 20;
+  const auto chunks = static_cast<int64_t>((bytes + kChunk - 1) / kChunk);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < chunks; ++i) {
+    const size_t at = static_cast<size_t>(i) * kChunk;
+    std::memset(base + at, 0, std::min(kChunk, bytes - at));
+  }
   for (size_t i = 0; i < slots_.size(); ++i)
     if (slots_[i].weights.get() != slots_[i].master.get())
       slots_[i].weights.set_data_handle(base + offsets[i]);
@@ -84,8 +94,8 @@ void ParamStore::place_weights() {
 void ParamStore::finalize(dnnl::stream& s, int state_arrays) {
   const Md flat({static_cast<memory::dim>(std::max<size_t>(total_, 1))},
                 Dt::f32, Tag::a);
-  master_pages_ = util::huge_buffer(flat.get_size());
-  flat_master_ = memory(flat, eng_, master_pages_.data.get());
+  master_pages_ = util::HugeBuffer(flat.get_size());
+  flat_master_ = memory(flat, eng_, master_pages_.data());
   flat_grad_ = memory(flat, eng_);
   flat_state_.clear();
   for (int k = 0; k < state_arrays; ++k) flat_state_.emplace_back(flat, eng_);

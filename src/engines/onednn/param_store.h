@@ -95,7 +95,8 @@ class ParamStore {
   size_t total_ = 0;
   // The master weights, and those in another type or layout, on 2 MiB
   // pages where the kernel gives them: a token's step streams every weight
-  // from these (util/huge_pages.h).
+  // from these (util/huge_pages.h). The weights' memory objects point into
+  // them: they live as long as this store.
   util::HugeBuffer master_pages_, weight_pages_;
   memory flat_master_, flat_grad_;
   std::vector<memory> flat_state_;

@@ -181,6 +181,23 @@ TEST(Generation, MeasuresBetweenRepetitionsOutsideTheTimes) {
   }
 }
 
+// Without a warm-up a plain engine is read before its first generation
+// once, not twice (it is first asked whether it times itself).
+TEST(Generation, WithoutAWarmUpAPlainEngineIsReadOnceBeforeItsFirst) {
+  double clock = 0;
+  FakeGenerator g(clock, false);
+  auto r = asked();
+  r.asked.warmup = 0;
+  std::vector<double> at;
+  time_generation(
+      g, data::synthetic_prompts(2, 16, 50, 1), r, [&] { return clock; },
+      [&] { at.push_back(clock); });
+  EXPECT_EQ(g.prefills, 3);
+  ASSERT_EQ(at.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(at[i], 0.34 * i, 1e-9) << i;
+  ASSERT_EQ(r.ttft_seconds.size(), 3u);
+}
+
 // An engine that times itself (a framework worker), called as the harness
 // asks: once with all repetitions, or one repetition a call with the
 // measurements between the calls; `partial` answers the first call only.
@@ -192,6 +209,7 @@ class SelfTimed : public FakeGenerator {
       const std::vector<std::vector<int64_t>>&, int64_t new_tokens, int warmup,
       int repetitions) override {
     calls.push_back({warmup, repetitions});
+    log.push_back("call");
     if (partial_ && calls.size() > 1) return std::nullopt;
     backend::GenerationTimes t;
     for (int rep = 0; rep < repetitions; ++rep) {
@@ -202,6 +220,7 @@ class SelfTimed : public FakeGenerator {
     return t;
   }
   std::vector<std::pair<int, int>> calls;  // warmup, repetitions
+  std::vector<std::string> log;            // "call"s, and "read"s
 
  private:
   bool partial_;
@@ -229,6 +248,26 @@ TEST(Generation, AnEngineThatTimesItselfIsAskedOneRepetitionACall) {
   ASSERT_EQ(r.itl_seconds.size(), 3u);
   for (const auto& itl : r.itl_seconds) EXPECT_NEAR(itl[0], 0.01, 1e-12);
   EXPECT_EQ(r.tokens, std::vector<int64_t>(9, 3));
+
+  // Two warm-ups: one untimed and one timed and dropped in the first call;
+  // none: the reads around every call.
+  for (int warmup : {2, 0}) {
+    SelfTimed self(clock, false);
+    r = asked();
+    r.asked.warmup = warmup;
+    time_generation(self, data::synthetic_prompts(2, 16, 50, 1), r,
+                    steady_seconds, [&] { self.log.push_back("read"); });
+    std::vector<std::pair<int, int>> want(3, {0, 1});
+    std::vector<std::string> order{"read", "call", "read", "call",
+                                   "read", "call", "read"};
+    if (warmup > 0) {
+      want.insert(want.begin(), {warmup - 1, 1});
+      order.insert(order.begin(), "call");
+    }
+    EXPECT_EQ(self.calls, want) << warmup;
+    EXPECT_EQ(self.log, order) << warmup;
+    EXPECT_EQ(r.ttft_seconds.size(), 3u);
+  }
 
   SelfTimed partial(clock, true);
   r = asked();
@@ -482,9 +521,11 @@ TEST(Generation, OnTheHostTheBandwidthIsReadBetweenRepetitions) {
   request.options.threads = 1;
   const std::vector<double> reads{24, 36, 27, 33};
   size_t next = 0;
-  const ReadProbeAt probe_at = [&](int threads) {
+  const ReadProbeAt probe_at = [&](int threads, double weight_bytes) {
     ++made;
     EXPECT_EQ(threads, 1);
+    EXPECT_DOUBLE_EQ(weight_bytes,
+                     model::weight_bytes(model::zoo::get("gpt2-tiny"), 4.0));
     return std::function<double()>([&] { return reads.at(next++); });
   };
   const auto r =
@@ -506,8 +547,9 @@ TEST(Generation, OnTheHostTheBandwidthIsReadBetweenRepetitions) {
   host_asked = 0;
   const auto without = run_generation(
       b, model::zoo::get("gpt2-tiny"), request, asked().asked,
-      host_bandwidth(host_asked),
-      [](int) -> std::function<double()> { throw std::runtime_error("no"); });
+      host_bandwidth(host_asked), [](int, double) -> std::function<double()> {
+        throw std::runtime_error("no");
+      });
   ASSERT_EQ(without.state, results::State::kOk) << without.message;
   ASSERT_TRUE(without.ceiling.has_value());
   EXPECT_TRUE(without.ceiling->between_gbs.empty());

@@ -108,16 +108,26 @@ TEST(Bandwidth, AMeasurementSaysWhatItRan) {
       << b.method;
 }
 
-// Arrays start on a 2 MiB boundary (a huge page can back them from the
-// first byte) and say whether huge pages were asked for.
-TEST(Bandwidth, ArraysAreAlignedForHugePages) {
-  const HugeArray a = huge_array((int64_t{3} << 20) / 8 + 1);
-  ASSERT_NE(a.data, nullptr);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data.get()) % (uintptr_t{2} << 20),
-            0u);
+// Buffers start on a 2 MiB boundary (a huge page can back them from the
+// first byte), are whole 2 MiB pages, say whether huge pages were asked
+// for, and refuse sizes out of bounds before mapping anything.
+TEST(Bandwidth, BuffersAreAlignedForHugePages) {
+  const util::HugeBuffer a((size_t{3} << 20) + 1);
+  ASSERT_NE(a.data(), nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data()) % (uintptr_t{2} << 20), 0u);
+  EXPECT_EQ(a.bytes(), size_t{4} << 20);
+  static_cast<char*>(a.data())[a.bytes() - 1] = 1;  // all of it is mapped
   const std::string thp = util::transparent_huge_pages();
-  EXPECT_EQ(a.huge, thp == "always" || thp == "madvise") << thp;
-  EXPECT_NE(a.pages.find("transparent huge pages: "), std::string::npos);
+  EXPECT_EQ(a.huge(), thp == "always" || thp == "madvise") << thp;
+  EXPECT_NE(a.pages().find("transparent huge pages: "), std::string::npos);
+  EXPECT_THROW(util::HugeBuffer(0), Error);
+  EXPECT_THROW(util::HugeBuffer(util::kMaxHugeBufferBytes + 1), Error);
+  // Moved, the buffer stays one.
+  util::HugeBuffer b((size_t{1} << 20));
+  void* at = b.data();
+  util::HugeBuffer c = std::move(b);
+  EXPECT_EQ(c.data(), at);
+  EXPECT_EQ(b.data(), nullptr);
 }
 
 }  // namespace
