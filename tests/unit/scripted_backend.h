@@ -21,6 +21,15 @@
 
 namespace nnbench::test {
 
+// What a fake engine says it ran: one thread, fp32, on `device`.
+inline backend::Effective effective_on(const std::string& device) {
+  backend::Effective e;
+  e.threads = 1;
+  e.device = device;
+  e.precision = "fp32";
+  return e;
+}
+
 struct Script {
   // Per epoch (index = evaluations already begun); the last value repeats.
   std::vector<double> val_accuracy = {0};  // multiples of 1/rows evaluated

@@ -12,6 +12,7 @@
 #include "model/generation.h"
 #include "model/zoo/zoo.h"
 #include "results/kinds.h"
+#include "scripted_backend.h"
 
 namespace nnbench::bench {
 namespace {
@@ -38,11 +39,7 @@ class FakeGenerator : public backend::Generator {
     return std::vector<int64_t>(rows, token);
   }
   backend::Effective effective() const override {
-    backend::Effective e;
-    e.threads = 1;
-    e.device = "cpu";
-    e.precision = "fp32";
-    return e;
+    return test::effective_on("cpu");
   }
   int prefills = 0;
   int64_t rows = 0;
@@ -357,11 +354,7 @@ class OnDevice : public FakeGenerator {
   OnDevice(double& clock, int& asked, DeviceMeasures measures)
       : FakeGenerator(clock, false), asked_(asked), measures_(measures) {}
   backend::Effective effective() const override {
-    backend::Effective e;
-    e.threads = 1;
-    e.device = "cuda:0";
-    e.precision = "fp32";
-    return e;
+    return test::effective_on("cuda:0");
   }
   std::optional<backend::DeviceBandwidth> device_bandwidth() override {
     ++asked_;

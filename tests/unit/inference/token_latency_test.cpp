@@ -34,11 +34,7 @@ class SleepingGenerator : public backend::Generator {
     return tokens;
   }
   backend::Effective effective() const override {
-    backend::Effective e;
-    e.threads = 1;
-    e.device = "cpu";
-    e.precision = "fp32";
-    return e;
+    return test::effective_on("cpu");
   }
 
  private:
