@@ -178,13 +178,12 @@ double ReadProbe::measure(int min_passes, double min_seconds) {
   if (!(min_seconds >= 0 && min_seconds <= 10))
     throw Error(fmt::format(
         "memory bandwidth: {} s of reads is outside 0 to 10", min_seconds));
-  volatile double sink = stream_read(static_cast<const double*>(a_.data()), n_,
-                                     threads_);  // untimed
+  const auto* a = static_cast<const double*>(a_.data());
+  volatile double sink = stream_read(a, n_, threads_);  // untimed
   double fastest = 0, spent = 0;
   for (int p = 0; p < 100 && (p < min_passes || spent < min_seconds); ++p) {
     const auto t0 = util::Clock::now();
-    sink =
-        sink + stream_read(static_cast<const double*>(a_.data()), n_, threads_);
+    sink = sink + stream_read(a, n_, threads_);
     const double s = util::seconds_since(t0);
     spent += s;
     if (p == 0 || s < fastest) fastest = s;

@@ -11,7 +11,6 @@
 // faster than a triad's mix, so the read figure is the ceiling for it (a
 // triad's can be exceeded).
 #include <cstdint>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -49,16 +48,16 @@ void stream_triad(double* a, const double* b, const double* c, double s,
 // The sum of a[0..n) (each thread its part, the parts' sums added).
 double stream_read(const double* a, int64_t n, int threads);
 
-// Allocates three arrays of `array_bytes` (huge_array), one untimed pass of
-// each kernel, then `passes` timed passes of each; the best of each is the
+// Allocates three arrays of `array_bytes` (util::HugeBuffer), one untimed pass
+// of each kernel, then `passes` timed passes of each; the best of each is the
 // figure. Throws nnbench::Error for bounds outside [1 MiB, kMaxArrayBytes],
 // passes outside [1, 100] or threads outside [1, 1024], before allocating.
 Bandwidth measure_bandwidth(int threads, int64_t array_bytes, int passes = 5);
 
 // The read kernel again and again on one array, allocated and touched
-// once: the measurements between a generation's repetitions, a few
-// milliseconds each, so that each repetition has a ceiling measured next
-// to it (the bandwidth of a shared machine moves within minutes).
+// once: the quick reads between a generation's repetitions, more chances
+// to find the best the machine gives during the run (its bandwidth moves
+// within minutes on a shared machine).
 class ReadProbe {
  public:
   // Throws nnbench::Error for bounds as measure_bandwidth's, before
@@ -67,7 +66,7 @@ class ReadProbe {
   // One untimed pass, then timed ones until `min_passes` (1 to 100) and
   // `min_seconds` (0 to 10) are both reached, at most 100; the best, in
   // 1e9 B/s. A few passes read low on a shared VM: its bandwidth takes
-  // tens of milliseconds of streaming to show (docs/generation.md).
+  // tens of milliseconds of streaming to show (docs/performance.md).
   double measure(int min_passes = 3, double min_seconds = 0.05);
   int threads() const { return threads_; }
 

@@ -69,13 +69,14 @@ results::GenerationRequest request_of(
   return g;
 }
 
-// Measured anew each time: on a shared machine the bandwidth moves within
-// minutes, so a run's ceiling comes from measurements around it.
+// The arrays' size: four times the last-level caches (stream_array_bytes).
 int64_t array_bytes() {
   return machine::stream_array_bytes(machine::describe_cpu({}),
                                      machine::available_memory_bytes());
 }
 
+// Measured anew each time: on a shared machine the bandwidth moves within
+// minutes, so a run's ceiling comes from measurements around it.
 machine::Bandwidth bandwidth_at(int threads) {
   return machine::measure_bandwidth(threads, array_bytes());
 }
