@@ -260,6 +260,21 @@ struct RowsInt8 {
   dnnl::post_ops post_ops;
 };
 void linear_rows_int8(LayerCtx& c, const RowsInt8& r);
+// An inference build's fp32 or bf16 linear on plain rows past the
+// matrix-vector loop's: `y` [rows, out] = `x` [rows, in] W^T (+ b)
+// (+ `addend`, a fused residual add read in place: no copy into y first),
+// then the layer's fused activation where `activation`, as oneDNN's matmul,
+// W's canonical [out, in] read as [in, out] transposed. From memory, oneDNN
+// 2.6's brgemm matmul ran BERT-base's linears faster than its inner product,
+// and its AVX2 matmul (gemm:jit) slower (docs/performance.md): false, and
+// nothing added, where oneDNN offers no brgemm matmul.
+struct RowsLinear {
+  memory x, y, addend;  // addend: [rows, out] of the build's type, or none
+  int64_t rows = 0, in = 0, out = 0;
+  std::string weight, bias;  // parameter names; bias "": none
+  bool activation = false;
+};
+bool matmul_rows(LayerCtx& c, const RowsLinear& r);
 // The weight dims oneDNN wants for a conv (goihw when grouped).
 Dims conv_weight_dims(const model::Layer& l, int64_t in_channels);
 

@@ -54,6 +54,17 @@ class Projection {
       return;
     }
     const bool train = c.infer == nullptr;
+    if (!train && !gemv_rows(c, tokens)) {
+      RowsLinear r;
+      r.x = src;
+      r.y = dst;
+      r.rows = rows;
+      r.in = in;
+      r.out = out;
+      r.weight = c.l.name + "." + name + "_weight";
+      if (c.l.bias) r.bias = c.l.name + "." + name + "_bias";
+      if (matmul_rows(c, r)) return;
+    }
     const Md b = c.l.bias ? Md({out}, Dt::f32, Tag::a) : Md();
     pd_ = dnnl::inner_product_forward::primitive_desc(
         {train ? prop_kind::forward_training : prop_kind::forward_inference, s_,

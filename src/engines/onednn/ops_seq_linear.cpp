@@ -1,10 +1,12 @@
 // A linear layer on every step of a sequence ([N, T, F] -> [N, T, O], the
-// output layer of a language model): oneDNN's inner product on the N*T rows
-// of the plain buffers, viewed as [N*T, F] and [N*T, O]. Inference-only
-// builds may fuse a residual add after it into it (a sum post-op) or the
-// GELU after it (an eltwise post-op); no batch norm is folded into it. int8
-// builds quantize it as a linear (s8 weights per output channel, the input per
-// tensor from its calibrated range).
+// output layer of a language model, a transformer's MLP): oneDNN's inner
+// product on the N*T rows of the plain buffers, viewed as [N*T, F] and
+// [N*T, O]; in inference builds its brgemm matmul where it has one
+// (matmul_rows), or the matrix-vector loop for a token's few rows
+// (ops_gemv.cpp). Inference-only builds may fuse a residual add after it
+// into it or the GELU after it (an eltwise post-op); no batch norm is folded
+// into it. int8 builds quantize it as a linear (s8 weights per output
+// channel, the input per tensor from its calibrated range).
 #include "engines/onednn/ops.h"
 
 namespace nnbench::engines::onednn {
@@ -67,19 +69,33 @@ void build_seq_linear(LayerCtx& c) {
   const Dims w_dims{l.out, in[2]};
   const Md bias = l.bias ? Md({l.out}, Dt::f32, Tag::a) : Md();
   // A residual add fused into an inference build (infer_passes.h): the
-  // output starts as the other addend, and the sum post-op adds to it.
+  // output starts as the other addend, and the sum post-op (the loop's
+  // accumulate) adds to it; matmul_rows reads the addend in place instead.
   dnnl::primitive_attr attr = net.attr();
   dnnl::post_ops po;
   if (c.sum) po.append_sum(1.f);
   append_activation(c, po);
   attr.set_post_ops(po);
   if (c.infer != nullptr && c.infer->int8) return build_seq_linear_int8(c, po);
+  const memory x = net.src_as(c.in[0], net.plain(c.in[0], dt));
+  net.define(c.out, net.plain(c.out, dt));
+  if (!train && !gemv_rows(c, in[1])) {
+    RowsLinear r;
+    r.x = x;
+    r.y = c.dst().mem;
+    if (c.sum) r.addend = net.src_as(c.sum_from, net.plain(c.sum_from, dt));
+    r.rows = rows;
+    r.in = in[2];
+    r.out = l.out;
+    r.weight = l.name + ".weight";
+    if (l.bias) r.bias = l.name + ".bias";
+    r.activation = true;
+    if (matmul_rows(c, r)) return;
+  }
   const dnnl::inner_product_forward::primitive_desc pd(
       {train ? prop_kind::forward_training : prop_kind::forward_inference, src,
        linear_weights_md(c, w_dims, in[1]), bias, dst},
       attr, net.engine());
-  const memory x = net.src_as(c.in[0], net.plain(c.in[0], dt));
-  net.define(c.out, net.plain(c.out, dt));
   const Md canonical(w_dims, Dt::f32, Tag::ab);
   if (!train) {
     const auto w = c.params.add(l.name + ".weight", canonical,
@@ -148,6 +164,40 @@ void build_seq_linear(LayerCtx& c) {
            {DNNL_ARG_WEIGHTS, net.bwd_as(w.weights, pd_data.weights_desc())},
            {DNNL_ARG_DST, bwd_view(net, diff_src, src)}});
   net.grad_commit(c.in[0], diff_src);
+}
+
+bool matmul_rows(LayerCtx& c, const RowsLinear& r) {
+  Net& net = c.net;
+  const Dt dt = net.dt();
+  const Md src({r.rows, r.in}, dt, Tag::ab), dst({r.rows, r.out}, dt, Tag::ab);
+  dnnl::post_ops po;
+  if (r.addend) po.append_binary(dnnl::algorithm::binary_add, dst);
+  if (r.activation) append_activation(c, po);
+  dnnl::primitive_attr attr = net.attr();
+  attr.set_post_ops(po);
+  // The same bytes as the canonical [out, in], and the bias as [1, out].
+  const Md canonical({r.in, r.out}, Dt::f32, Tag::ba);
+  const Md bias({1, r.out}, Dt::f32, Tag::ab);
+  const auto weights = any_md({r.in, r.out}, dt);
+  const dnnl::matmul::primitive_desc pd =
+      r.bias.empty() ? dnnl::matmul::primitive_desc({src, weights, dst}, attr,
+                                                    net.engine())
+                     : dnnl::matmul::primitive_desc({src, weights, bias, dst},
+                                                    attr, net.engine());
+  if (std::string(pd.impl_info_str()).rfind("brg", 0) != 0) return false;
+  Args args{
+      {DNNL_ARG_SRC, fwd_view(net, r.x, src)},
+      {DNNL_ARG_WEIGHTS,
+       c.params.add(r.weight, canonical, pd.weights_desc(), canonical).weights},
+      {DNNL_ARG_DST, fwd_view(net, r.y, dst)}};
+  if (!r.bias.empty())
+    args[DNNL_ARG_BIAS] =
+        c.params.add(r.bias, bias, pd.bias_desc(), bias).weights;
+  if (r.addend)
+    args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
+        fwd_view(net, r.addend, dst);
+  net.fwd(When::kAlways, dnnl::matmul(pd), args);
+  return true;
 }
 
 }  // namespace nnbench::engines::onednn
