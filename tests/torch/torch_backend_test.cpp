@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <thread>
 
 #include "../common/zoo_counts.h"
 #include "backend/registry.h"
@@ -22,6 +25,26 @@ backend::Options small_options() {
   backend::Options o;
   o.threads = 2;
   return o;
+}
+
+// Its bf16 probes (made when its precisions are listed, on the main
+// thread) run on a thread of their own: an OpenMP pool they left on the
+// main thread would make every other pool's idle threads sleep between
+// regions (util/own_thread.h).
+TEST(TorchBackend, ListingItsPrecisionsLeavesNoThreadBehind) {
+  const auto threads = [] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task"))
+      n += e.is_directory() ? 1 : 0;
+    return n;
+  };
+  auto b = backend::make_backend("torch");
+  const int before = threads();
+  EXPECT_FALSE(b->describe().precisions.empty());
+  // The probe's pool threads leave right after its thread is joined.
+  for (int i = 0; i < 5000 && threads() != before; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(threads(), before);
 }
 
 TEST(TorchBackend, EveryZooModelMatchesItsDescriptionAndSteps) {

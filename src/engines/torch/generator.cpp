@@ -4,6 +4,7 @@
 
 #include "engines/torch/errors.h"
 #include "engines/torch/network.h"
+#include "util/own_thread.h"
 
 namespace nnbench::engines::torch_backend {
 namespace {
@@ -25,8 +26,11 @@ std::string first_line(const std::exception& e) {
 
 }  // namespace
 
+// The probes run off the caller's thread: the main thread runs them when
+// the backends' precisions are listed, and must not keep the OpenMP pool
+// their products make (util/own_thread.h).
 const std::string& bf16_problem() {
-  static const std::string why = [] {
+  static const std::string why = util::on_own_thread([] {
     try {
       torch::InferenceMode guard;
       // Large enough for LibTorch to hand them to oneDNN (a linear of 8
@@ -41,12 +45,12 @@ const std::string& bf16_problem() {
       return "LibTorch's bf16 matrix products do not run on this CPU (" +
              first_line(e) + ")";
     }
-  }();
+  });
   return why;
 }
 
 const std::string& bf16_lrn_problem() {
-  static const std::string why = [] {
+  static const std::string why = util::on_own_thread([] {
     try {
       torch::InferenceMode guard;
       torch::nn::functional::local_response_norm(
@@ -56,7 +60,7 @@ const std::string& bf16_lrn_problem() {
     } catch (const std::exception& e) {
       return "LibTorch's local_response_norm at bf16: " + first_line(e);
     }
-  }();
+  });
   return why;
 }
 
