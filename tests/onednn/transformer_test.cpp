@@ -222,6 +222,22 @@ TEST(OnednnGeneration, Int8RowsNotAMultipleOf64) {
   EXPECT_GT(r.checks[0].error, 1e-4);
 }
 
+TEST(OnednnGeneration, Int8WeightsOfAMebibyteAndMoreFromHugePages) {
+  // Width 512: the feed-forward's two matrices hold 2048 x 512 s8 weights,
+  // 1 MiB each, which the loop keeps on 2 MiB pages (the attention's
+  // 1536 x 512 and the head stay on the heap): both kinds read right.
+  auto b = backend::make_backend("onednn");
+  auto oracle = backend::make_backend("reference");
+  backend::Options int8;
+  int8.precision = "int8";
+  int8.threads = 2;
+  const auto r =
+      verify::check_generation(*oracle, *b, decoder_of_width(512), int8);
+  ASSERT_EQ(r.checks.size(), 1u);
+  EXPECT_LT(r.checks[0].error, 3e-2);
+  EXPECT_GT(r.checks[0].error, 1e-4);
+}
+
 TEST(OnednnGeneration, TheLoopSumsEveryTailAtEveryPrecision) {
   // Width 92: the matrix-vector loop sums 64 inputs at a time at
   // x86-64-v4 (then 16, then one by one: 64 + 16 + 12) and 32 at

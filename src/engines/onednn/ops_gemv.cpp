@@ -28,6 +28,7 @@
 #include "engines/onednn/cpu_isa.h"
 #include "engines/onednn/ops.h"
 #include "engines/onednn/simd.h"
+#include "util/huge_pages.h"
 
 namespace nnbench::engines::onednn {
 namespace {
@@ -325,16 +326,44 @@ bool int8_vnni() {
 
 // Symmetric, per output row: s = max |w| / 127, q = round(w / s); each
 // row's sum of q for VNNI's unsigned inputs.
+// The weights of a matrix of 1 MiB or more on 2 MiB pages, as the fp32
+// and bf16 weights are (param_store.cpp): a token streams them. A smaller
+// one on the heap: rounded up to a whole 2 MiB page it would take up to
+// 2 MiB for a few kilobytes.
+class S8Weights {
+ public:
+  explicit S8Weights(size_t n) {
+    if (n >= (size_t{1} << 20)) {
+      pages_ = util::HugeBuffer(n);
+      data_ = static_cast<int8_t*>(pages_.data());
+    } else {
+      heap_.resize(n);
+      data_ = heap_.data();
+    }
+  }
+  int8_t* data() const { return data_; }
+  void release() {
+    pages_ = util::HugeBuffer();
+    std::vector<int8_t>().swap(heap_);
+    data_ = nullptr;
+  }
+
+ private:
+  util::HugeBuffer pages_;
+  std::vector<int8_t> heap_;
+  int8_t* data_ = nullptr;
+};
 struct RowsS8 {
-  std::vector<int8_t> q;
+  explicit RowsS8(size_t n) : q(n) {}
+  S8Weights q;
   std::vector<float> scale;
   std::vector<int32_t> sum;
 };
 RowsS8 quantize_rows(const std::vector<float>& w, int64_t out, int64_t in) {
   if (static_cast<int64_t>(w.size()) != out * in)
     throw std::logic_error("gemv_step: int8 weights of another size");
-  RowsS8 r;
-  r.q.resize(w.size());
+  RowsS8 r(w.size());
+  int8_t* q = r.q.data();
   r.scale.resize(out);
   r.sum.assign(out, 0);
   for (int64_t o = 0; o < out; ++o) {
@@ -345,9 +374,9 @@ RowsS8 quantize_rows(const std::vector<float>& w, int64_t out, int64_t in) {
     const float s = reach / 127.f > 0 ? reach / 127.f : 1.f;
     r.scale[o] = s;
     for (int64_t k = 0; k < in; ++k) {
-      r.q[o * in + k] = static_cast<int8_t>(
+      q[o * in + k] = static_cast<int8_t>(
           std::clamp(std::nearbyint(row[k] / s), -127.f, 127.f));
-      r.sum[o] += r.q[o * in + k];
+      r.sum[o] += q[o * in + k];
     }
   }
   return r;
@@ -384,7 +413,7 @@ void gemm_s8_vnni(Net& net, const Gemv& g, std::shared_ptr<RowsS8> w) {
   make_reorder(plain, weights)
       .execute(net.stream(), {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, weights}});
   net.stream().wait();
-  std::vector<int8_t>().swap(w->q);  // the matmul reads its own copy
+  w->q.release();  // the matmul reads its own copy
   // Read only inside this step: one buffer for every linear's.
   const memory xq = net.temporary(src, 0), acc = net.temporary(sums, 1);
   auto xs = std::make_shared<std::vector<float>>(g.rows);
