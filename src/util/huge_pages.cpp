@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <new>
@@ -66,6 +67,28 @@ void HugeBuffer::release() {
   if (map_ != nullptr) munmap(map_, map_bytes_);
   map_ = data_ = nullptr;
   map_bytes_ = bytes_ = 0;
+}
+
+void* HugeArena::take(size_t bytes) {
+  if (bytes < 1 || bytes > kMaxHugeBufferBytes)
+    throw Error("a buffer of " + std::to_string(bytes) +
+                " bytes is outside 1 to 1 TiB");
+  constexpr size_t kAlign = 64;
+  const size_t n = (bytes + kAlign - 1) / kAlign * kAlign;
+  if (chunks_.empty() || n > chunks_.back().bytes() - used_) {
+    chunks_.emplace_back(std::max(n, kChunkBytes));
+    used_ = 0;
+  }
+  void* at = static_cast<char*>(chunks_.back().data()) + used_;
+  used_ += n;
+  taken_ += bytes;
+  return at;
+}
+
+size_t HugeArena::mapped() const {
+  size_t n = 0;
+  for (const auto& c : chunks_) n += c.bytes();
+  return n;
 }
 
 }  // namespace nnbench::util

@@ -5,6 +5,7 @@
 // arrays ask for them, and so do nnbench's own engine's weights.
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace nnbench::util {
 
@@ -47,6 +48,26 @@ class HugeBuffer {
   size_t bytes_ = 0;
   bool huge_ = false;
   std::string pages_;
+};
+
+// Many buffers packed into 2 MiB pages: each take() is aligned to 64 bytes
+// inside chunks of at least kChunkBytes (one HugeBuffer each), so small
+// buffers share pages instead of each rounding up to a whole one. Nothing
+// is given back before the arena goes; move-only.
+class HugeArena {
+ public:
+  static constexpr size_t kChunkBytes = size_t{32} << 20;
+  // `bytes` (1 to kMaxHugeBufferBytes, else nnbench::Error before mapping),
+  // not touched.
+  void* take(size_t bytes);
+  // What take() was asked for in all, and what the chunks map.
+  size_t taken() const { return taken_; }
+  size_t mapped() const;
+
+ private:
+  std::vector<HugeBuffer> chunks_;
+  size_t used_ = 0;  // of the last chunk
+  size_t taken_ = 0;
 };
 
 }  // namespace nnbench::util

@@ -17,6 +17,7 @@ struct ExpectedIsa {
   bool vnni = false, bf16 = false, amx = false;
   // The level the engine's matrix-vector loop (ops_gemv.cpp) runs at.
   std::string gemv_level = "x86-64 baseline";
+  // oneDNN's avx512_core: its Winograd convolutions and brgemm matmul.
   bool winograd = false;
 };
 

@@ -30,7 +30,9 @@ backend::Options small_options() {
 // Its bf16 probes (made when its precisions are listed, on the main
 // thread) run on a thread of their own: an OpenMP pool they left on the
 // main thread would make every other pool's idle threads sleep between
-// regions (util/own_thread.h).
+// regions (util/own_thread.h). The probes run once a process: this holds
+// where the test has its own process (ctest runs each test so); in a run
+// of the whole binary an earlier test may have made them already.
 TEST(TorchBackend, ListingItsPrecisionsLeavesNoThreadBehind) {
   const auto threads = [] {
     int n = 0;

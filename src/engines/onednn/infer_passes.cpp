@@ -93,10 +93,11 @@ int writer_of(int id, const std::vector<int>& out,
 // linear that nothing else reads, and whose other input is written before
 // that layer runs, is fused into the layer: a step copies the other input
 // into the add's output, which the layer then adds its result to (oneDNN's
-// sum post-op), its ReLU included. An add that reads an activation fused
-// into the layer (conv -> ReLU -> add) stays apart: the layer's post-ops
-// apply the sum before the activation. sum_from[i]: the value copied for
-// layer i (or kNoSum).
+// sum post-op, the matrix-vector loop's accumulate), or the layer reads it
+// in place (matmul_rows' binary post-op), its ReLU included. An add that reads
+// an activation fused into the layer (conv -> ReLU -> add) stays apart: the
+// layer's post-ops apply the sum before the activation. sum_from[i]: the value
+// copied for layer i (or kNoSum).
 std::vector<int> fuse_adds(const model::Model& m,
                            const std::vector<std::vector<int>>& inputs,
                            std::vector<int>* out, std::vector<bool>* skip) {

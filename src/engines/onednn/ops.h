@@ -113,8 +113,9 @@ inline dnnl::algorithm gelu_algorithm(const model::Layer& l) {
 }
 
 // The activation fused after a conv or linear as a post-op (a ReLU, or an
-// inference build's GELU), after any sum post-op already appended: an add
-// fuses only where it reads the layer's own output (infer_passes.cpp).
+// inference build's GELU), after any sum or binary add post-op already
+// appended: an add fuses only where it reads the layer's own output
+// (infer_passes.cpp).
 void append_activation(const LayerCtx& c, dnnl::post_ops& po);
 
 // Shapes with the batch dim first, in a layout the primitive may choose.
@@ -159,6 +160,9 @@ struct Gemv {
   // [out, in], quantized here to s8 with one scale per output row; w is
   // then not read.
   const std::vector<float>* int8_from = nullptr;
+  // Where the s8 weights are kept (the build's ParamStore::int8_pages);
+  // null: the heap.
+  util::HugeArena* int8_pages = nullptr;
 };
 void gemv_step(Net& net, const Gemv& g);
 // The canonical weights of parameter `name` where the plan asks for

@@ -1,4 +1,6 @@
-// Multi-head self-attention: the projections as inner products, the core
+// Multi-head self-attention: the projections as inner products (in
+// inference builds oneDNN's brgemm matmul where it has one: matmul_rows,
+// or the matrix-vector loop for a token's rows), the core
 // as two batched matmuls and a softmax on strided views of the projected
 // q, k and v (qkv [N, T, 3, H, D]: no copies into a head-major layout),
 // its backward as matmuls on the same views; in generation builds a KV
@@ -28,8 +30,9 @@ float* floats(const memory& m) {
 }
 
 // dst [rows, out] = src [rows, in] x W^T + b on plain buffers, W canonical
-// [out, in] stored in the layout the inner product prefers; with an int8
-// plan, quantized from `int8_range`, src's calibrated range.
+// [out, in] stored in the layout the primitive that runs it prefers (or
+// plain for the matrix-vector loop); with an int8 plan, quantized from
+// `int8_range`, src's calibrated range.
 class Projection {
  public:
   Projection(LayerCtx& c, const memory& src, const memory& dst, int64_t rows,
@@ -92,6 +95,7 @@ class Projection {
     if (gemv_rows(c, tokens)) {
       Gemv g{src, w_.weights, b_.weights, dst, rows, in, out};
       g.int8_from = int8_weights_of(c, c.l.name + "." + name + "_weight");
+      g.int8_pages = &c.params.int8_pages();
       gemv_step(net, g);
       return;
     }

@@ -324,46 +324,38 @@ bool int8_vnni() {
   return v;
 }
 
-// Symmetric, per output row: s = max |w| / 127, q = round(w / s); each
-// row's sum of q for VNNI's unsigned inputs.
-// The weights of a matrix of 1 MiB or more on 2 MiB pages, as the fp32
-// and bf16 weights are (param_store.cpp): a token streams them. A smaller
-// one on the heap: rounded up to a whole 2 MiB page it would take up to
-// 2 MiB for a few kilobytes.
-class S8Weights {
- public:
-  explicit S8Weights(size_t n) {
-    if (n >= (size_t{1} << 20)) {
-      pages_ = util::HugeBuffer(n);
-      data_ = static_cast<int8_t*>(pages_.data());
+// A matrix's s8 weights: in the build's arena of 2 MiB pages
+// (ParamStore::int8_pages), where a token's step streams them as it does
+// the fp32 and bf16 weights, or on the heap where they are read once and
+// let go (gemm_s8_vnni's reorder) or no arena is given.
+struct RowsS8 {
+  RowsS8(size_t n, util::HugeArena* pages) {
+    if (pages != nullptr) {
+      q = static_cast<int8_t*>(pages->take(n));
     } else {
-      heap_.resize(n);
-      data_ = heap_.data();
+      heap.resize(n);
+      q = heap.data();
     }
   }
-  int8_t* data() const { return data_; }
-  void release() {
-    pages_ = util::HugeBuffer();
-    std::vector<int8_t>().swap(heap_);
-    data_ = nullptr;
+  void release_heap() {
+    std::vector<int8_t>().swap(heap);
+    q = nullptr;
   }
-
- private:
-  util::HugeBuffer pages_;
-  std::vector<int8_t> heap_;
-  int8_t* data_ = nullptr;
-};
-struct RowsS8 {
-  explicit RowsS8(size_t n) : q(n) {}
-  S8Weights q;
+  int8_t* q = nullptr;
+  std::vector<int8_t> heap;  // q's storage without an arena
   std::vector<float> scale;
   std::vector<int32_t> sum;
 };
-RowsS8 quantize_rows(const std::vector<float>& w, int64_t out, int64_t in) {
+
+// Symmetric, per output row: s = max |w| / 127, q = round(w / s); each
+// row's sum of q for VNNI's unsigned inputs.
+std::shared_ptr<RowsS8> quantize_rows(const std::vector<float>& w, int64_t out,
+                                      int64_t in, util::HugeArena* pages) {
   if (static_cast<int64_t>(w.size()) != out * in)
     throw std::logic_error("gemv_step: int8 weights of another size");
-  RowsS8 r(w.size());
-  int8_t* q = r.q.data();
+  auto rows = std::make_shared<RowsS8>(w.size(), pages);
+  RowsS8& r = *rows;
+  int8_t* q = r.q;
   r.scale.resize(out);
   r.sum.assign(out, 0);
   for (int64_t o = 0; o < out; ++o) {
@@ -379,7 +371,7 @@ RowsS8 quantize_rows(const std::vector<float>& w, int64_t out, int64_t in) {
       r.sum[o] += q[o * in + k];
     }
   }
-  return r;
+  return rows;
 }
 
 // Every output from its dot product in sums [rows, out].
@@ -408,12 +400,12 @@ void gemm_s8_vnni(Net& net, const Gemv& g, std::shared_ptr<RowsS8> w) {
       net.engine());
   // The [out, in] rows seen as [in, out] (ba), reordered once.
   const memory plain(Md(Dims{g.in, g.out}, Dt::s8, Tag::ba), net.engine(),
-                     w->q.data());
+                     w->q);
   const memory weights = net.alloc(pd.weights_desc());
   make_reorder(plain, weights)
       .execute(net.stream(), {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, weights}});
   net.stream().wait();
-  w->q.release();  // the matmul reads its own copy
+  w->release_heap();  // the matmul reads its own copy
   // Read only inside this step: one buffer for every linear's.
   const memory xq = net.temporary(src, 0), acc = net.temporary(sums, 1);
   auto xs = std::make_shared<std::vector<float>>(g.rows);
@@ -446,8 +438,10 @@ void gemv_step(Net& net, const Gemv& g) {
     throw std::logic_error("gemv_step: a one-token step runs fp32 or bf16");
   if (g.int8_from != nullptr) {
     if (bf16) throw std::logic_error("gemv_step: int8 weights in a bf16 step");
-    auto w = std::make_shared<RowsS8>(quantize_rows(*g.int8_from, g.out, g.in));
-    if (int8_vnni() && g.rows >= kGemmRows) return gemm_s8_vnni(net, g, w);
+    const bool gemm = int8_vnni() && g.rows >= kGemmRows;
+    auto w =
+        quantize_rows(*g.int8_from, g.out, g.in, gemm ? nullptr : g.int8_pages);
+    if (gemm) return gemm_s8_vnni(net, g, w);
     if (int8_vnni()) {
       // The rows' quantized inputs and scales, made at build time.
       struct Inputs {
@@ -460,15 +454,15 @@ void gemv_step(Net& net, const Gemv& g) {
       net.fwd(When::kAlways, [g, w, xi] {
         quantize_inputs(data<float>(g.x), xi->q.data(), xi->scale.data(),
                         g.rows, g.in);
-        gemv_s8_vnni({xi->q.data(), xi->scale.data(), w->q.data(),
-                      w->sum.data(), w->scale.data(),
-                      g.b ? data<float>(g.b) : nullptr, data<float>(g.y),
-                      g.rows, g.in, g.out, g.accumulate, g.relu});
+        gemv_s8_vnni({xi->q.data(), xi->scale.data(), w->q, w->sum.data(),
+                      w->scale.data(), g.b ? data<float>(g.b) : nullptr,
+                      data<float>(g.y), g.rows, g.in, g.out, g.accumulate,
+                      g.relu});
       });
       return;
     }
     net.fwd(When::kAlways, [g, w] {
-      level().s8(data<float>(g.x), w->q.data(), w->scale.data(),
+      level().s8(data<float>(g.x), w->q, w->scale.data(),
                  g.b ? data<float>(g.b) : nullptr, data<float>(g.y), g.rows,
                  g.in, g.out, g.accumulate, g.relu);
     });

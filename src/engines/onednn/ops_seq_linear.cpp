@@ -114,6 +114,7 @@ void build_seq_linear(LayerCtx& c) {
       g.accumulate = c.sum;
       g.relu = c.fuse_relu;
       g.int8_from = int8_weights_of(c, l.name + ".weight");
+      g.int8_pages = &c.params.int8_pages();
       gemv_step(net, g);
       if (c.gelu != nullptr) gelu_in_place(c);
       return;

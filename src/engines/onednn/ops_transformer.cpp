@@ -108,6 +108,7 @@ void build_tied_linear(LayerCtx& c) {
     Gemv g{src, weights, memory(), c.dst().mem, n, f, vocab};
     // A prompt's build (t > 1) at int8 where the loop has VNNI only.
     if (gemv_rows(c, t)) g.int8_from = int8_weights_of(c, name);
+    g.int8_pages = &c.params.int8_pages();
     return gemv_step(net, g);
   }
   const dnnl::inner_product_forward::primitive_desc pd(

@@ -71,6 +71,9 @@ class ParamStore {
   const ParamState& state(const std::string& name) const;
   // Elements of the canonical tensors: the parameter count.
   int64_t count() const;
+  // Where a generation build's matrix-vector loop keeps the s8 weights it
+  // quantizes (ops_gemv.cpp): 2 MiB pages, shared, for as long as the store.
+  util::HugeArena& int8_pages() { return int8_pages_; }
   std::map<std::string, host::Tensor> values(dnnl::stream& s);
   std::map<std::string, host::Tensor> grads(dnnl::stream& s);
 
@@ -98,6 +101,7 @@ class ParamStore {
   // from these (util/huge_pages.h). The weights' memory objects point into
   // them: they live as long as this store.
   util::HugeBuffer master_pages_, weight_pages_;
+  util::HugeArena int8_pages_;
   memory flat_master_, flat_grad_;
   std::vector<memory> flat_state_;
 };

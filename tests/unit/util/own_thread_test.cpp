@@ -7,7 +7,9 @@
 #include <omp.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -49,11 +51,29 @@ TEST(OwnThread, APoolMadeThereEndsWithIt) {
 }
 
 // Why the helper exists: on a thread that lives on, the region's second
-// thread stays, parked in the pool.
-TEST(OwnThread, APoolMadeOnTheCallingThreadStays) {
+// thread stays, parked in the pool, until that thread ends.
+TEST(OwnThread, APoolStaysWhileItsThreadLives) {
   const int before = threads_now();
-  EXPECT_EQ(two_thread_region(), 2);
-  EXPECT_EQ(threads_now(), before + 1);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool counted = false;
+  int ran = 0, during = 0;
+  std::thread t([&] {
+    ran = two_thread_region();
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return counted; });
+  });
+  // The thread, and its pool's second thread once the region has run.
+  during = threads_settled_at(before + 2);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    counted = true;
+  }
+  cv.notify_all();
+  t.join();
+  EXPECT_EQ(ran, 2);
+  EXPECT_EQ(during, before + 2);
+  EXPECT_EQ(threads_settled_at(before), before);
 }
 
 TEST(OwnThread, RethrowsWhatTheProbeThrew) {
