@@ -9,41 +9,16 @@
 // at every primitive (docs/performance.md). A probe on the main thread (a
 // backend's bf16 check, made when its precisions are listed) left such a
 // pool behind.
-#include <exception>
-#include <thread>
-#include <type_traits>
+#include <future>
 #include <utility>
 
 namespace nnbench::util {
 
-// f() on a new thread, joined; what f throws is rethrown here.
+// f() on a new thread, joined (std::async's thread: get() joins it);
+// what f throws is rethrown here.
 template <typename F>
 auto on_own_thread(F f) -> decltype(f()) {
-  std::exception_ptr failed;
-  using R = decltype(f());
-  if constexpr (std::is_void_v<R>) {
-    std::thread t([&] {
-      try {
-        f();
-      } catch (...) {
-        failed = std::current_exception();
-      }
-    });
-    t.join();
-    if (failed) std::rethrow_exception(failed);
-  } else {
-    R out{};
-    std::thread t([&] {
-      try {
-        out = f();
-      } catch (...) {
-        failed = std::current_exception();
-      }
-    });
-    t.join();
-    if (failed) std::rethrow_exception(failed);
-    return out;
-  }
+  return std::async(std::launch::async, std::move(f)).get();
 }
 
 }  // namespace nnbench::util

@@ -18,7 +18,7 @@ struct ExpectedIsa {
   // The level the engine's matrix-vector loop (ops_gemv.cpp) runs at.
   std::string gemv_level = "x86-64 baseline";
   // oneDNN's avx512_core: its Winograd convolutions and brgemm matmul.
-  bool winograd = false;
+  bool avx512_core = false;
 };
 
 inline ExpectedIsa expected_isa() {

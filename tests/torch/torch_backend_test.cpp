@@ -4,11 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <filesystem>
-#include <thread>
 
+#include "../common/eventually.h"
+#include "../common/process_threads.h"
 #include "../common/zoo_counts.h"
 #include "backend/registry.h"
 #include "bench/step_loop.h"
@@ -34,19 +33,13 @@ backend::Options small_options() {
 // where the test has its own process (ctest runs each test so); in a run
 // of the whole binary an earlier test may have made them already.
 TEST(TorchBackend, ListingItsPrecisionsLeavesNoThreadBehind) {
-  const auto threads = [] {
-    int n = 0;
-    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task"))
-      n += e.is_directory() ? 1 : 0;
-    return n;
-  };
   auto b = backend::make_backend("torch");
-  const int before = threads();
+  const int before = nnbench_test::process_threads();
   EXPECT_FALSE(b->describe().precisions.empty());
   // The probe's pool threads leave right after its thread is joined.
-  for (int i = 0; i < 5000 && threads() != before; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_EQ(threads(), before);
+  EXPECT_TRUE(nnbench_test::eventually(
+      5, [&] { return nnbench_test::process_threads() == before; }))
+      << nnbench_test::process_threads() << " threads, " << before << " before";
 }
 
 TEST(TorchBackend, EveryZooModelMatchesItsDescriptionAndSteps) {

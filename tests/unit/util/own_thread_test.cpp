@@ -6,31 +6,23 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
-#include <chrono>
 #include <condition_variable>
-#include <filesystem>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 
+#include "../../common/eventually.h"
+#include "../../common/process_threads.h"
+
 namespace nnbench {
 namespace {
 
-// This process's threads, counted in /proc/self/task.
-int threads_now() {
-  int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task"))
-    n += e.is_directory() ? 1 : 0;
-  return n;
-}
-
-// The thread count once it reaches `want`, or after 5 s the count then:
-// the pool's threads leave right after the probe's thread is joined, not
-// before (libgomp has released them from the pool by then).
-int threads_settled_at(int want) {
-  for (int i = 0; i < 5000 && threads_now() != want; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  return threads_now();
+// The pool's threads leave right after the probe's thread is joined, not
+// before (libgomp has released them from the pool by then): a count is
+// awaited for up to 5 s.
+bool threads_reach(int want) {
+  return nnbench_test::eventually(
+      5, [&] { return nnbench_test::process_threads() == want; });
 }
 
 // A two-thread parallel region; how many threads ran it.
@@ -45,26 +37,26 @@ int two_thread_region() {
 }
 
 TEST(OwnThread, APoolMadeThereEndsWithIt) {
-  const int before = threads_now();
+  const int before = nnbench_test::process_threads();
   EXPECT_EQ(util::on_own_thread(two_thread_region), 2);
-  EXPECT_EQ(threads_settled_at(before), before);
+  EXPECT_TRUE(threads_reach(before));
 }
 
 // Why the helper exists: on a thread that lives on, the region's second
 // thread stays, parked in the pool, until that thread ends.
 TEST(OwnThread, APoolStaysWhileItsThreadLives) {
-  const int before = threads_now();
+  const int before = nnbench_test::process_threads();
   std::mutex mu;
   std::condition_variable cv;
   bool counted = false;
-  int ran = 0, during = 0;
+  int ran = 0;
   std::thread t([&] {
     ran = two_thread_region();
     std::unique_lock<std::mutex> lock(mu);
     cv.wait(lock, [&] { return counted; });
   });
   // The thread, and its pool's second thread once the region has run.
-  during = threads_settled_at(before + 2);
+  const bool during = threads_reach(before + 2);
   {
     std::lock_guard<std::mutex> lock(mu);
     counted = true;
@@ -72,8 +64,8 @@ TEST(OwnThread, APoolStaysWhileItsThreadLives) {
   cv.notify_all();
   t.join();
   EXPECT_EQ(ran, 2);
-  EXPECT_EQ(during, before + 2);
-  EXPECT_EQ(threads_settled_at(before), before);
+  EXPECT_TRUE(during);
+  EXPECT_TRUE(threads_reach(before));
 }
 
 TEST(OwnThread, RethrowsWhatTheProbeThrew) {
